@@ -1,0 +1,211 @@
+//! The events a run emits. One stream feeds the store writer, the progress display, progress
+//! files and hooks; the store writer acknowledges a round only after committing it, so nothing
+//! downstream ever claims more than the database holds.
+
+use crate::member::MemberSubmissionsRecord;
+use crate::round::{ExitReason, Judgment, TeamStatusKind};
+use crate::score::ScoreDetails;
+use crate::summary::{ExecutionSummary, LeaderboardEntry};
+use crate::usage::{Role, Usage};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A team as announced at the start of an execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamRef {
+    pub team_id: String,
+    pub team_name: String,
+}
+
+/// Everything stored for one evaluated round (the `round_history`, `leader_board` and
+/// `round_status` rows), committed in one transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    pub round_number: u32,
+    /// The rendered team prompt the leader received.
+    pub prompt: String,
+    pub submission_content: String,
+    pub score_details: ScoreDetails,
+    #[serde(with = "crate::time::utc")]
+    pub round_started_at: DateTime<Utc>,
+    #[serde(with = "crate::time::utc")]
+    pub round_ended_at: DateTime<Utc>,
+    /// The leader's message history (JSON messages).
+    pub leader_messages: Vec<serde_json::Value>,
+    pub member_submissions: MemberSubmissionsRecord,
+    /// Usage of the round's agent calls (leader + members) and its evaluation.
+    pub agent_usage: Usage,
+    pub evaluation_usage: Usage,
+}
+
+impl RoundRecord {
+    pub fn evaluation_score(&self) -> f64 {
+        self.score_details.overall_score
+    }
+}
+
+/// The continuation decision after a round (the `round_status` update).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub should_continue: bool,
+    pub reasoning: String,
+    pub confidence_score: Option<f64>,
+    /// The judgment LLM's own answer when it was asked (before the max-rounds override).
+    pub judgment: Option<Judgment>,
+    /// Set when the team stops after this round.
+    pub exit_reason: Option<ExitReason>,
+    pub usage: Usage,
+}
+
+/// One LLM call, for the `llm_calls` table and cost accounting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCallRecord {
+    pub execution_id: Option<String>,
+    pub team_id: Option<String>,
+    pub round_number: Option<u32>,
+    pub role: Role,
+    /// `provider:model` as configured.
+    pub model: String,
+    pub usage: Usage,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    pub cache_hit: bool,
+    pub error: Option<String>,
+    #[serde(with = "crate::time::utc")]
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    ExecutionStarted {
+        execution_id: String,
+        user_prompt: String,
+        teams: Vec<TeamRef>,
+        /// Hash of the effective configuration (resume refuses a changed config).
+        config_hash: String,
+        max_rounds: u32,
+        #[serde(with = "crate::time::utc")]
+        at: DateTime<Utc>,
+    },
+    RoundStarted {
+        execution_id: String,
+        team_id: String,
+        team_name: String,
+        round_number: u32,
+        #[serde(with = "crate::time::utc")]
+        at: DateTime<Utc>,
+    },
+    /// The leader produced its submission; evaluation starts.
+    SubmissionReady {
+        execution_id: String,
+        team_id: String,
+        team_name: String,
+        round_number: u32,
+        submission_chars: usize,
+        usage: Usage,
+        #[serde(with = "crate::time::utc")]
+        at: DateTime<Utc>,
+    },
+    /// The round was evaluated; the store commits it before the controller goes on.
+    Evaluated(Box<RoundRecord>),
+    /// The continuation decision for a round.
+    Judged {
+        execution_id: String,
+        team_id: String,
+        team_name: String,
+        round_number: u32,
+        decision: Decision,
+        #[serde(with = "crate::time::utc")]
+        at: DateTime<Utc>,
+    },
+    LlmCall(Box<LlmCallRecord>),
+    TeamFinished {
+        execution_id: String,
+        team_id: String,
+        team_name: String,
+        status: TeamStatusKind,
+        /// The best round, marked final (`None` when no round completed).
+        best: Option<Box<LeaderboardEntry>>,
+        exit_reason: Option<ExitReason>,
+        rounds_completed: u32,
+        error_message: Option<String>,
+        usage: Usage,
+        #[serde(with = "crate::time::utc")]
+        at: DateTime<Utc>,
+    },
+    ExecutionFinished(Box<ExecutionSummary>),
+}
+
+impl Event {
+    /// The hook name of this event (`[[hooks]] on = ...`), when hooks may subscribe to it.
+    pub fn hook_name(&self) -> Option<&'static str> {
+        match self {
+            Event::Judged { .. } => Some("round_complete"),
+            Event::TeamFinished { .. } => Some("team_complete"),
+            Event::ExecutionFinished(_) => Some("execution_complete"),
+            _ => None,
+        }
+    }
+    pub fn execution_id(&self) -> Option<&str> {
+        match self {
+            Event::ExecutionStarted { execution_id, .. }
+            | Event::RoundStarted { execution_id, .. }
+            | Event::SubmissionReady { execution_id, .. }
+            | Event::Judged { execution_id, .. }
+            | Event::TeamFinished { execution_id, .. } => Some(execution_id),
+            Event::Evaluated(r) => Some(&r.execution_id),
+            Event::LlmCall(c) => c.execution_id.as_deref(),
+            Event::ExecutionFinished(s) => Some(&s.execution_id),
+        }
+    }
+}
+
+/// Why a sink refused an event. A store sink failing on `Evaluated` fails the team's round.
+#[derive(Debug, thiserror::Error)]
+#[error("{sink}: {message}")]
+pub struct SinkError {
+    pub sink: String,
+    pub message: String,
+}
+
+/// A consumer of run events. `emit` returns once the event is handled (for the store: committed).
+#[async_trait::async_trait]
+pub trait EventSink: Send + Sync {
+    async fn emit(&self, event: &Event) -> Result<(), SinkError>;
+}
+
+/// A sink that drops everything (for commands that run without a store).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NullSink;
+
+#[async_trait::async_trait]
+impl EventSink for NullSink {
+    async fn emit(&self, _event: &Event) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_tagged_json() {
+        let e = Event::RoundStarted {
+            execution_id: "e".into(),
+            team_id: "t".into(),
+            team_name: "T".into(),
+            round_number: 2,
+            at: crate::time::now_utc(),
+        };
+        let v = serde_json::to_value(&e).unwrap_or_default();
+        assert_eq!(v["event"], "round_started");
+        assert_eq!(v["round_number"], 2);
+        assert_eq!(e.hook_name(), None);
+        assert_eq!(e.execution_id(), Some("e"));
+    }
+}

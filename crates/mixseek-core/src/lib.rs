@@ -1,0 +1,21 @@
+//! Domain types shared by every mixseek crate: identifiers, rounds, scores, judgments,
+//! leaderboard entries, the execution summary, member submissions, usage accounting, and the
+//! events a run emits. JSON field names and key order match the original Python MixSeek, so
+//! its users' scripts keep reading our output.
+
+pub mod event;
+pub mod ids;
+pub mod member;
+pub mod round;
+pub mod score;
+pub mod summary;
+pub mod time;
+pub mod usage;
+
+pub use event::{Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError, TeamRef};
+pub use ids::{ExecutionId, TeamId};
+pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
+pub use round::{ExitReason, Judgment, RoundState, TeamStatus, TeamStatusKind, best_round};
+pub use score::{MetricScore, ScoreDetails, round2};
+pub use summary::{ExecutionStatus, ExecutionSummary, FailedTeamInfo, LeaderboardEntry};
+pub use usage::{Role, Usage, UsageByRole};

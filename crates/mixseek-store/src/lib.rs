@@ -1,0 +1,1 @@
+//! mixseek-store

@@ -1,0 +1,1 @@
+//! End-to-end tests of the real `mixseek` binary live in `tests/`.
