@@ -1,1 +1,109 @@
-//! mixseek-prompt
+//! mixseek-prompt owns prompt building: the team, evaluator and judgment user-prompt templates
+//! (minijinja, strict undefined, no auto-escaping, compiled once), their variables and the
+//! byte-exact formatters of the original (submission history, ranking table, position
+//! message), `current_datetime` with an injectable clock and time zone, and the
+//! prompt-injection rules (seed 000) that carry language, domain context (seed 002) and
+//! suffixes into the system and user prompts of every phase.
+//!
+//! # Use
+//!
+//! ```
+//! use mixseek_config::prompt_builder::{InjectionPhase, PromptBuilderSettings};
+//! use mixseek_prompt::{FixedClock, PromptBuilder, PromptContext};
+//! use std::sync::Arc;
+//!
+//! let settings = PromptBuilderSettings::default(); // or the loaded `[prompt_builder]`
+//! let builder = PromptBuilder::with_zone(&settings, chrono_tz::Tz::Asia__Tokyo)?
+//!     .with_clock(Arc::new(FixedClock("2025-11-25T05:30:00Z".parse().unwrap())));
+//! let ctx = PromptContext {
+//!     user_prompt: "データ分析タスク".into(),
+//!     round_number: 1,
+//!     team_id: "team1".into(),
+//!     team_name: "Alpha".into(),
+//!     execution_id: Some("exec-1".into()),
+//!     domain_context: Some("Software development".into()),
+//!     ..Default::default()
+//! };
+//! let user = builder.render_team(&ctx)?;
+//! assert!(user.contains("現在日時: 2025-11-25T14:30:00+09:00"));
+//! let system = builder.inject_system(InjectionPhase::Team, "You lead a team.", &ctx)?;
+//! assert_eq!(system.applied, ["domain_context"]);
+//! # Ok::<(), mixseek_prompt::PromptError>(())
+//! ```
+//!
+//! * [`PromptBuilder::new`] (zone from `[prompt_builder] timezone`, else `TZ`, else UTC) or
+//!   [`PromptBuilder::with_zone`]; [`PromptBuilder::with_clock`] injects the clock.
+//! * [`PromptBuilder::render_team`] / [`render_judgment`](PromptBuilder::render_judgment) /
+//!   [`render_evaluator`](PromptBuilder::render_evaluator) (or
+//!   [`render`](PromptBuilder::render) with a [`TemplateKind`]) from a [`PromptContext`]:
+//!   `round_history` = the team's rounds ([`PromptContext::with_rounds`] from
+//!   `mixseek_core::RoundState`), `ranking` = `None` without a store.
+//! * [`PromptBuilder::inject`] (or `inject_system` / `inject_user`) for a phase (team, member,
+//!   evaluator, judgment) returns [`Injected`]: the prompt and the names of the rules applied.
+//!   [`PromptBuilder::render_with_injections`] renders and applies the user-side rules.
+//! * Formatters: [`format_submission_history`], [`format_ranking_table`],
+//!   [`format_position_message`], [`format_current_datetime`].
+//! * Preflight: [`check_settings`] reports every template/rule problem at once.
+//! * [`DEFAULT_PROMPT_BUILDER_TOML`] is the bundled default file (`mixseek init` writes it).
+//!
+//! Built-in injection rules (override key by key with a same-named
+//! `[[prompt_builder.injections]]` entry, e.g. `enabled = false`): `language_preference` (100,
+//! system, when `language` is set and not `auto`), `domain_context` (90, system, every phase;
+//! skipped for a phase whose user template shows `domain_context` itself),
+//! `system_prompt_suffix` (40, system), `prompt_suffix` (10, user). They apply in every phase
+//! the caller passes their input for. Blocks are joined with `system_separator`
+//! (`"\n\n---\n\n"`) or `user_separator` (`"\n\n"`).
+
+pub mod builder;
+pub mod clock;
+pub mod context;
+pub mod error;
+pub mod formatters;
+pub mod inject;
+pub mod load;
+pub mod pyjson;
+pub mod vars;
+
+pub use builder::{PromptBuilder, check_settings, normalize_newlines};
+pub use clock::{
+    Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone, resolve_time_zone,
+};
+pub use context::{HistoryRound, PromptContext, RankingEntry};
+pub use error::{Location, PromptError, TemplateKind, TemplateName, TimeZoneSource};
+pub use formatters::{format_position_message, format_ranking_table, format_submission_history};
+pub use inject::{Injected, language_name};
+pub use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+pub use vars::{INJECTION_VARS, VarInfo, template_variables};
+
+/// The bundled default prompt-builder file, verbatim (what `mixseek init` and
+/// `config init --component prompt_builder` write). Its three templates equal
+/// `PromptBuilderSettings::default()`.
+pub const DEFAULT_PROMPT_BUILDER_TOML: &str = include_str!("../assets/prompt_builder_default.toml");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    fn sha(s: &str) -> String {
+        Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn bundled_file_parses_to_the_default_templates() {
+        let settings = load::settings_from_toml(DEFAULT_PROMPT_BUILDER_TOML, "default").expect("parse");
+        let defaults = PromptBuilderSettings::default();
+        assert_eq!(settings, defaults);
+        assert_eq!(sha(&defaults.team_user_prompt), "24e7cb6bec54e2c2879a9615b39dfa815c4e3480ee290e9d6ba2c5185a0e38ca");
+        assert_eq!(
+            sha(&defaults.evaluator_user_prompt),
+            "d7e8b6fffcb704c7ba9e422549d3e9d1e964fee78f723d2917abf7257b405af3"
+        );
+        assert_eq!(
+            sha(&defaults.judgment_user_prompt),
+            "8dd63290c2c5fb05a2499dfd5987663625ad8a0f503a0e4f00bf5fefade070ef"
+        );
+        assert!(!DEFAULT_PROMPT_BUILDER_TOML.contains('\t') && !DEFAULT_PROMPT_BUILDER_TOML.contains(" \n"));
+        assert!(DEFAULT_PROMPT_BUILDER_TOML.starts_with("# UserPromptBuilder 設定ファイル\n"));
+    }
+}

@@ -1,1 +1,70 @@
-//! mixseek-store
+//! mixseek-store owns the workspace database `WORKSPACE/mixseek.db` (embedded DuckDB): its
+//! schema and migrations, the one writer per process that records a run's events, the reads
+//! (prompt ranking, team history, round detail, executions, leaderboards), PII masking of
+//! stored text, exports (JSON, CSV, Parquet) and the report formatting behind `mixseek
+//! leaderboard | executions | history | show | export | report` (tables, JSON, CSV, Markdown,
+//! and a self-contained HTML report).
+//!
+//! # Opening
+//! * [`Store::open`]`(path)` — read-write; creates the file and schema, upgrades an older one
+//!   (the original Python MixSeek's schema included), refuses a newer one
+//!   ([`StoreError::SchemaTooNew`]). One DuckDB instance per file per process: opening the same
+//!   path again returns the same instance; connections are `try_clone`s of it.
+//! * [`Store::open_read_only`]`(path)` — for report commands: [`StoreError::NotFound`] when
+//!   there is no database yet, [`StoreError::Locked`] when another process is writing (DuckDB
+//!   allows many readers or one writer per file). Every [`StoreError`] has a `hint()`.
+//! * [`db_path`]`(workspace)` — `workspace/mixseek.db`.
+//!
+//! # Writing: [`StoreWriter`] (an [`mixseek_core::EventSink`])
+//! `store.writer(PiiMasker)?` starts the process's writer thread (later calls return the same
+//! writer). `emit(&event)` returns once the event's rows are committed:
+//! * `ExecutionStarted` → `execution_summary` row, status `running`, config hash, teams;
+//! * `Evaluated(RoundRecord)` → the round's `round_history` + `leader_board` + `round_status`
+//!   rows in one transaction (upserts on (execution_id, team_id, round_number));
+//! * `Judged` → the round's decision in `round_status` (and the judgment's usage);
+//! * `LlmCall` → queued, appended to `llm_calls` with the next batch (`flush()` to wait);
+//! * `TeamFinished` → the best round gets `final_submission = TRUE` and the exit reason;
+//! * `ExecutionFinished` → the `execution_summary` row is completed.
+//!
+//! Everything queued when the thread wakes is committed in one transaction; a committed round
+//! survives the process being killed. Transient failures are attempted 3 times (sleeping 1 s,
+//! then 2 s); validation errors (e.g. `confidence_score` outside 0..=1) fail at once.
+//!
+//! # Reading (blocking; `*_async` variants run on tokio's blocking pool)
+//! * [`Store::ranking`]`(execution_id) -> Vec<`[`RankingEntry`]`>` — prompt ranking: best score
+//!   per team, number of rounds, best first, ties by team id;
+//! * [`Store::team_rounds`]`(execution_id, team_id) -> Vec<`[`CompletedRound`]`>` (each with
+//!   a `mixseek_core::RoundState`, the stored decision and usage);
+//!   [`Store::completed_rounds`]`(execution_id)` for all teams (resume);
+//! * [`Store::execution_state`]`(id) -> Option<`[`ExecutionState`]`>` — status, config hash,
+//!   teams (for `mixseek exec --resume`);
+//! * [`Store::round_detail`], [`Store::executions`], [`Store::execution_summary`],
+//!   [`Store::execution_overview`], [`Store::leaderboard`] (per execution, latest, or across
+//!   executions), [`Store::history`], [`Store::resolve_execution`] (unique id prefixes).
+//!
+//! # Reports
+//! [`report`] renders each command's output as a `String` in a [`report::Format`]
+//! (table, JSON, CSV, Markdown) and the HTML report; [`export`] writes JSON / CSV / Parquet.
+//!
+//! The schema is documented in `docs/duckdb.md` (how to open the file with the DuckDB CLI or
+//! Python, too).
+
+pub mod db;
+pub mod error;
+pub mod export;
+pub mod model;
+pub mod pii;
+mod read;
+pub mod report;
+pub mod schema;
+mod write;
+pub mod writer;
+
+pub use db::{DB_FILE_NAME, Store, db_path};
+pub use error::{Result, StoreError};
+pub use model::{
+    CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow, LeaderboardScope,
+    RankingEntry, RoundDetail, RoundUsage, StoredDecision, TeamOverview,
+};
+pub use pii::{ExtraPattern, MaskingSpec, PiiMasker};
+pub use writer::StoreWriter;

@@ -1,0 +1,385 @@
+//! Reading one TOML file: syntax errors with line and column, a key → position index (so
+//! later problems can point at the line), environment overlays, and typed deserialization
+//! that reports every unknown key (with the closest valid key) and every wrong type.
+
+use crate::issues::{ConfigIssue, Issues, closest};
+use crate::source::{Source, SourceMap};
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use toml::de::{DeTable, DeValue};
+
+/// A parsed TOML file.
+#[derive(Debug, Clone)]
+pub struct TomlDoc {
+    pub path: PathBuf,
+    pub text: String,
+    pub table: toml::Table,
+    /// Dotted key path (`a.b[0].c`) → 1-based (line, column) of the key.
+    positions: HashMap<String, (usize, usize)>,
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| before[i + 1..].chars().count()).unwrap_or(before.chars().count()) + 1;
+    (line, col)
+}
+
+fn index_table(text: &str, prefix: &str, table: &DeTable<'_>, out: &mut HashMap<String, (usize, usize)>) {
+    for (k, v) in table.iter() {
+        let key = k.get_ref().as_ref();
+        let path = if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") };
+        out.entry(path.clone()).or_insert_with(|| line_col(text, k.span().start));
+        index_value(text, &path, v.get_ref(), out);
+    }
+}
+
+fn index_value(text: &str, path: &str, v: &DeValue<'_>, out: &mut HashMap<String, (usize, usize)>) {
+    match v {
+        DeValue::Table(t) => index_table(text, path, t, out),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{path}[{i}]");
+                out.entry(p.clone()).or_insert_with(|| line_col(text, item.span().start));
+                index_value(text, &p, item.get_ref(), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+impl TomlDoc {
+    /// Reads and parses a file. `what` names the file kind in errors ("orchestrator config").
+    pub fn read(path: &Path, what: &str) -> Result<Self, ConfigIssue> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let msg = if e.kind() == std::io::ErrorKind::NotFound {
+                format!("{what} file not found")
+            } else {
+                format!("cannot read {what} file: {e}")
+            };
+            ConfigIssue::new("", msg).in_file(path)
+        })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigIssue> {
+        // CRLF files parse like LF ones.
+        let text = text.replace("\r\n", "\n");
+        let table: toml::Table = toml::from_str(&text).map_err(|e| {
+            let mut issue = ConfigIssue::new("", format!("invalid TOML syntax: {}", e.message().trim()))
+                .in_file(path)
+                .with_hint("fix the syntax at the position shown");
+            if let Some(span) = e.span() {
+                let (l, c) = line_col(&text, span.start);
+                issue = issue.at(l, c);
+            }
+            issue
+        })?;
+        let mut positions = HashMap::new();
+        if let Ok(spanned) = DeTable::parse(&text) {
+            index_table(&text, "", spanned.get_ref(), &mut positions);
+        }
+        Ok(Self { path: path.to_path_buf(), text, table, positions })
+    }
+
+    /// Position of a key, or of its nearest ancestor that has one.
+    pub fn position(&self, key_path: &str) -> Option<(usize, usize)> {
+        let mut p = key_path.to_string();
+        loop {
+            if let Some(pos) = self.positions.get(&p) {
+                return Some(*pos);
+            }
+            let cut = p.rfind(['.', '['])?;
+            p.truncate(cut);
+        }
+    }
+
+    /// Records every leaf value of the file as coming from this file (with its line).
+    pub fn record_sources(&self, sources: &mut SourceMap) {
+        for (k, (line, _)) in &self.positions {
+            sources.set(k.clone(), Source::File { path: self.path.clone(), line: *line });
+        }
+    }
+
+    /// Attaches file and position to issues (from `from` on) whose key this file holds.
+    pub fn locate(&self, issues: &mut Issues, from: usize) {
+        for issue in issues.items.iter_mut().skip(from) {
+            if issue.file.is_none() {
+                issue.file = Some(self.path.clone());
+                if issue.line.is_none() {
+                    if let Some((l, c)) = self.position(&issue.key) {
+                        issue.line = Some(l);
+                        issue.column = Some(c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn ignored_path(p: &serde_ignored::Path<'_>) -> String {
+    match p {
+        serde_ignored::Path::Root => String::new(),
+        serde_ignored::Path::Seq { parent, index } => format!("{}[{index}]", ignored_path(parent)),
+        serde_ignored::Path::Map { parent, key } => {
+            let parent = ignored_path(parent);
+            if parent.is_empty() { key.clone() } else { format!("{parent}.{key}") }
+        }
+        serde_ignored::Path::Some { parent }
+        | serde_ignored::Path::NewtypeStruct { parent }
+        | serde_ignored::Path::NewtypeVariant { parent } => ignored_path(parent),
+    }
+}
+
+fn error_path(p: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for seg in p.iter() {
+        match seg {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            serde_path_to_error::Segment::Enum { variant } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(variant);
+            }
+            serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// Removes the value at a dotted path (`a.b[0].c`) from a TOML value. Returns whether it did.
+fn remove_path(root: &mut toml::Value, path: &str) -> bool {
+    let mut segs: Vec<String> = Vec::new();
+    for part in path.split('.') {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            segs.push(rest[..i].to_string());
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                segs.push(rest[..=end].to_string());
+                rest = &rest[end + 1..];
+            }
+        } else {
+            segs.push(rest.to_string());
+        }
+    }
+    segs.retain(|s| !s.is_empty());
+    let Some((last, parents)) = segs.split_last() else { return false };
+    let mut cur = root;
+    for s in parents {
+        cur = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+            (Some(i), toml::Value::Array(a)) => match i.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return false,
+            },
+            (None, toml::Value::Table(t)) => match t.get_mut(s.as_str()) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (last.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+        (Some(i), toml::Value::Array(a)) => match i.parse::<usize>() {
+            Ok(i) if i < a.len() => {
+                a.remove(i);
+                true
+            }
+            _ => false,
+        },
+        (None, toml::Value::Table(t)) => t.remove(last.as_str()).is_some(),
+        _ => false,
+    }
+}
+
+/// The keys a JSON schema allows at a dotted path (following `$ref`s into `$defs`).
+pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
+    fn resolve<'a>(root: &'a serde_json::Value, v: &'a serde_json::Value) -> &'a serde_json::Value {
+        if let Some(r) = v.get("$ref").and_then(|r| r.as_str()) {
+            let name = r.rsplit('/').next().unwrap_or_default();
+            if let Some(d) = root.get("$defs").and_then(|d| d.get(name)) {
+                return resolve(root, d);
+            }
+        }
+        if let Some(any) = v.get("anyOf").and_then(|a| a.as_array()) {
+            if let Some(obj) = any.iter().map(|x| resolve(root, x)).find(|x| x.get("properties").is_some()) {
+                return obj;
+            }
+        }
+        v
+    }
+    let mut cur = resolve(schema, schema);
+    for seg in path {
+        if seg.starts_with('[') {
+            match cur.get("items") {
+                Some(items) => cur = resolve(schema, items),
+                None => return vec![],
+            }
+            continue;
+        }
+        if let Some(p) = cur.get("properties").and_then(|p| p.get(*seg)) {
+            cur = resolve(schema, p);
+        } else if let Some(ap) = cur.get("additionalProperties").filter(|a| a.is_object()) {
+            cur = resolve(schema, ap);
+        } else {
+            return vec![];
+        }
+    }
+    cur.get("properties")
+        .and_then(|p| p.as_object())
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn split_path(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            if i > 0 {
+                out.push(rest[..i].to_string());
+            }
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                out.push(rest[..=end].to_string());
+                rest = &rest[end + 1..];
+            }
+        } else if !rest.is_empty() {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// Deserializes `value` into `T`, reporting unknown keys (with "did you mean") and wrong types
+/// under `prefix` (the dotted path of `value` inside its file). Wrong-typed values are removed
+/// one by one and deserialization retried, so every problem is reported, not only the first.
+/// Returns `None` when the value could not be deserialized at all.
+pub fn deserialize_section<T: DeserializeOwned + schemars::JsonSchema>(
+    value: &toml::Value,
+    prefix: &str,
+    issues: &mut Issues,
+) -> Option<T> {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    let join = |p: &str| -> String {
+        if prefix.is_empty() {
+            p.to_string()
+        } else if p.is_empty() {
+            prefix.to_string()
+        } else if p.starts_with('[') {
+            format!("{prefix}{p}")
+        } else {
+            format!("{prefix}.{p}")
+        }
+    };
+    let mut value = value.clone();
+    for _ in 0..64 {
+        let mut unknown: Vec<String> = Vec::new();
+        let result = {
+            let mut cb = |p: serde_ignored::Path<'_>| {
+                unknown.push(ignored_path(&p));
+            };
+            let ignored = serde_ignored::Deserializer::new(value.clone(), &mut cb);
+            serde_path_to_error::deserialize::<_, T>(ignored)
+        };
+        match result {
+            Ok(v) => {
+                for u in unknown {
+                    let segs = split_path(&u);
+                    let (last, parent) = match segs.split_last() {
+                        Some((l, p)) => (l.clone(), p.to_vec()),
+                        None => continue,
+                    };
+                    let parent_refs: Vec<&str> = parent.iter().map(String::as_str).collect();
+                    let known = schema_keys_at(&schema, &parent_refs);
+                    let mut issue = ConfigIssue::new(join(&u), "unknown key");
+                    if let Some(s) = closest(&last, known.iter().map(String::as_str)) {
+                        issue = issue.with_hint(format!("did you mean `{s}`?"));
+                    } else if !known.is_empty() {
+                        let mut k = known.clone();
+                        k.sort();
+                        issue = issue.with_hint(format!("valid keys here: {}", k.join(", ")));
+                    }
+                    issues.push(issue);
+                }
+                return Some(v);
+            }
+            Err(e) => {
+                let path = error_path(e.path());
+                let inner = e.into_inner();
+                let msg = inner.message().trim().to_string();
+                issues.push(ConfigIssue::new(join(&path), msg).with_hint("fix the value's type"));
+                if path.is_empty() || !remove_path(&mut value, &path) {
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema, Default)]
+    #[serde(default)]
+    struct Inner {
+        max_rounds: u32,
+        min_rounds: u32,
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema, Default)]
+    #[serde(default)]
+    struct Outer {
+        inner: Inner,
+        name: String,
+    }
+
+    #[test]
+    fn syntax_errors_have_line_and_column() {
+        let err = TomlDoc::parse(Path::new("o.toml"), "a = 1\nb = [1,\n").expect_err("bad");
+        assert_eq!(err.file.as_deref(), Some(Path::new("o.toml")));
+        assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn positions_follow_keys_and_array_items() {
+        let doc = TomlDoc::parse(Path::new("o.toml"), "[x]\na = 1\n\n[[x.t]]\nc = 2\n").expect("ok");
+        assert_eq!(doc.position("x.a"), Some((2, 1)));
+        assert_eq!(doc.position("x.t[0].c"), Some((5, 1)));
+        assert_eq!(doc.position("x.t[0].missing"), Some((5, 1)).filter(|_| false).or(doc.position("x.t[0]")));
+    }
+
+    #[test]
+    fn unknown_keys_get_suggestions_and_all_type_errors_are_reported() {
+        let doc = TomlDoc::parse(
+            Path::new("o.toml"),
+            "name = 3\n[inner]\nmax_round = 3\nmin_rounds = \"two\"\n",
+        )
+        .expect("ok");
+        let mut issues = Issues::default();
+        let v: Option<Outer> = deserialize_section(&toml::Value::Table(doc.table.clone()), "", &mut issues);
+        doc.locate(&mut issues, 0);
+        assert!(v.is_some());
+        let rendered: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
+        assert_eq!(issues.len(), 3, "{rendered:#?}");
+        assert!(rendered.iter().any(|r| r.contains("o.toml:1:1: `name`")), "{rendered:#?}");
+        assert!(rendered.iter().any(|r| r.contains("`inner.min_rounds`") && r.contains("o.toml:4:1")), "{rendered:#?}");
+        assert!(
+            rendered.iter().any(|r| r.contains("`inner.max_round`: unknown key (did you mean `max_rounds`?)")),
+            "{rendered:#?}"
+        );
+    }
+}

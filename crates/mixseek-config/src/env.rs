@@ -1,0 +1,168 @@
+//! Environment overlays: `MIXSEEK_` prefix, `__` for nesting, case-insensitive, deep-merged
+//! (a nested variable changes only that key — the original replaced the whole table).
+//! Values are parsed as TOML literals (`5`, `true`, `["a", "b"]`), then JSON, else kept as
+//! strings. Variables that match no setting are reported, not silently ignored.
+
+use crate::source::{Source, SourceMap};
+
+/// `MIXSEEK_*` variables that are not settings of a config file.
+pub const NON_SETTING_VARS: &[&str] = &[
+    "MIXSEEK_WORKSPACE",
+    "MIXSEEK_LOG",
+    "MIXSEEK_LOG_FORMAT",
+    "MIXSEEK_LOG_LEVEL",
+    "MIXSEEK_LOG_CONSOLE",
+    "MIXSEEK_LOG_FILE",
+    "MIXSEEK_CONFIG_FILE",
+    "MIXSEEK_DEVELOPMENT_MODE",
+    "MIXSEEK_CLI_OUTPUT_FORMAT",
+    "MIXSEEK_GOOGLE_GENAI_USE_VERTEXAI",
+    "MIXSEEK_NO_PROGRESS",
+];
+
+/// Prefixes of settings that live in other files or are not ours.
+pub const SECTION_PREFIXES: &[&str] = &[
+    "TEAM", "LEADER", "MEMBER", "EVALUATOR", "JUDGMENT", "PROMPT_BUILDER", "UI",
+];
+
+/// Top-level tables of the orchestrator file that env variables may set directly.
+pub const TOP_LEVEL_TABLES: &[&str] = &["PROVIDERS", "PRICING", "CACHE", "PRIVACY", "HOOKS"];
+
+/// A snapshot of the `MIXSEEK_*` environment variables (injectable for tests).
+#[derive(Debug, Clone, Default)]
+pub struct EnvVars(pub Vec<(String, String)>);
+
+impl EnvVars {
+    pub fn from_process() -> Self {
+        let mut v: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.to_ascii_uppercase().starts_with("MIXSEEK_"))
+            .collect();
+        v.sort();
+        Self(v)
+    }
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        Self(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses an environment value into a TOML value.
+pub fn parse_value(raw: &str) -> toml::Value {
+    let wrapped = format!("v = {raw}");
+    if let Ok(mut t) = toml::from_str::<toml::Table>(&wrapped) {
+        if let Some(v) = t.remove("v") {
+            return v;
+        }
+    }
+    if let Ok(j) = serde_json::from_str::<serde_json::Value>(raw) {
+        if j.is_object() || j.is_array() {
+            if let Ok(v) = toml::Value::try_from(j) {
+                return v;
+            }
+        }
+    }
+    toml::Value::String(raw.to_string())
+}
+
+/// Sets `value` at `path` inside `table`, creating tables on the way (deep merge).
+pub fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut cur = table;
+    for p in parents {
+        let entry = cur.entry(p.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if !entry.is_table() {
+            *entry = toml::Value::Table(toml::Table::new());
+        }
+        match entry {
+            toml::Value::Table(t) => cur = t,
+            _ => return,
+        }
+    }
+    cur.insert(last.clone(), value);
+}
+
+/// One variable mapped onto a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    pub var: String,
+    /// Dotted key path inside the file.
+    pub key: String,
+}
+
+/// Applies every variable `PREFIX<KEY>[__<SUB>...]` onto `table` under `base` (the path of the
+/// section inside the file). `accept` filters keys (first segment, upper case).
+pub fn overlay(
+    table: &mut toml::Table,
+    base: &[&str],
+    prefix: &str,
+    env: &EnvVars,
+    accept: impl Fn(&str) -> bool,
+    sources: &mut SourceMap,
+) -> Vec<Applied> {
+    let mut applied = Vec::new();
+    for (name, raw) in &env.0 {
+        let upper = name.to_ascii_uppercase();
+        let Some(rest) = upper.strip_prefix(prefix) else { continue };
+        if rest.is_empty() || !accept(rest) {
+            continue;
+        }
+        let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        path.extend(rest.split("__").filter(|s| !s.is_empty()).map(|s| s.to_ascii_lowercase()));
+        let key = path.join(".");
+        set_path(table, &path, parse_value(raw));
+        sources.set(key.clone(), Source::Env { var: name.clone() });
+        applied.push(Applied { var: name.clone(), key });
+    }
+    applied
+}
+
+/// Accepts orchestrator-level variables (`MIXSEEK_MAX_ROUNDS`), not other sections or tools.
+pub fn is_orchestrator_var(rest: &str) -> bool {
+    let first = rest.split("__").next().unwrap_or_default();
+    let full = format!("MIXSEEK_{rest}");
+    !NON_SETTING_VARS.contains(&full.as_str())
+        && !SECTION_PREFIXES.contains(&first)
+        && !TOP_LEVEL_TABLES.contains(&first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse_as_toml_then_json_then_string() {
+        assert_eq!(parse_value("5"), toml::Value::Integer(5));
+        assert_eq!(parse_value("true"), toml::Value::Boolean(true));
+        assert_eq!(parse_value("0.5"), toml::Value::Float(0.5));
+        assert_eq!(parse_value("openai:gpt-4o"), toml::Value::String("openai:gpt-4o".into()));
+        assert!(parse_value("[\"a\", \"b\"]").is_array());
+        assert!(parse_value("{\"a\": 1}").is_table());
+    }
+
+    #[test]
+    fn nested_overrides_deep_merge() {
+        let mut t: toml::Table = toml::from_str("[team.leader]\nmodel = \"a\"\ntemperature = 0.5\n").expect("toml");
+        let env = EnvVars::from_pairs([("MIXSEEK_TEAM__LEADER__MODEL", "b")]);
+        let mut src = SourceMap::default();
+        let applied = overlay(&mut t, &["team"], "MIXSEEK_TEAM__", &env, |_| true, &mut src);
+        assert_eq!(applied.len(), 1);
+        assert_eq!(t["team"]["leader"]["model"].as_str(), Some("b"));
+        assert_eq!(t["team"]["leader"]["temperature"].as_float(), Some(0.5));
+        assert_eq!(src.get("team.leader.model"), Source::Env { var: "MIXSEEK_TEAM__LEADER__MODEL".into() });
+    }
+
+    #[test]
+    fn orchestrator_filter_skips_other_sections_and_tool_vars() {
+        assert!(is_orchestrator_var("MAX_ROUNDS"));
+        assert!(!is_orchestrator_var("WORKSPACE"));
+        assert!(!is_orchestrator_var("TEAM__TEAM_NAME"));
+        assert!(!is_orchestrator_var("PROVIDERS__X__BASE_URL"));
+    }
+}

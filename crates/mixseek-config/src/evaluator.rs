@@ -1,0 +1,277 @@
+//! Evaluator TOML (flat file): the default judge LLM parameters and the `[[metrics]]`.
+//! Weight validation (its rules and messages) belongs to the evaluator crate; here are the
+//! keys, their defaults and the range checks.
+
+use crate::issues::Issues;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `[llm_default]`: default judge LLM parameters (wins over the same top-level keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct LlmDefaultSettings {
+    /// `provider:model`; an empty value falls through to `default_model`.
+    pub model: Option<String>,
+    /// Sampling temperature (0.0..=2.0).
+    pub temperature: Option<f64>,
+    /// Output token limit (> 0).
+    pub max_tokens: Option<u64>,
+    /// Structured-output repair attempts.
+    pub max_retries: Option<u32>,
+    /// Per-request timeout in seconds.
+    pub timeout_seconds: Option<u64>,
+    /// Stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Sampling seed.
+    pub seed: Option<i64>,
+}
+
+/// One `[[metrics]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct MetricSettings {
+    /// Metric name: a built-in (`ClarityCoherence`, `Coverage`, `Relevance`, `LLMPlain`, or
+    /// their snake_case aliases) or any name with its own `system_instruction` / `command`.
+    pub name: String,
+    /// Weight (0.0..=1.0). Either every metric has one (summing to 1.0 ± 0.001) or none does
+    /// (equal weights).
+    pub weight: Option<f64>,
+    /// `llm` (default: an LLM judge) or `command` (an external program).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Judge model; default: the evaluator's default model.
+    pub model: Option<String>,
+    /// Judge instruction; replaces the built-in metric's text.
+    pub system_instruction: Option<String>,
+    /// Sampling temperature (≥ 0).
+    pub temperature: Option<f64>,
+    /// Output token limit (> 0).
+    pub max_tokens: Option<u64>,
+    /// Structured-output repair attempts.
+    pub max_retries: Option<u32>,
+    /// Per-request (or per-command) timeout in seconds.
+    pub timeout_seconds: Option<u64>,
+    /// Stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Sampling seed.
+    pub seed: Option<i64>,
+    /// `type = "command"`: program and arguments. It gets `{user_prompt, submission,
+    /// execution_id, team_id, round_number, metric}` as JSON on stdin and prints
+    /// `{score, evaluator_comment}`.
+    pub command: Option<Vec<String>>,
+    /// Repeat the judge this many times and aggregate (1..=20).
+    pub samples: Option<u32>,
+    /// How samples and jury votes are combined: `median` (default) or `mean`.
+    pub aggregate: Option<String>,
+    /// A jury: several judge models scoring the same submission.
+    pub judges: Vec<String>,
+}
+
+/// An evaluator TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct EvaluatorSettings {
+    /// Default judge model (`provider:model`).
+    pub default_model: String,
+    /// Default judge parameters; its keys win over the top-level ones.
+    pub llm_default: Option<LlmDefaultSettings>,
+    /// Default temperature (0.0..=2.0). Read here too (the original ignored it).
+    pub temperature: Option<f64>,
+    /// Default output token limit. Read here too (the original ignored it).
+    pub max_tokens: Option<u64>,
+    /// Default structured-output repair attempts.
+    pub max_retries: u32,
+    /// Default per-request timeout in seconds.
+    pub timeout_seconds: u64,
+    /// Default stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Default nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Default sampling seed.
+    pub seed: Option<i64>,
+    /// The metrics. A file without `[[metrics]]` has none (a preflight error); no file at all
+    /// gives ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333.
+    pub metrics: Vec<MetricSettings>,
+    /// The original's Python metric plugins; not supported — use `type = "command"` metrics.
+    pub custom_metrics: BTreeMap<String, serde_json::Value>,
+    /// What a failing metric does: `fail` (the evaluation fails, the original's behaviour) or
+    /// `skip` (the other metrics' weights are renormalised and the failure recorded).
+    pub on_metric_error: String,
+    /// Metrics evaluated at the same time; default: all of them.
+    pub max_concurrent_metrics: Option<u32>,
+}
+
+impl Default for EvaluatorSettings {
+    fn default() -> Self {
+        Self {
+            default_model: "google-gla:gemini-2.5-flash".into(),
+            llm_default: None,
+            temperature: None,
+            max_tokens: None,
+            max_retries: 3,
+            timeout_seconds: 300,
+            stop_sequences: None,
+            top_p: None,
+            seed: None,
+            metrics: Vec::new(),
+            custom_metrics: BTreeMap::new(),
+            on_metric_error: "fail".into(),
+            max_concurrent_metrics: None,
+        }
+    }
+}
+
+impl EvaluatorSettings {
+    /// The settings used when there is no evaluator file at all.
+    pub fn builtin_default() -> Self {
+        let m = |name: &str, w: f64| MetricSettings { name: name.into(), weight: Some(w), ..Default::default() };
+        Self {
+            metrics: vec![m("ClarityCoherence", 0.334), m("Coverage", 0.333), m("Relevance", 0.333)],
+            ..Self::default()
+        }
+    }
+
+    /// The effective default model (`[llm_default].model` when non-empty).
+    pub fn effective_default_model(&self) -> String {
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.model.clone())
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| self.default_model.clone())
+    }
+    pub fn effective_temperature(&self) -> f64 {
+        self.llm_default.as_ref().and_then(|d| d.temperature).or(self.temperature).unwrap_or(0.0)
+    }
+    pub fn effective_max_tokens(&self) -> Option<u64> {
+        self.llm_default.as_ref().and_then(|d| d.max_tokens).or(self.max_tokens)
+    }
+    pub fn effective_max_retries(&self) -> u32 {
+        self.llm_default.as_ref().and_then(|d| d.max_retries).unwrap_or(self.max_retries)
+    }
+    pub fn effective_timeout_seconds(&self) -> u64 {
+        self.llm_default.as_ref().and_then(|d| d.timeout_seconds).unwrap_or(self.timeout_seconds)
+    }
+    pub fn effective_stop_sequences(&self) -> Option<Vec<String>> {
+        self.llm_default.as_ref().and_then(|d| d.stop_sequences.clone()).or_else(|| self.stop_sequences.clone())
+    }
+    pub fn effective_top_p(&self) -> Option<f64> {
+        self.llm_default.as_ref().and_then(|d| d.top_p).or(self.top_p)
+    }
+    pub fn effective_seed(&self) -> Option<i64> {
+        self.llm_default.as_ref().and_then(|d| d.seed).or(self.seed)
+    }
+
+    /// Every model id the evaluator may call.
+    pub fn model_ids(&self) -> Vec<String> {
+        let mut ids = vec![self.effective_default_model()];
+        for m in &self.metrics {
+            if m.kind.as_deref() == Some("command") {
+                continue;
+            }
+            if let Some(model) = &m.model {
+                ids.push(model.clone());
+            }
+            ids.extend(m.judges.iter().cloned());
+        }
+        ids
+    }
+
+    pub fn validate(&self, prefix: &str, issues: &mut Issues) {
+        issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
+        issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
+        if let Some(d) = &self.llm_default {
+            let p = if prefix.is_empty() { "llm_default".to_string() } else { format!("{prefix}.llm_default") };
+            issues.opt_range_f64(&p, "temperature", d.temperature, 0.0, 2.0);
+            issues.opt_range_f64(&p, "top_p", d.top_p, 0.0, 1.0);
+            if d.max_tokens == Some(0) {
+                issues.error(&p, "max_tokens", "must be > 0");
+            }
+        }
+        if self.max_tokens == Some(0) {
+            issues.error(prefix, "max_tokens", "must be > 0");
+        }
+        if !["fail", "skip"].contains(&self.on_metric_error.as_str()) {
+            issues.error_hint(prefix, "on_metric_error", format!("unknown policy `{}`", self.on_metric_error), "one of: fail, skip");
+        }
+        if self.max_concurrent_metrics == Some(0) {
+            issues.error(prefix, "max_concurrent_metrics", "must be > 0");
+        }
+        if !self.custom_metrics.is_empty() {
+            issues.error_hint(
+                prefix,
+                "custom_metrics",
+                "Python metric plugins are not supported",
+                "write the metric as a program and use [[metrics]] type = \"command\", command = [\"python3\", \"metric.py\"]",
+            );
+        }
+        if self.metrics.is_empty() {
+            issues.error_hint(prefix, "metrics", "no metrics defined (at least one is required)", "add a [[metrics]] entry, e.g. name = \"Coverage\"");
+        }
+        for (i, m) in self.metrics.iter().enumerate() {
+            let p = if prefix.is_empty() { format!("metrics[{i}]") } else { format!("{prefix}.metrics[{i}]") };
+            if m.name.trim().is_empty() {
+                issues.error(&p, "name", "Metric name cannot be empty");
+            }
+            issues.opt_range_f64(&p, "weight", m.weight, 0.0, 1.0);
+            if let Some(t) = m.temperature {
+                if t < 0.0 {
+                    issues.error_hint(&p, "temperature", format!("{t} is out of range"), "must be >= 0");
+                }
+            }
+            issues.opt_range_f64(&p, "top_p", m.top_p, 0.0, 1.0);
+            if m.max_tokens == Some(0) {
+                issues.error(&p, "max_tokens", "must be > 0");
+            }
+            if let Some(s) = m.samples {
+                issues.range_i64(&p, "samples", s as i64, 1, 20);
+            }
+            if let Some(a) = &m.aggregate {
+                if !["median", "mean"].contains(&a.as_str()) {
+                    issues.error_hint(&p, "aggregate", format!("unknown aggregate `{a}`"), "one of: median, mean");
+                }
+            }
+            match m.kind.as_deref() {
+                None | Some("llm") => {}
+                Some("command") => {
+                    if m.command.as_ref().is_none_or(|c| c.is_empty()) {
+                        issues.error_hint(&p, "command", "type = \"command\" needs a command", "command = [\"python3\", \"score.py\"]");
+                    }
+                }
+                Some(other) => issues.error_hint(&p, "type", format!("unknown metric type `{other}`"), "one of: llm, command"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llm_default_wins_over_top_level_and_top_level_is_read() {
+        let s: EvaluatorSettings = toml::from_str(
+            "default_model = \"a:b\"\ntemperature = 0.7\nmax_retries = 5\n[llm_default]\nmodel = \"\"\nmax_retries = 1\n",
+        )
+        .expect("toml");
+        assert_eq!(s.effective_default_model(), "a:b");
+        assert_eq!(s.effective_max_retries(), 1);
+        assert_eq!(s.effective_temperature(), 0.7);
+        assert!(s.metrics.is_empty(), "a file without [[metrics]] has none");
+        assert_eq!(EvaluatorSettings::builtin_default().metrics.len(), 3);
+    }
+
+    #[test]
+    fn empty_metric_list_and_bad_policy_are_errors() {
+        let s = EvaluatorSettings { on_metric_error: "ignore".into(), ..Default::default() };
+        let mut issues = Issues::default();
+        s.validate("", &mut issues);
+        let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
+        assert!(text.iter().any(|t| t.contains("no metrics defined")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("one of: fail, skip")), "{text:#?}");
+    }
+}

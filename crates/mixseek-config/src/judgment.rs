@@ -1,0 +1,82 @@
+//! Judgment TOML (flat file): the LLM that decides whether a team plays another round.
+
+use crate::issues::Issues;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct JudgmentSettings {
+    /// Judgment model (`provider:model`).
+    pub model: String,
+    /// Sampling temperature (0.0..=2.0).
+    pub temperature: f64,
+    /// Output token limit (> 0).
+    pub max_tokens: Option<u64>,
+    /// Structured-output repair attempts.
+    pub max_retries: u32,
+    /// Per-request timeout in seconds.
+    pub timeout_seconds: u64,
+    /// Stop sequences (passed to the model; the original dropped them).
+    pub stop_sequences: Option<Vec<String>>,
+    /// Nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Sampling seed.
+    pub seed: Option<i64>,
+    /// System instruction; unset or `""` ⇒ the built-in judgment instruction.
+    pub system_instruction: Option<String>,
+    /// `false` ⇒ no judgment call on the last round (the team stops there).
+    pub judge_on_final_round: bool,
+    /// When the judgment call fails: `stop` (end the team with its best round, the reason
+    /// recorded), `continue` (play the next round) or `fail` (fail the team, the original's
+    /// behaviour).
+    pub on_error: String,
+    /// Models tried in order when the primary model keeps failing.
+    pub fallback_models: Vec<String>,
+}
+
+impl Default for JudgmentSettings {
+    fn default() -> Self {
+        Self {
+            model: "google-gla:gemini-2.5-flash".into(),
+            temperature: 0.0,
+            max_tokens: None,
+            max_retries: 3,
+            timeout_seconds: 60,
+            stop_sequences: None,
+            top_p: None,
+            seed: None,
+            system_instruction: None,
+            judge_on_final_round: true,
+            on_error: "stop".into(),
+            fallback_models: Vec::new(),
+        }
+    }
+}
+
+impl JudgmentSettings {
+    pub fn validate(&self, prefix: &str, issues: &mut Issues) {
+        issues.non_blank(prefix, "model", &self.model);
+        issues.range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
+        issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
+        if self.max_tokens == Some(0) {
+            issues.error(prefix, "max_tokens", "must be > 0");
+        }
+        if !["stop", "continue", "fail"].contains(&self.on_error.as_str()) {
+            issues.error_hint(prefix, "on_error", format!("unknown policy `{}`", self.on_error), "one of: stop, continue, fail");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults() {
+        let d = JudgmentSettings::default();
+        assert_eq!((d.model.as_str(), d.max_retries, d.timeout_seconds), ("google-gla:gemini-2.5-flash", 3, 60));
+        assert!(d.judge_on_final_round);
+        assert_eq!(d.on_error, "stop");
+    }
+}

@@ -1,0 +1,679 @@
+//! Loading a whole configuration: the orchestrator file, its teams (with referenced member
+//! files), the evaluator, judgment and prompt-builder settings, and our top-level tables —
+//! each part with its own problems, so preflight can report every category at once.
+//!
+//! Layering, highest first: CLI overrides > `MIXSEEK_*` environment > TOML > defaults. We use
+//! our own loader rather than the `config` crate because it loses positions (no file:line for
+//! a wrong type), lower-cases keys, and silently ignores misspelt environment variables — all
+//! things this tool promises to report.
+
+use crate::doc::{TomlDoc, deserialize_section};
+use crate::env::{EnvVars, is_orchestrator_var, overlay};
+use crate::evaluator::EvaluatorSettings;
+use crate::issues::{ConfigIssue, Issues};
+use crate::judgment::JudgmentSettings;
+use crate::orchestrator::{HookSettings, OrchestratorSettings};
+use crate::privacy::PrivacySettings;
+use crate::prompt_builder::PromptBuilderSettings;
+use crate::providers::{CacheSettings, Price, ProviderSettings};
+use crate::source::{Source, SourceMap};
+use crate::team::{MemberFile, MemberSettings, TeamFile, TeamSettings};
+use crate::workspace::Workspace;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Values given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `exec --timeout`.
+    pub timeout_per_team_seconds: Option<u64>,
+}
+
+/// The whole orchestrator TOML: `[orchestrator]` plus our optional top-level tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct OrchestratorFile {
+    /// The competition.
+    pub orchestrator: OrchestratorSettings,
+    /// Prompt templates and injection rules (instead of a separate prompt_builder file).
+    pub prompt_builder: Option<PromptBuilderSettings>,
+    /// LLM providers: endpoints, key variables, limits.
+    pub providers: BTreeMap<String, ProviderSettings>,
+    /// Prices per million tokens, keyed by `provider:model`.
+    pub pricing: BTreeMap<String, Price>,
+    /// The response cache.
+    pub cache: CacheSettings,
+    /// PII masking of what is stored.
+    pub privacy: PrivacySettings,
+    /// Commands or URLs notified of run events.
+    pub hooks: Vec<HookSettings>,
+}
+
+/// Where a settings part came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A path given in the orchestrator file (`evaluator_config = ...`).
+    Explicit(PathBuf),
+    /// `WORKSPACE/configs/<kind>.toml`.
+    Workspace(PathBuf),
+    /// A table inside the orchestrator file.
+    Inline(PathBuf),
+    /// Built-in defaults.
+    BuiltIn,
+}
+
+impl Origin {
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Origin::Explicit(p) | Origin::Workspace(p) | Origin::Inline(p) => Some(p),
+            Origin::BuiltIn => None,
+        }
+    }
+}
+
+/// One loaded part: its value (None when it could not be loaded), errors and warnings.
+#[derive(Debug, Clone)]
+pub struct Part<T> {
+    pub origin: Origin,
+    pub value: Option<T>,
+    pub errors: Issues,
+    pub warnings: Issues,
+}
+
+impl<T> Part<T> {
+    pub fn ok(&self) -> bool {
+        self.value.is_some() && self.errors.is_empty()
+    }
+}
+
+/// A team with its members resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedTeam {
+    /// The path as written in `[[orchestrator.teams]]`.
+    pub entry: String,
+    pub file: PathBuf,
+    pub settings: TeamSettings,
+    /// For each member, the member file it came from (reference form).
+    pub member_files: Vec<Option<PathBuf>>,
+}
+
+/// Everything loaded, part by part.
+#[derive(Debug, Clone)]
+pub struct LoadReport {
+    pub workspace: Workspace,
+    pub orchestrator_file: PathBuf,
+    pub orchestrator: Part<OrchestratorFile>,
+    /// One entry per `[[orchestrator.teams]]`, in order.
+    pub teams: Vec<(String, Part<LoadedTeam>)>,
+    pub evaluator: Part<EvaluatorSettings>,
+    pub judgment: Part<JudgmentSettings>,
+    pub prompt_builder: Part<PromptBuilderSettings>,
+    pub sources: SourceMap,
+}
+
+/// A configuration ready to run.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub workspace: Workspace,
+    pub orchestrator_file: PathBuf,
+    pub file: OrchestratorFile,
+    pub teams: Vec<LoadedTeam>,
+    pub evaluator: EvaluatorSettings,
+    pub evaluator_origin: Origin,
+    pub judgment: JudgmentSettings,
+    pub judgment_origin: Origin,
+    pub prompt_builder: PromptBuilderSettings,
+    pub prompt_builder_origin: Origin,
+    pub sources: SourceMap,
+    pub warnings: Vec<ConfigIssue>,
+}
+
+impl LoadedConfig {
+    pub fn orchestrator(&self) -> &OrchestratorSettings {
+        &self.file.orchestrator
+    }
+}
+
+/// Loading failed: every problem found.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", render_issues(.issues))]
+pub struct LoadError {
+    pub issues: Vec<ConfigIssue>,
+}
+
+fn render_issues(issues: &[ConfigIssue]) -> String {
+    let n = issues.len();
+    let mut s = format!("invalid configuration ({n} problem{}):", if n == 1 { "" } else { "s" });
+    for i in issues {
+        s.push_str("\n  - ");
+        s.push_str(&i.to_string());
+    }
+    s
+}
+
+/// Marks issues whose key was set by an environment variable as coming from it.
+fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_prefix: &str) {
+    for issue in issues.items.iter_mut().skip(from) {
+        let key = format!("{key_prefix}{}", issue.key);
+        if let Source::Env { var } = sources.get(&key) {
+            if sources.0.contains_key(&key) || issue.message == "unknown key" {
+                issue.file = None;
+                issue.line = None;
+                issue.column = None;
+                issue.message = format!("{} (set by environment variable {var})", issue.message);
+            }
+        }
+    }
+}
+
+/// Reads a file, overlays the environment, deserializes and validates one section type.
+struct Loaded<T> {
+    value: Option<T>,
+    doc: Option<TomlDoc>,
+}
+
+fn load_file<T: DeserializeOwned + JsonSchema>(
+    path: &Path,
+    what: &str,
+    env_overlay: impl FnOnce(&mut toml::Table, &mut SourceMap),
+    source_prefix: &str,
+    sources: &mut SourceMap,
+    errors: &mut Issues,
+    unknown_is_warning: bool,
+    warnings: &mut Issues,
+) -> Loaded<T> {
+    let doc = match TomlDoc::read(path, what) {
+        Ok(d) => d,
+        Err(e) => {
+            errors.push(e);
+            return Loaded { value: None, doc: None };
+        }
+    };
+    let mut local = SourceMap::default();
+    doc.record_sources(&mut local);
+    let mut table = doc.table.clone();
+    env_overlay(&mut table, &mut local);
+    let mut found = Issues::default();
+    let value: Option<T> = deserialize_section(&toml::Value::Table(table), "", &mut found);
+    doc.locate(&mut found, 0);
+    attribute_env(&mut found, 0, &local, "");
+    for issue in found.items {
+        if unknown_is_warning && issue.message.starts_with("unknown key") {
+            warnings.push(issue.with_hint_suffix("ignored, as the original MixSeek does"));
+        } else {
+            errors.push(issue);
+        }
+    }
+    sources.extend_prefixed(source_prefix, &local);
+    Loaded { value, doc: Some(doc) }
+}
+
+trait HintSuffix {
+    fn with_hint_suffix(self, s: &str) -> Self;
+}
+
+impl HintSuffix for ConfigIssue {
+    fn with_hint_suffix(mut self, s: &str) -> Self {
+        self.hint = Some(match self.hint {
+            Some(h) => format!("{h}; {s}"),
+            None => s.to_string(),
+        });
+        self
+    }
+}
+
+fn validate_into<T>(value: &Option<T>, f: impl Fn(&T, &mut Issues), doc: &Option<TomlDoc>, sources: &SourceMap, prefix: &str, errors: &mut Issues) {
+    if let Some(v) = value {
+        let from = errors.len();
+        f(v, errors);
+        attribute_env(errors, from, sources, prefix);
+        if let Some(d) = doc {
+            d.locate(errors, from);
+        }
+    }
+}
+
+/// Loads one team file (with its member references).
+pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, sources: &mut SourceMap, source_prefix: &str) -> Part<LoadedTeam> {
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let mut local = SourceMap::default();
+    let loaded: Loaded<TeamFile> = load_file(
+        path,
+        "team config",
+        |t, s| {
+            overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
+            overlay(t, &["team", "leader"], "MIXSEEK_LEADER__", env, |_| true, s);
+        },
+        "",
+        &mut local,
+        &mut errors,
+        true,
+        &mut warnings,
+    );
+    let Some(file) = loaded.value else {
+        sources.extend_prefixed(source_prefix, &local);
+        return Part { origin: Origin::Explicit(path.to_path_buf()), value: None, errors, warnings };
+    };
+    if loaded.doc.as_ref().is_some_and(|d| !d.table.contains_key("team")) {
+        errors.push(
+            ConfigIssue::new("team", "missing [team] section")
+                .in_file(path)
+                .with_hint("a team file starts with [team] and sets team_id and team_name"),
+        );
+    }
+    let mut settings = file.team;
+    let mut member_files = Vec::new();
+    let mut members = Vec::new();
+    for (i, m) in settings.members.iter().enumerate() {
+        let Some(cfg) = m.config.clone() else {
+            members.push(m.clone());
+            member_files.push(None);
+            continue;
+        };
+        match ws.resolve_ref("member config", &cfg, path) {
+            Err(e) => {
+                let pos = loaded.doc.as_ref().and_then(|d| d.position(&format!("team.members[{i}].config")));
+                let mut issue = ConfigIssue::new(format!("team.members[{i}].config"), e.to_string()).in_file(path);
+                if let Some((l, c)) = pos {
+                    issue = issue.at(l, c);
+                }
+                errors.push(issue);
+                members.push(m.clone());
+                member_files.push(None);
+            }
+            Ok(mpath) => {
+                let mut mlocal = SourceMap::default();
+                let ml: Loaded<MemberFile> =
+                    load_file(&mpath, "member config", |_, _| {}, "", &mut mlocal, &mut errors, true, &mut warnings);
+                if ml.doc.as_ref().is_some_and(|d| !d.table.contains_key("agent")) {
+                    errors.push(ConfigIssue::new("agent", "missing [agent] section").in_file(&mpath));
+                }
+                match ml.value {
+                    Some(mf) => members.push(mf.agent.with_overrides(m)),
+                    None => members.push(m.clone()),
+                }
+                local.extend_prefixed(&format!("team.members[{i}]."), &{
+                    let mut stripped = SourceMap::default();
+                    for (k, v) in mlocal.0 {
+                        stripped.set(k.strip_prefix("agent.").unwrap_or(&k).to_string(), v);
+                    }
+                    stripped
+                });
+                member_files.push(Some(mpath));
+            }
+        }
+    }
+    settings.members = members;
+    let from = errors.len();
+    settings.validate("team", &mut errors);
+    attribute_env(&mut errors, from, &local, "");
+    if let Some(d) = &loaded.doc {
+        d.locate(&mut errors, from);
+    }
+    sources.extend_prefixed(source_prefix, &local);
+    Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value: Some(LoadedTeam { entry: entry.to_string(), file: path.to_path_buf(), settings, member_files }),
+        errors,
+        warnings,
+    }
+}
+
+/// Loads a standalone member file (`[agent]`), with `MIXSEEK_MEMBER__*` overrides.
+pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let mut sources = SourceMap::default();
+    let l: Loaded<MemberFile> = load_file(
+        path,
+        "member config",
+        |t, s| {
+            overlay(t, &["agent"], "MIXSEEK_MEMBER__", env, |_| true, s);
+        },
+        "",
+        &mut sources,
+        &mut errors,
+        true,
+        &mut warnings,
+    );
+    let value = l.value.map(|f| f.agent);
+    validate_into(&value, |v, i| v.validate("agent", i), &l.doc, &sources, "", &mut errors);
+    Part { origin: Origin::Explicit(path.to_path_buf()), value, errors, warnings }
+}
+
+fn resolve_part_path(
+    ws: &Workspace,
+    explicit: Option<&str>,
+    kind_file: &str,
+    what: &str,
+    orchestrator_file: &Path,
+) -> Result<Option<Origin>, ConfigIssue> {
+    if let Some(p) = explicit {
+        return ws
+            .resolve_ref(what, p, orchestrator_file)
+            .map(|p| Some(Origin::Explicit(p)))
+            .map_err(|e| ConfigIssue::new(format!("orchestrator.{}", kind_file.replace(".toml", "_config")), e.to_string()));
+    }
+    let implicit = ws.configs_dir().join(kind_file);
+    Ok(implicit.exists().then_some(Origin::Workspace(implicit)))
+}
+
+/// Loads the evaluator settings from a file (flat keys) with `MIXSEEK_EVALUATOR__*` overrides.
+pub fn load_evaluator(origin: Origin, env: &EnvVars, sources: &mut SourceMap) -> Part<EvaluatorSettings> {
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let Some(path) = origin.file().map(Path::to_path_buf) else {
+        let mut t = toml::Table::new();
+        let mut local = SourceMap::default();
+        let applied = overlay(&mut t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, &mut local);
+        let mut value = EvaluatorSettings::builtin_default();
+        if !applied.is_empty() {
+            let mut base = toml::Table::try_from(&value).unwrap_or_default();
+            for (k, v) in t {
+                base.insert(k, v);
+            }
+            let mut found = Issues::default();
+            if let Some(v) = deserialize_section::<EvaluatorSettings>(&toml::Value::Table(base), "", &mut found) {
+                value = v;
+            }
+            attribute_env(&mut found, 0, &local, "");
+            errors.items.extend(found.items);
+        }
+        value.validate("", &mut errors);
+        sources.extend_prefixed("evaluator.", &local);
+        return Part { origin, value: Some(value), errors, warnings };
+    };
+    let mut local = SourceMap::default();
+    let l: Loaded<EvaluatorSettings> = load_file(
+        &path,
+        "evaluator config",
+        |t, s| {
+            overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+        },
+        "",
+        &mut local,
+        &mut errors,
+        true,
+        &mut warnings,
+    );
+    validate_into(&l.value, |v, i| v.validate("", i), &l.doc, &local, "", &mut errors);
+    sources.extend_prefixed("evaluator.", &local);
+    Part { origin, value: l.value, errors, warnings }
+}
+
+/// Loads the judgment settings (flat keys) with `MIXSEEK_JUDGMENT__*` overrides.
+pub fn load_judgment(origin: Origin, env: &EnvVars, sources: &mut SourceMap) -> Part<JudgmentSettings> {
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let mut local = SourceMap::default();
+    let (value, doc) = match origin.file().map(Path::to_path_buf) {
+        Some(path) => {
+            let l: Loaded<JudgmentSettings> = load_file(
+                &path,
+                "judgment config",
+                |t, s| {
+                    overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                },
+                "",
+                &mut local,
+                &mut errors,
+                false,
+                &mut warnings,
+            );
+            (l.value, l.doc)
+        }
+        None => {
+            let mut t = toml::Table::new();
+            overlay(&mut t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, &mut local);
+            let mut found = Issues::default();
+            let v = deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", &mut found);
+            attribute_env(&mut found, 0, &local, "");
+            errors.items.extend(found.items);
+            (v, None)
+        }
+    };
+    validate_into(&value, |v, i| v.validate("", i), &doc, &local, "", &mut errors);
+    sources.extend_prefixed("judgment.", &local);
+    Part { origin, value, errors, warnings }
+}
+
+/// Loads the prompt-builder settings from a file with a `[prompt_builder]` table, an inline
+/// table, or the defaults, with `MIXSEEK_PROMPT_BUILDER__*` overrides.
+pub fn load_prompt_builder(origin: Origin, inline: Option<&toml::Value>, env: &EnvVars, sources: &mut SourceMap) -> Part<PromptBuilderSettings> {
+    let mut errors = Issues::default();
+    let warnings = Issues::default();
+    let mut local = SourceMap::default();
+    let mut doc = None;
+    let mut table = toml::Table::new();
+    match &origin {
+        Origin::Explicit(p) | Origin::Workspace(p) => match TomlDoc::read(p, "prompt builder config") {
+            Ok(d) => {
+                d.record_sources(&mut local);
+                table = d.table.clone();
+                if !table.contains_key("prompt_builder") {
+                    errors.push(
+                        ConfigIssue::new("prompt_builder", "missing [prompt_builder] section")
+                            .in_file(p)
+                            .with_hint("put the templates under a [prompt_builder] table"),
+                    );
+                }
+                doc = Some(d);
+            }
+            Err(e) => errors.push(e),
+        },
+        Origin::Inline(_) => {
+            if let Some(v) = inline {
+                table.insert("prompt_builder".into(), v.clone());
+            }
+        }
+        Origin::BuiltIn => {}
+    }
+    overlay(&mut table, &["prompt_builder"], "MIXSEEK_PROMPT_BUILDER__", env, |_| true, &mut local);
+    let inner = table.remove("prompt_builder").unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
+    let mut found = Issues::default();
+    let value: Option<PromptBuilderSettings> = deserialize_section(&inner, "prompt_builder", &mut found);
+    if let Some(d) = &doc {
+        d.locate(&mut found, 0);
+    }
+    attribute_env(&mut found, 0, &local, "");
+    errors.items.extend(found.items);
+    validate_into(&value, |v, i| v.validate("prompt_builder", i), &doc, &local, "", &mut errors);
+    if matches!(origin, Origin::Inline(_)) {
+        // Inline tables are located by the orchestrator file's positions by the caller.
+    }
+    sources.extend_prefixed("", &local);
+    Part { origin, value, errors, warnings }
+}
+
+/// Loads an orchestrator TOML and everything it references.
+pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -> LoadReport {
+    let mut sources = SourceMap::default();
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let mut local = SourceMap::default();
+    let loaded: Loaded<OrchestratorFile> = load_file(
+        path,
+        "orchestrator config",
+        |t, s| {
+            overlay(t, &["orchestrator"], "MIXSEEK_", env, is_orchestrator_var, s);
+            for table in crate::env::TOP_LEVEL_TABLES {
+                overlay(t, &[], &format!("MIXSEEK_{table}"), env, |_| true, s);
+            }
+        },
+        "",
+        &mut local,
+        &mut errors,
+        false,
+        &mut warnings,
+    );
+    // MIXSEEK_PROVIDERS__X__Y was mapped with an empty first segment; fix the key names.
+    let mut file = loaded.value;
+    if let Some(d) = &loaded.doc {
+        if !d.table.contains_key("orchestrator") {
+            let sections: Vec<&String> = d.table.keys().collect();
+            errors.push(
+                ConfigIssue::new("orchestrator", "missing [orchestrator] section")
+                    .in_file(path)
+                    .with_hint(format!("this does not look like an orchestrator file (sections found: {sections:?})")),
+            );
+        }
+    }
+    if let (Some(f), Some(t)) = (file.as_mut(), overrides.timeout_per_team_seconds) {
+        f.orchestrator.timeout_per_team_seconds = t;
+        local.set("orchestrator.timeout_per_team_seconds".into(), Source::Cli { flag: "--timeout".into() });
+    }
+    if let Some(f) = &file {
+        let from = errors.len();
+        f.orchestrator.validate("orchestrator", &mut errors);
+        for (name, p) in &f.providers {
+            p.validate(&format!("providers.{name}"), &mut errors);
+        }
+        for (name, p) in &f.pricing {
+            p.validate(&format!("pricing.\"{name}\""), &mut errors);
+        }
+        f.cache.validate("cache", &mut errors);
+        f.privacy.validate("privacy", &mut errors);
+        for (i, h) in f.hooks.iter().enumerate() {
+            h.validate(&format!("hooks[{i}]"), &mut errors);
+        }
+        attribute_env(&mut errors, from, &local, "");
+        if let Some(d) = &loaded.doc {
+            d.locate(&mut errors, from);
+        }
+    }
+    sources.extend_prefixed("", &local);
+
+    let orch_ok = file.is_some() && errors.is_empty();
+    let orchestrator = Part { origin: Origin::Explicit(path.to_path_buf()), value: file.clone(), errors, warnings };
+
+    let mut teams = Vec::new();
+    let (mut evaluator, mut judgment, mut prompt_builder) = (
+        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
+        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
+        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
+    );
+    if let Some(f) = file.as_ref().filter(|_| orch_ok || file.is_some()) {
+        let o = &f.orchestrator;
+        let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, entry) in o.teams.iter().enumerate() {
+            let part = match ws.resolve_ref("team config", &entry.config, path) {
+                Ok(tp) => load_team(ws, &entry.config, &tp, env, &mut sources, &format!("teams[{i}].")),
+                Err(e) => {
+                    let mut errs = Issues::default();
+                    let mut issue = ConfigIssue::new(format!("orchestrator.teams[{i}].config"), e.to_string()).in_file(path);
+                    if let Some((l, c)) = loaded.doc.as_ref().and_then(|d| d.position(&format!("orchestrator.teams[{i}].config"))) {
+                        issue = issue.at(l, c);
+                    }
+                    errs.push(issue);
+                    Part { origin: Origin::BuiltIn, value: None, errors: errs, warnings: Issues::default() }
+                }
+            };
+            let mut part = part;
+            if let Some(t) = &part.value {
+                let id = t.settings.team_id.clone();
+                if let Some(first) = seen_ids.get(&id) {
+                    part.errors.push(
+                        ConfigIssue::new("team.team_id", format!("Duplicate team_id detected: '{id}' (also used by team {})", first + 1))
+                            .in_file(&t.file)
+                            .with_hint("Each team configuration must have a unique team_id."),
+                    );
+                } else if !id.is_empty() {
+                    seen_ids.insert(id, i);
+                }
+            }
+            teams.push((entry.config.clone(), part));
+        }
+        let part_origin = |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
+            resolve_part_path(ws, explicit.map(String::as_str), kind, what, path).map(|o| o.unwrap_or(Origin::BuiltIn))
+        };
+        evaluator = match part_origin(o.evaluator_config.as_ref(), "evaluator.toml", "evaluator config") {
+            Ok(origin) => load_evaluator(origin, env, &mut sources),
+            Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+        };
+        judgment = match part_origin(o.judgment_config.as_ref(), "judgment.toml", "judgment config") {
+            Ok(origin) => load_judgment(origin, env, &mut sources),
+            Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+        };
+        let inline = loaded.doc.as_ref().and_then(|d| d.table.get("prompt_builder").cloned());
+        prompt_builder = if o.prompt_builder_config.is_none() && inline.is_some() {
+            let mut p = load_prompt_builder(Origin::Inline(path.to_path_buf()), inline.as_ref(), env, &mut sources);
+            if let Some(d) = &loaded.doc {
+                d.locate(&mut p.errors, 0);
+            }
+            p
+        } else {
+            match part_origin(o.prompt_builder_config.as_ref(), "prompt_builder.toml", "prompt builder config") {
+                Ok(origin) => load_prompt_builder(origin, None, env, &mut sources),
+                Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+            }
+        };
+    }
+    LoadReport {
+        workspace: ws.clone(),
+        orchestrator_file: path.to_path_buf(),
+        orchestrator,
+        teams,
+        evaluator,
+        judgment,
+        prompt_builder,
+        sources,
+    }
+}
+
+impl LoadReport {
+    /// Every error of every part.
+    pub fn errors(&self) -> Vec<ConfigIssue> {
+        let mut v: Vec<ConfigIssue> = self.orchestrator.errors.items.clone();
+        for (_, t) in &self.teams {
+            v.extend(t.errors.items.iter().cloned());
+        }
+        v.extend(self.evaluator.errors.items.iter().cloned());
+        v.extend(self.judgment.errors.items.iter().cloned());
+        v.extend(self.prompt_builder.errors.items.iter().cloned());
+        v
+    }
+
+    pub fn warnings(&self) -> Vec<ConfigIssue> {
+        let mut v: Vec<ConfigIssue> = self.orchestrator.warnings.items.clone();
+        for (_, t) in &self.teams {
+            v.extend(t.warnings.items.iter().cloned());
+        }
+        v.extend(self.evaluator.warnings.items.iter().cloned());
+        v.extend(self.judgment.warnings.items.iter().cloned());
+        v.extend(self.prompt_builder.warnings.items.iter().cloned());
+        v
+    }
+
+    /// The configuration, when every part loaded without errors.
+    pub fn into_config(self) -> Result<LoadedConfig, LoadError> {
+        let errors = self.errors();
+        let warnings = self.warnings();
+        if !errors.is_empty() {
+            return Err(LoadError { issues: errors });
+        }
+        let missing = |what: &str| LoadError { issues: vec![ConfigIssue::new("", format!("{what} could not be loaded"))] };
+        let file = self.orchestrator.value.ok_or_else(|| missing("the orchestrator config"))?;
+        let mut teams = Vec::new();
+        for (entry, t) in self.teams {
+            teams.push(t.value.ok_or_else(|| missing(&format!("team `{entry}`")))?);
+        }
+        Ok(LoadedConfig {
+            workspace: self.workspace,
+            orchestrator_file: self.orchestrator_file,
+            file,
+            teams,
+            evaluator: self.evaluator.value.ok_or_else(|| missing("the evaluator config"))?,
+            evaluator_origin: self.evaluator.origin,
+            judgment: self.judgment.value.ok_or_else(|| missing("the judgment config"))?,
+            judgment_origin: self.judgment.origin,
+            prompt_builder: self.prompt_builder.value.ok_or_else(|| missing("the prompt builder config"))?,
+            prompt_builder_origin: self.prompt_builder.origin,
+            sources: self.sources,
+            warnings,
+        })
+    }
+}

@@ -1,0 +1,65 @@
+//! Where each effective setting came from: default, file:line, environment variable or CLI.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File { path: PathBuf, line: usize },
+    Env { var: String },
+    Cli { flag: String },
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Source::Env { var } => write!(f, "env {var}"),
+            Source::Cli { flag } => write!(f, "cli {flag}"),
+        }
+    }
+}
+
+impl Source {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::File { .. } => "file",
+            Source::Env { .. } => "env",
+            Source::Cli { .. } => "cli",
+        }
+    }
+}
+
+/// Dotted key path (as shown by `config show`, e.g. `orchestrator.max_rounds`,
+/// `teams[0].team.leader.model`) → source. Absent keys are defaults.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceMap(pub BTreeMap<String, Source>);
+
+impl SourceMap {
+    pub fn set(&mut self, key: String, source: Source) {
+        self.0.insert(key, source);
+    }
+    /// The source of a key, or of its nearest recorded ancestor; default when none.
+    pub fn get(&self, key: &str) -> Source {
+        let mut k = key.to_string();
+        loop {
+            if let Some(s) = self.0.get(&k) {
+                return s.clone();
+            }
+            match k.rfind(['.', '[']) {
+                Some(i) => k.truncate(i),
+                None => return Source::Default,
+            }
+        }
+    }
+    /// Copies `other`'s entries under `prefix`.
+    pub fn extend_prefixed(&mut self, prefix: &str, other: &SourceMap) {
+        for (k, v) in &other.0 {
+            self.0.insert(format!("{prefix}{k}"), v.clone());
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! Team TOML (`[team]`, `[team.leader]`, `[[team.members]]`) and member agent TOML (`[agent]`).
+
+use crate::issues::Issues;
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+
+/// A system instruction written as a string or as a table `{ text = "..." }`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Instruction(pub String);
+
+impl<'de> Deserialize<'de> for Instruction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Instruction;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a table { text = \"...\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Instruction, E> {
+                Ok(Instruction(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Instruction, A::Error> {
+                let mut text = None;
+                while let Some(k) = map.next_key::<String>()? {
+                    if k == "text" {
+                        text = Some(map.next_value::<String>()?);
+                    } else {
+                        return Err(serde::de::Error::unknown_field(&k, &["text"]));
+                    }
+                }
+                text.map(Instruction).ok_or_else(|| serde::de::Error::missing_field("text"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[team.leader]`: the leader agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LeaderSettings {
+    /// `provider:model` of the leader.
+    pub model: String,
+    /// System instruction; unset ⇒ the built-in leader instruction; `""` ⇒ none at all.
+    pub system_instruction: Option<String>,
+    /// An additional system prompt (both may be set).
+    pub system_prompt: Option<String>,
+    /// Sampling temperature (0.0..=2.0); unset ⇒ the model's default.
+    pub temperature: Option<f64>,
+    /// Output token limit (> 0); unset ⇒ the model's default.
+    pub max_tokens: Option<u64>,
+    /// Per-request timeout in seconds (10..=600).
+    pub timeout_seconds: u64,
+    /// Retries of invalid tool arguments / structured output.
+    pub max_retries: u32,
+    /// Stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Sampling seed (ignored by Anthropic).
+    pub seed: Option<i64>,
+    /// Models tried in order when the primary model keeps failing.
+    pub fallback_models: Vec<String>,
+}
+
+impl Default for LeaderSettings {
+    fn default() -> Self {
+        Self {
+            model: "google-gla:gemini-2.5-flash-lite".into(),
+            system_instruction: None,
+            system_prompt: None,
+            temperature: None,
+            max_tokens: None,
+            timeout_seconds: 300,
+            max_retries: 3,
+            stop_sequences: None,
+            top_p: None,
+            seed: None,
+            fallback_models: Vec::new(),
+        }
+    }
+}
+
+impl LeaderSettings {
+    pub fn validate(&self, prefix: &str, issues: &mut Issues) {
+        issues.non_blank(prefix, "model", &self.model);
+        issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
+        issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
+        issues.range_i64(prefix, "timeout_seconds", self.timeout_seconds as i64, 10, 600);
+        if self.max_tokens == Some(0) {
+            issues.error_hint(prefix, "max_tokens", "must be > 0", "remove it for the model's default");
+        }
+    }
+}
+
+/// Member agent types.
+pub const MEMBER_TYPES: &[&str] = &["plain", "web_search", "web_fetch", "code_execution", "command", "custom"];
+
+/// A member agent: an inline `[[team.members]]` entry, the `[agent]` table of a member file,
+/// or a reference (`config = "member.toml"`, where only `tool_name` / `tool_description` may
+/// be overridden).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct MemberSettings {
+    /// Reference form: path of a member TOML whose `[agent]` table defines this member.
+    pub config: Option<String>,
+    /// Agent name (letters, digits, `-`, `_`, `.`). Legacy alias: `agent_name`.
+    #[serde(alias = "agent_name")]
+    pub name: Option<String>,
+    /// `plain`, `web_search`, `web_fetch`, `code_execution` or `command`. Alias: `agent_type`.
+    #[serde(rename = "type", alias = "agent_type")]
+    pub agent_type: Option<String>,
+    /// The tool name the leader calls; default `delegate_to_{name}`.
+    pub tool_name: Option<String>,
+    /// What the leader is told the tool does; default `Delegate task to {name}`.
+    /// Alias: `description`.
+    #[serde(alias = "description")]
+    pub tool_description: Option<String>,
+    /// `provider:model` of the member.
+    pub model: Option<String>,
+    /// System instruction (a string or `{ text = "..." }`); unset ⇒ the bundled default of the type.
+    pub system_instruction: Option<Instruction>,
+    /// An additional system prompt.
+    pub system_prompt: Option<String>,
+    /// Sampling temperature (0.0..=2.0).
+    pub temperature: Option<f64>,
+    /// Output token limit (> 0).
+    pub max_tokens: Option<u64>,
+    /// Per-request timeout in seconds.
+    pub timeout_seconds: Option<u64>,
+    /// Retries of invalid output.
+    pub max_retries: Option<u32>,
+    /// Stop sequences.
+    pub stop_sequences: Option<Vec<String>>,
+    /// Nucleus sampling (0.0..=1.0).
+    pub top_p: Option<f64>,
+    /// Sampling seed.
+    pub seed: Option<i64>,
+    /// Per-type tool settings (`[tool_settings.web_search]`, `[tool_settings.web_fetch]`, ...).
+    pub tool_settings: BTreeMap<String, serde_json::Value>,
+    /// Free-form metadata (`metadata.tool_settings` is read as `tool_settings` when that is unset).
+    pub metadata: Option<serde_json::Value>,
+    /// `type = "command"`: the program and its arguments. It gets `{task, context,
+    /// tool_settings}` as JSON on stdin and answers `{content, status, usage?}` on stdout.
+    pub command: Option<Vec<String>>,
+    /// `web_fetch`: allow private and loopback addresses (refused by default).
+    pub allow_private_network: bool,
+    /// The original's Python plugin table (`type = "custom"`); not supported — use `type = "command"`.
+    pub plugin: Option<serde_json::Value>,
+    /// Models tried in order when the primary model keeps failing.
+    pub fallback_models: Vec<String>,
+}
+
+impl MemberSettings {
+    /// The effective tool name.
+    pub fn effective_tool_name(&self) -> String {
+        match (&self.tool_name, &self.name) {
+            (Some(t), _) if !t.trim().is_empty() => t.clone(),
+            (_, Some(n)) => format!("delegate_to_{n}"),
+            _ => "delegate_to_member".into(),
+        }
+    }
+    /// The effective tool description.
+    pub fn effective_tool_description(&self) -> String {
+        match (&self.tool_description, &self.name) {
+            (Some(d), _) => d.clone(),
+            (None, Some(n)) => format!("Delegate task to {n}"),
+            _ => "Delegate task to member".into(),
+        }
+    }
+    /// Tool settings from `tool_settings`, else `metadata.tool_settings`.
+    pub fn effective_tool_settings(&self) -> BTreeMap<String, serde_json::Value> {
+        if !self.tool_settings.is_empty() {
+            return self.tool_settings.clone();
+        }
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.get("tool_settings"))
+            .and_then(|t| t.as_object())
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// Overlays a referencing entry's `tool_name` / `tool_description` on a loaded member.
+    pub fn with_overrides(mut self, entry: &MemberSettings) -> Self {
+        if entry.tool_name.is_some() {
+            self.tool_name = entry.tool_name.clone();
+        }
+        if entry.tool_description.is_some() {
+            self.tool_description = entry.tool_description.clone();
+        }
+        self.config = None;
+        self
+    }
+
+    pub fn validate(&self, prefix: &str, issues: &mut Issues) {
+        match &self.name {
+            None => issues.error_hint(prefix, "name", "a member needs a name", "add name = \"...\""),
+            Some(n) => {
+                if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                    issues.error_hint(
+                        prefix,
+                        "name",
+                        format!("invalid agent name '{n}'"),
+                        "use letters, digits, '-', '_' or '.', e.g. 'my-agent', 'data_analyst', 'agent.v1'",
+                    );
+                }
+            }
+        }
+        match self.agent_type.as_deref() {
+            None => issues.error_hint(prefix, "type", "a member needs a type", format!("one of: {}", MEMBER_TYPES.join(", "))),
+            Some("custom") => issues.error_hint(
+                prefix,
+                "type",
+                "type = \"custom\" (Python plugins) is not supported",
+                "write the agent as a program and use type = \"command\" with command = [\"python3\", \"agent.py\"]",
+            ),
+            Some("command") => {
+                if self.command.as_ref().is_none_or(|c| c.is_empty()) {
+                    issues.error_hint(prefix, "command", "type = \"command\" needs a command", "command = [\"python3\", \"agent.py\"]");
+                }
+            }
+            Some(t) if !MEMBER_TYPES.contains(&t) => {
+                let hint = match crate::issues::closest(t, MEMBER_TYPES.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("one of: {}", MEMBER_TYPES.join(", ")),
+                };
+                issues.error_hint(prefix, "type", format!("unsupported agent type `{t}`"), hint);
+            }
+            Some(_) => {
+                if self.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+                    issues.error_hint(prefix, "model", "a member needs a model", "model = \"provider:model\"");
+                }
+            }
+        }
+        if let Some(d) = &self.tool_description {
+            if d.trim().is_empty() {
+                issues.error(prefix, "tool_description", "tool_description cannot be empty");
+            }
+        }
+        issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
+        issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
+        if self.max_tokens == Some(0) {
+            issues.error(prefix, "max_tokens", "must be > 0");
+        }
+        if let Some(t) = self.timeout_seconds {
+            issues.range_i64(prefix, "timeout_seconds", t as i64, 1, 3600);
+        }
+        if let Some(wf) = self.effective_tool_settings().get("web_fetch") {
+            if wf.get("allowed_domains").is_some() && wf.get("blocked_domains").is_some() {
+                issues.error(
+                    prefix,
+                    "tool_settings.web_fetch",
+                    "allowed_domains and blocked_domains are mutually exclusive. Use only one of them.",
+                );
+            }
+        }
+    }
+}
+
+/// `[team]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct TeamSettings {
+    /// Unique id of the team within an execution.
+    pub team_id: String,
+    /// Display name.
+    pub team_name: String,
+    /// Maximum number of members (1..=50, default 15); also bounds how many member tool calls
+    /// run at the same time.
+    pub max_concurrent_members: Option<u32>,
+    /// Leader tool-calling turns per round before the leader is asked for its final answer.
+    pub max_tool_rounds: Option<u32>,
+    /// The leader agent.
+    pub leader: LeaderSettings,
+    /// Member agents, inline or `config = "member.toml"` references.
+    pub members: Vec<MemberSettings>,
+    /// Domain context for this team (replaces the orchestrator's).
+    pub domain_context: Option<String>,
+    /// Preferred answer language for this team (replaces the orchestrator's).
+    pub language: Option<String>,
+}
+
+impl TeamSettings {
+    pub const DEFAULT_MAX_MEMBERS: u32 = 15;
+    pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 8;
+
+    pub fn max_members(&self) -> u32 {
+        self.max_concurrent_members.unwrap_or(Self::DEFAULT_MAX_MEMBERS)
+    }
+    pub fn max_tool_rounds(&self) -> u32 {
+        self.max_tool_rounds.unwrap_or(Self::DEFAULT_MAX_TOOL_ROUNDS)
+    }
+
+    /// Validates the team with its members already resolved (references loaded).
+    pub fn validate(&self, prefix: &str, issues: &mut Issues) {
+        issues.non_blank(prefix, "team_id", &self.team_id);
+        issues.non_blank(prefix, "team_name", &self.team_name);
+        if let Some(m) = self.max_concurrent_members {
+            issues.range_i64(prefix, "max_concurrent_members", m as i64, 1, 50);
+        }
+        if let Some(m) = self.max_tool_rounds {
+            issues.range_i64(prefix, "max_tool_rounds", m as i64, 1, 50);
+        }
+        self.leader.validate(&format!("{prefix}.leader"), issues);
+        let n = self.members.len() as u32;
+        if n > self.max_members() {
+            issues.error_hint(
+                prefix,
+                "members",
+                format!("Too many members: {n} > {}", self.max_members()),
+                "Adjust max_concurrent_members or reduce member count.",
+            );
+        }
+        for (i, m) in self.members.iter().enumerate() {
+            m.validate(&format!("{prefix}.members[{i}]"), issues);
+        }
+        let dup = |vals: Vec<String>| -> Vec<String> {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut d = std::collections::BTreeSet::new();
+            for v in vals {
+                if !seen.insert(v.clone()) {
+                    d.insert(v);
+                }
+            }
+            d.into_iter().collect()
+        };
+        let names = dup(self.members.iter().filter_map(|m| m.name.clone()).collect());
+        if !names.is_empty() {
+            issues.error(prefix, "members", format!("Duplicate agent_name detected: {names:?}"));
+        }
+        let tools = dup(self.members.iter().map(MemberSettings::effective_tool_name).collect());
+        if !tools.is_empty() {
+            issues.error(prefix, "members", format!("Duplicate tool_name detected: {tools:?}"));
+        }
+    }
+}
+
+/// A team TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct TeamFile {
+    /// The team.
+    pub team: TeamSettings,
+}
+
+/// A member agent TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(default)]
+pub struct MemberFile {
+    /// The member agent.
+    pub agent: MemberSettings,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_accepts_string_or_text_table() {
+        let m: MemberSettings = toml::from_str("name = \"a\"\nsystem_instruction = \"x\"").expect("string");
+        assert_eq!(m.system_instruction, Some(Instruction("x".into())));
+        let m: MemberSettings = toml::from_str("name = \"a\"\n[system_instruction]\ntext = \"y\"").expect("table");
+        assert_eq!(m.system_instruction, Some(Instruction("y".into())));
+    }
+
+    #[test]
+    fn aliases_and_effective_names() {
+        let m: MemberSettings =
+            toml::from_str("agent_name = \"analyst\"\nagent_type = \"plain\"\ndescription = \"d\"\nmodel = \"mock:x\"")
+                .expect("aliases");
+        assert_eq!(m.name.as_deref(), Some("analyst"));
+        assert_eq!(m.agent_type.as_deref(), Some("plain"));
+        assert_eq!(m.effective_tool_name(), "delegate_to_analyst");
+        assert_eq!(m.effective_tool_description(), "d");
+    }
+
+    #[test]
+    fn team_validation_finds_duplicates_and_bad_members() {
+        let t: TeamFile = toml::from_str(
+            r#"
+[team]
+team_id = "t"
+team_name = "T"
+max_concurrent_members = 1
+[[team.members]]
+name = "a"
+type = "plian"
+model = "mock:x"
+[[team.members]]
+name = "a"
+type = "custom"
+"#,
+        )
+        .expect("toml");
+        let mut issues = Issues::default();
+        t.team.validate("team", &mut issues);
+        let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
+        assert!(text.iter().any(|t| t.contains("Too many members: 2 > 1")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("did you mean `plain`?")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("type = \\\"command\\\"") || t.contains("type = \"command\"")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("Duplicate agent_name detected")), "{text:#?}");
+    }
+}

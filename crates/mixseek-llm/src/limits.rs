@@ -1,0 +1,130 @@
+//! Per-provider limits: a semaphore for requests in flight and GCRA limiters for requests
+//! and tokens per minute. A caller reserves its slot and sleeps until it comes, so waiting
+//! callers are served in order. Written here rather than with `governor`: the two limits
+//! need only a few lines each, and reservation keeps token budgets larger than one burst
+//! simple.
+
+use mixseek_config::providers::ProviderSettings;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+/// A generic cell rate algorithm limiter: `per_minute` units per minute, bursts up to
+/// `per_minute`.
+#[derive(Debug)]
+pub struct Gcra {
+    /// Time one unit "costs".
+    interval: Duration,
+    /// Burst tolerance (a minute's worth).
+    tolerance: Duration,
+    burst: u64,
+    tat: Mutex<Option<Instant>>,
+}
+
+impl Gcra {
+    pub fn per_minute(per_minute: u32) -> Self {
+        let per_minute = per_minute.max(1);
+        let interval = Duration::from_secs(60) / per_minute;
+        Self { interval, tolerance: Duration::from_secs(60), burst: u64::from(per_minute), tat: Mutex::new(None) }
+    }
+
+    /// Reserves `units` and returns when they may be used (`Instant::now()` or later).
+    pub fn reserve(&self, units: u64) -> Instant {
+        let units = units.clamp(1, self.burst);
+        let now = Instant::now();
+        let mut tat = match self.tat.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let start = tat.map_or(now, |t| t.max(now));
+        let cost = self.interval.saturating_mul(u32::try_from(units).unwrap_or(u32::MAX));
+        let new_tat = start + cost;
+        *tat = Some(new_tat);
+        let allow_at = new_tat.checked_sub(self.tolerance).unwrap_or(now);
+        allow_at.max(now)
+    }
+
+    /// Waits until `units` may be used.
+    pub async fn until_ready(&self, units: u64) {
+        let at = self.reserve(units);
+        if at > Instant::now() {
+            tokio::time::sleep_until(at).await;
+        }
+    }
+}
+
+/// The limits of one provider.
+#[derive(Debug)]
+pub struct Limiter {
+    in_flight: Arc<Semaphore>,
+    rpm: Option<Gcra>,
+    tpm: Option<Gcra>,
+}
+
+impl Limiter {
+    pub fn from_settings(s: &ProviderSettings) -> Self {
+        Self {
+            in_flight: Arc::new(Semaphore::new(usize::try_from(s.max_in_flight.max(1)).unwrap_or(64))),
+            rpm: s.requests_per_minute.map(Gcra::per_minute),
+            tpm: s.tokens_per_minute.map(Gcra::per_minute),
+        }
+    }
+
+    /// Waits for the rate limits, then for a free in-flight slot (held until the permit is
+    /// dropped). `tokens` is the estimated token count of the request.
+    pub async fn acquire(&self, tokens: u64) -> Option<OwnedSemaphorePermit> {
+        if let Some(r) = &self.rpm {
+            r.until_ready(1).await;
+        }
+        if let Some(t) = &self.tpm {
+            t.until_ready(tokens).await;
+        }
+        self.in_flight.clone().acquire_owned().await.ok()
+    }
+
+    /// Free in-flight slots right now.
+    pub fn available(&self) -> usize {
+        self.in_flight.available_permits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn gcra_allows_a_burst_then_spaces_requests() {
+        let g = Gcra::per_minute(60); // one per second, burst 60
+        let t0 = Instant::now();
+        for _ in 0..60 {
+            assert_eq!(g.reserve(1), t0);
+        }
+        let next = g.reserve(1);
+        assert_eq!(next - t0, Duration::from_secs(1));
+        let after = g.reserve(1);
+        assert_eq!(after - t0, Duration::from_secs(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn token_budget_waits_for_large_requests() {
+        let g = Gcra::per_minute(1000);
+        let t0 = Instant::now();
+        assert_eq!(g.reserve(1000), t0);
+        // 500 more tokens: half a minute later.
+        assert_eq!(g.reserve(500) - t0, Duration::from_secs(30));
+    }
+
+    #[tokio::test]
+    async fn in_flight_permits_are_bounded() {
+        let s = ProviderSettings { max_in_flight: 2, ..ProviderSettings::default() };
+        let l = Limiter::from_settings(&s);
+        let a = l.acquire(1).await;
+        let _b = l.acquire(1).await;
+        assert_eq!(l.available(), 0);
+        let third = tokio::time::timeout(Duration::from_millis(20), l.acquire(1)).await;
+        assert!(third.is_err(), "a third request must wait");
+        drop(a);
+        assert!(tokio::time::timeout(Duration::from_millis(200), l.acquire(1)).await.is_ok());
+    }
+}

@@ -1,0 +1,236 @@
+//! [`ModelRegistry`]: turns `provider:model` ids into ready [`ChatModel`]s, sharing one HTTP
+//! client, one limiter and one capability memory per provider, the pricing table, the
+//! response cache and the call observers.
+
+use crate::cache::{CacheStats, ResponseCache};
+use crate::env::Env;
+use crate::error::LlmError;
+use crate::model::ChatModel;
+use crate::model_id::{BUILTIN_PROVIDERS, ModelId, UNSUPPORTED_PROVIDERS};
+use crate::observed::{FallbackModel, ObservedModel};
+use crate::observer::{CallObserver, UsageLedger};
+use crate::pricing::PriceTable;
+use crate::runtime::{ProviderModel, ProviderRuntime};
+use mixseek_config::providers::{CacheSettings, Price, ProviderSettings};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Everything a registry is built from.
+#[derive(Clone, Default)]
+pub struct RegistryConfig {
+    /// `[providers.<name>]` tables (overrides of built-ins and new OpenAI-compatible,
+    /// Anthropic or Gemini endpoints).
+    pub providers: BTreeMap<String, ProviderSettings>,
+    /// `[pricing."provider:model"]`, on top of the shipped defaults.
+    pub pricing: BTreeMap<String, Price>,
+    /// `[cache]`.
+    pub cache: CacheSettings,
+    /// Base of a relative `cache.dir` (the workspace). Without it a relative dir is used as is.
+    pub workspace: Option<PathBuf>,
+    /// Where API keys and `OPENAI_BASE_URL` come from.
+    pub env: Env,
+    /// Extra receivers of one [`mixseek_core::LlmCallRecord`] per call (the registry's own
+    /// [`UsageLedger`] always receives them too).
+    pub observers: Vec<Arc<dyn CallObserver>>,
+}
+
+impl std::fmt::Debug for RegistryConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryConfig")
+            .field("providers", &self.providers)
+            .field("pricing", &self.pricing.keys().collect::<Vec<_>>())
+            .field("cache", &self.cache)
+            .field("workspace", &self.workspace)
+            .field("env", &self.env)
+            .field("observers", &self.observers.len())
+            .finish()
+    }
+}
+
+impl RegistryConfig {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn with_providers(mut self, providers: BTreeMap<String, ProviderSettings>) -> Self {
+        self.providers = providers;
+        self
+    }
+    pub fn with_pricing(mut self, pricing: BTreeMap<String, Price>) -> Self {
+        self.pricing = pricing;
+        self
+    }
+    pub fn with_cache(mut self, cache: CacheSettings, workspace: Option<PathBuf>) -> Self {
+        self.cache = cache;
+        self.workspace = workspace;
+        self
+    }
+    pub fn with_env(mut self, env: Env) -> Self {
+        self.env = env;
+        self
+    }
+    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observers.push(observer);
+        self
+    }
+}
+
+/// The observers of a registry: its ledger plus the configured ones.
+pub(crate) struct Observers {
+    pub ledger: Arc<UsageLedger>,
+    pub extra: Vec<Arc<dyn CallObserver>>,
+}
+
+impl Observers {
+    pub fn notify(&self, record: &mixseek_core::LlmCallRecord) {
+        self.ledger.on_call(record);
+        for o in &self.extra {
+            o.on_call(record);
+        }
+    }
+}
+
+/// Builds and hands out models. Cheap to share behind an `Arc`; models it returns stay valid
+/// after it is dropped.
+pub struct ModelRegistry {
+    providers: BTreeMap<String, ProviderSettings>,
+    prices: Arc<PriceTable>,
+    cache: Option<Arc<ResponseCache>>,
+    env: Env,
+    http: reqwest::Client,
+    observers: Arc<Observers>,
+    runtimes: Mutex<HashMap<String, Arc<ProviderRuntime>>>,
+}
+
+impl std::fmt::Debug for ModelRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelRegistry").field("providers", &self.known_providers()).finish_non_exhaustive()
+    }
+}
+
+impl ModelRegistry {
+    /// A registry from settings. Fails only when the HTTP client cannot be built or the
+    /// cache directory cannot be created.
+    pub fn new(config: RegistryConfig) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| LlmError::config("", format!("cannot build the HTTP client: {e}")))?;
+        let cache = if config.cache.enabled {
+            let dir = PathBuf::from(&config.cache.dir);
+            let dir = match (&config.workspace, dir.is_absolute()) {
+                (Some(ws), false) => ws.join(dir),
+                _ => dir,
+            };
+            Some(Arc::new(ResponseCache::open(dir, std::time::Duration::from_secs(config.cache.ttl_seconds))?))
+        } else {
+            None
+        };
+        Ok(Self {
+            providers: config.providers,
+            prices: Arc::new(PriceTable::with_overrides(&config.pricing)),
+            cache,
+            env: config.env,
+            http,
+            observers: Arc::new(Observers { ledger: Arc::new(UsageLedger::new()), extra: config.observers }),
+            runtimes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A registry with default settings, reading the process environment (for `mixseek llm`
+    /// and tests of the `mock:` provider).
+    pub fn with_defaults() -> Result<Self, LlmError> {
+        Self::new(RegistryConfig::new().with_env(Env::process()))
+    }
+
+    /// Every provider prefix this registry accepts, sorted: the built-ins and the configured
+    /// `[providers.<name>]`.
+    pub fn known_providers(&self) -> Vec<String> {
+        let mut v: Vec<String> = BUILTIN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+        for name in self.providers.keys() {
+            if !v.contains(name) {
+                v.push(name.clone());
+            }
+        }
+        v.sort();
+        v
+    }
+
+    /// The model for `id` (`provider:model`), wrapped so every call is reported to the
+    /// observers. Fails with a [`Config`](crate::ErrorKind::Config) error for a malformed
+    /// id, an unknown or unsupported provider (the message lists the known ones), or a
+    /// missing API key.
+    pub fn model(&self, id: &str) -> Result<Arc<dyn ChatModel>, LlmError> {
+        let inner = self.provider_model(id)?;
+        Ok(Arc::new(ObservedModel::new(inner, self.observers.clone())))
+    }
+
+    /// The model for `id`, falling back to each of `fallbacks` in order when a call to the
+    /// previous one fails (after its own retries). The response's `model` names the one
+    /// that answered; `attempts` counts all of them.
+    pub fn model_with_fallbacks(&self, id: &str, fallbacks: &[String]) -> Result<Arc<dyn ChatModel>, LlmError> {
+        if fallbacks.is_empty() {
+            return self.model(id);
+        }
+        let mut chain = vec![self.provider_model(id)?];
+        for f in fallbacks {
+            chain.push(self.provider_model(f)?);
+        }
+        let inner: Arc<dyn ChatModel> = Arc::new(FallbackModel::new(id.trim().to_string(), chain));
+        Ok(Arc::new(ObservedModel::new(inner, self.observers.clone())))
+    }
+
+    /// Checks that `id` would resolve (provider known and supported, API key present),
+    /// without sending anything: for preflight.
+    pub fn check_model(&self, id: &str) -> Result<(), LlmError> {
+        self.provider_model(id).map(|_| ())
+    }
+
+    /// The built-in usage ledger (every call of every model of this registry).
+    pub fn ledger(&self) -> Arc<UsageLedger> {
+        self.observers.ledger.clone()
+    }
+
+    /// Cache hits and misses so far (zeros when the cache is off).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.as_ref().map(|c| c.stats()).unwrap_or_default()
+    }
+
+    /// The price of a `provider:model`, if known.
+    pub fn price(&self, id: &str) -> Option<Price> {
+        self.prices.get(id).cloned()
+    }
+
+    fn provider_model(&self, id: &str) -> Result<Arc<dyn ChatModel>, LlmError> {
+        let mid = ModelId::parse(id)?;
+        let runtime = self.runtime(&mid.provider)?;
+        Ok(Arc::new(ProviderModel::new(mid, runtime, self.prices.clone(), self.cache.clone())))
+    }
+
+    fn runtime(&self, provider: &str) -> Result<Arc<ProviderRuntime>, LlmError> {
+        if let Some((_, why)) = UNSUPPORTED_PROVIDERS.iter().find(|(p, _)| *p == provider) {
+            return Err(LlmError::config(provider, format!("`{provider}:` models are not supported yet: {why}")));
+        }
+        let mut guard = match self.runtimes.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(rt) = guard.get(provider) {
+            return Ok(rt.clone());
+        }
+        let settings = self.providers.get(provider);
+        if settings.is_none() && !BUILTIN_PROVIDERS.contains(&provider) {
+            return Err(LlmError::config(
+                provider,
+                format!(
+                    "unknown provider `{provider}`; known providers: {} (add a [providers.{provider}] table with kind and base_url for another server)",
+                    self.known_providers().join(", ")
+                ),
+            ));
+        }
+        let rt = Arc::new(ProviderRuntime::build(provider, settings, &self.env, &self.http)?);
+        guard.insert(provider.to_string(), rt.clone());
+        Ok(rt)
+    }
+}

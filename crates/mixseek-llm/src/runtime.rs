@@ -1,0 +1,168 @@
+//! One provider at run time ([`ProviderRuntime`]: wire backend, limits, retry policy,
+//! default timeout) and one model of it ([`ProviderModel`]: cache → limits → attempt →
+//! retry with backoff → accounting).
+
+use crate::backend::{Backend, RawResponse, estimate_tokens};
+use crate::cache::ResponseCache;
+use crate::env::Env;
+use crate::error::{ErrorKind, LlmError};
+use crate::limits::Limiter;
+use crate::model::ChatModel;
+use crate::model_id::ModelId;
+use crate::pricing::PriceTable;
+use crate::providers;
+use crate::retry::RetryPolicy;
+use crate::types::{ChatRequest, ChatResponse};
+use mixseek_config::providers::ProviderSettings;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A provider with its shared state.
+pub(crate) struct ProviderRuntime {
+    pub name: String,
+    pub base_url: String,
+    backend: Arc<dyn Backend>,
+    limiter: Limiter,
+    retry: RetryPolicy,
+    timeout: Duration,
+    /// Models already warned about for reporting no usage.
+    no_usage_warned: Mutex<HashSet<String>>,
+}
+
+impl ProviderRuntime {
+    pub fn build(name: &str, settings: Option<&ProviderSettings>, env: &Env, http: &reqwest::Client) -> Result<Self, LlmError> {
+        let defaults = ProviderSettings::default();
+        let s = settings.unwrap_or(&defaults);
+        let (backend, base_url) = providers::build_backend(name, s, env, http)?;
+        Ok(Self {
+            name: name.to_string(),
+            base_url,
+            backend,
+            limiter: Limiter::from_settings(s),
+            retry: RetryPolicy::from_settings(s),
+            timeout: Duration::from_secs_f64(s.timeout_seconds.clamp(0.001, 86_400.0)),
+            no_usage_warned: Mutex::new(HashSet::new()),
+        })
+    }
+
+    fn warn_no_usage(&self, model: &str) {
+        let mut g = match self.no_usage_warned.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if g.insert(model.to_string()) {
+            tracing::warn!(provider = %self.name, model, "the provider reported no token usage; usage and cost of its calls are unknown");
+        }
+    }
+}
+
+/// A model of a provider.
+pub(crate) struct ProviderModel {
+    id: String,
+    model: String,
+    runtime: Arc<ProviderRuntime>,
+    prices: Arc<PriceTable>,
+    cache: Option<Arc<ResponseCache>>,
+}
+
+impl ProviderModel {
+    pub fn new(id: ModelId, runtime: Arc<ProviderRuntime>, prices: Arc<PriceTable>, cache: Option<Arc<ResponseCache>>) -> Self {
+        Self { id: id.to_string(), model: id.model, runtime, prices, cache }
+    }
+
+    fn timeout_error(&self, timeout: Duration, attempts: u32, last: Option<&LlmError>) -> LlmError {
+        let mut msg = format!("no answer within the call's time limit of {:.1} s", timeout.as_secs_f64());
+        if let Some(l) = last {
+            msg.push_str(&format!(" (last error: {})", l.message));
+        }
+        LlmError::new(ErrorKind::Timeout, &self.runtime.name, &self.model, msg).with_attempts(attempts)
+    }
+
+    fn respond(&self, raw: RawResponse, started: Instant, attempts: u32) -> ChatResponse {
+        if raw.usage.is_none() {
+            self.runtime.warn_no_usage(&self.model);
+        }
+        ChatResponse {
+            text: raw.text,
+            tool_calls: raw.tool_calls,
+            usage: self.prices.usage(&self.id, raw.usage),
+            finish_reason: raw.finish_reason,
+            latency: started.elapsed(),
+            attempts,
+            model: self.id.clone(),
+            cache_hit: false,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for ProviderModel {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let started = Instant::now();
+        let rt = &self.runtime;
+        let timeout = request.timeout.unwrap_or(rt.timeout);
+        let deadline = started + timeout;
+
+        let cache_key = self.cache.as_ref().map(|_| ResponseCache::key(&rt.name, &rt.base_url, &self.model, request));
+        if let (Some(cache), Some(key)) = (&self.cache, &cache_key)
+            && let Some(mut hit) = cache.get(key).await
+        {
+            hit.cache_hit = true;
+            hit.attempts = 0;
+            hit.usage = mixseek_core::Usage::default();
+            hit.latency = started.elapsed();
+            return Ok(hit);
+        }
+
+        let tokens = estimate_tokens(request) + u64::from(request.params.max_tokens.unwrap_or(0));
+        let attempts = AtomicU32::new(0);
+        let mut last: Option<LlmError> = None;
+        loop {
+            let n = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.timeout_error(timeout, n - 1, last.as_ref()));
+            }
+            let attempt = async {
+                let _permit = rt.limiter.acquire(tokens).await;
+                rt.backend.send(&self.model, request, &attempts).await
+            };
+            let outcome = tokio::time::timeout_at(deadline, attempt).await;
+            let total = attempts.load(Ordering::Relaxed);
+            let err = match outcome {
+                Err(_) => return Err(self.timeout_error(timeout, total, last.as_ref())),
+                Ok(Ok(raw)) => {
+                    let response = self.respond(raw, started, total);
+                    if let (Some(cache), Some(key)) = (&self.cache, &cache_key) {
+                        cache.put(key, &response).await;
+                    }
+                    return Ok(response);
+                }
+                Ok(Err(e)) => e.with_attempts(total),
+            };
+            if !err.is_transient() || n >= rt.retry.max_attempts {
+                return Err(err);
+            }
+            let wait = err.retry_after.unwrap_or_else(|| rt.retry.backoff(n));
+            if Instant::now() + wait >= deadline {
+                let mut e = err;
+                e.message = format!(
+                    "{} (no time left to retry within the call's time limit of {:.1} s)",
+                    e.message,
+                    timeout.as_secs_f64()
+                );
+                return Err(e);
+            }
+            tracing::debug!(provider = %rt.name, model = %self.model, attempt = n, kind = %err.kind, wait_ms = wait.as_millis() as u64, error = %err.message, "transient LLM error, retrying");
+            tokio::time::sleep(wait).await;
+            last = Some(err);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Masking of API keys in any text that may reach a user or a log: the configured keys
+//! themselves, plus anything that looks like a well-known key format.
+
+use std::sync::OnceLock;
+
+const MASK: &str = "***";
+
+fn patterns() -> Option<&'static regex::Regex> {
+    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}|xai-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)\s+[A-Za-z0-9_\-\.=]{16,})",
+        )
+        .ok()
+    })
+    .as_ref()
+}
+
+/// `text` with every occurrence of the given secrets, and of known key formats, replaced by
+/// `***`.
+pub fn mask(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        if s.len() >= 4 {
+            out = out.replace(s, MASK);
+        }
+    }
+    match patterns() {
+        Some(re) => re.replace_all(&out, MASK).into_owned(),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_given_and_known_keys() {
+        let t = "bad key my-local-key and sk-proj-abcdefghijklmnopqrstuv, xai-0123456789abcdefXYZ, AIzaSyA1234567890abcdefghijk";
+        let m = mask(t, &["my-local-key"]);
+        assert!(!m.contains("my-local-key"));
+        assert!(!m.contains("sk-proj-abc"));
+        assert!(!m.contains("xai-0123"));
+        assert!(!m.contains("AIzaSy"));
+        assert_eq!(m.matches("***").count(), 4, "{m}");
+        assert_eq!(mask("nothing here", &[]), "nothing here");
+    }
+}

@@ -1,0 +1,281 @@
+//! Structured output (seed 004): ask with the provider's native JSON-schema feature, parse,
+//! validate against the schema (`jsonschema`), run the caller's check, and on failure
+//! **repair** — show the model its raw output and the error and ask again, up to
+//! `max_repairs` times. The final failure carries the raw output and the error kind
+//! ([`Parse`](crate::ErrorKind::Parse), [`Schema`](crate::ErrorKind::Schema),
+//! [`Check`](crate::ErrorKind::Check), or the transport kind of a failed call).
+
+use crate::error::{ErrorKind, LlmError};
+use crate::model::ChatModel;
+use crate::types::{ChatRequest, ChatResponse, Message, ResponseSchema};
+use mixseek_core::Usage;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+/// A check the caller runs on a schema-valid value; `Err(reason)` triggers a repair.
+pub type CheckFn<T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync>;
+
+/// Options of [`generate_structured`] / [`generate_json`].
+pub struct StructuredOptions<T> {
+    /// Repair rounds after the first answer (default 2: at most 3 calls).
+    pub max_repairs: u32,
+    /// Extra check on the parsed value (e.g. a score in 0..=100).
+    pub check: Option<CheckFn<T>>,
+}
+
+impl<T> Default for StructuredOptions<T> {
+    fn default() -> Self {
+        Self { max_repairs: 2, check: None }
+    }
+}
+
+impl<T> std::fmt::Debug for StructuredOptions<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StructuredOptions")
+            .field("max_repairs", &self.max_repairs)
+            .field("check", &self.check.is_some())
+            .finish()
+    }
+}
+
+impl<T> StructuredOptions<T> {
+    pub fn with_max_repairs(mut self, n: u32) -> Self {
+        self.max_repairs = n;
+        self
+    }
+    pub fn with_check(mut self, check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        self.check = Some(Box::new(check));
+        self
+    }
+}
+
+/// A successful structured answer.
+#[derive(Debug, Clone)]
+pub struct Structured<T> {
+    pub value: T,
+    /// The validated JSON value.
+    pub json: serde_json::Value,
+    /// The model's raw output that was accepted.
+    pub raw: String,
+    /// The last (accepted) response.
+    pub response: ChatResponse,
+    /// Usage of all calls made (first answer and repairs).
+    pub usage: Usage,
+    /// HTTP attempts over all calls.
+    pub attempts: u32,
+    /// Repair rounds needed (0: the first answer was valid).
+    pub repairs: u32,
+}
+
+/// The JSON schema of `T` as a value (schemars, draft 2020-12).
+pub fn schema_of<T: JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Bool(true))
+}
+
+/// Asks `model` for a `T`: the schema comes from `T`'s `JsonSchema` derive. See the module
+/// docs for the repair loop. `request.response_schema` is replaced.
+pub async fn generate_structured<T: JsonSchema + DeserializeOwned>(
+    model: &dyn ChatModel,
+    request: ChatRequest,
+    options: StructuredOptions<T>,
+) -> Result<Structured<T>, LlmError> {
+    let schema = schema_of::<T>();
+    let name = sanitize_name(&T::schema_name());
+    let StructuredOptions { max_repairs, check } = options;
+    let json_check = move |v: &serde_json::Value| -> Result<(), (ErrorKind, String)> {
+        let t: T = serde_json::from_value(v.clone()).map_err(|e| (ErrorKind::Schema, format!("does not match the expected type: {e}")))?;
+        if let Some(c) = &check {
+            c(&t).map_err(|e| (ErrorKind::Check, e))?;
+        }
+        Ok(())
+    };
+    let out = run(model, request, ResponseSchema { name, schema }, max_repairs, &json_check).await?;
+    let value: T = serde_json::from_value(out.json.clone()).map_err(|e| {
+        LlmError::new(ErrorKind::Schema, model.provider(), model_name(model), e.to_string()).with_raw_output(out.raw.clone())
+    })?;
+    Ok(Structured {
+        value,
+        json: out.json,
+        raw: out.raw,
+        response: out.response,
+        usage: out.usage,
+        attempts: out.attempts,
+        repairs: out.repairs,
+    })
+}
+
+/// Asks `model` for a JSON value following `schema` (e.g. a user's `--schema` file).
+pub async fn generate_json(
+    model: &dyn ChatModel,
+    request: ChatRequest,
+    name: &str,
+    schema: serde_json::Value,
+    options: StructuredOptions<serde_json::Value>,
+) -> Result<Structured<serde_json::Value>, LlmError> {
+    let StructuredOptions { max_repairs, check } = options;
+    let json_check = move |v: &serde_json::Value| -> Result<(), (ErrorKind, String)> {
+        if let Some(c) = &check {
+            c(v).map_err(|e| (ErrorKind::Check, e))?;
+        }
+        Ok(())
+    };
+    let out = run(model, request, ResponseSchema { name: sanitize_name(name), schema }, max_repairs, &json_check).await?;
+    Ok(Structured {
+        value: out.json.clone(),
+        json: out.json,
+        raw: out.raw,
+        response: out.response,
+        usage: out.usage,
+        attempts: out.attempts,
+        repairs: out.repairs,
+    })
+}
+
+struct RunOutput {
+    json: serde_json::Value,
+    raw: String,
+    response: ChatResponse,
+    usage: Usage,
+    attempts: u32,
+    repairs: u32,
+}
+
+type JsonCheck<'a> = dyn Fn(&serde_json::Value) -> Result<(), (ErrorKind, String)> + Send + Sync + 'a;
+
+fn model_name(model: &dyn ChatModel) -> String {
+    model.id().split_once(':').map_or_else(|| model.id().to_string(), |(_, m)| m.to_string())
+}
+
+async fn run(
+    model: &dyn ChatModel,
+    mut request: ChatRequest,
+    schema: ResponseSchema,
+    max_repairs: u32,
+    check: &JsonCheck<'_>,
+) -> Result<RunOutput, LlmError> {
+    let validator = jsonschema::validator_for(&schema.schema).map_err(|e| {
+        LlmError::new(ErrorKind::Config, model.provider(), model_name(model), format!("invalid response schema `{}`: {e}", schema.name))
+    })?;
+    request.response_schema = Some(schema);
+    let base_messages = request.messages.clone();
+    let mut usage = Usage::default();
+    let mut attempts = 0u32;
+    let mut repairs = 0u32;
+    loop {
+        let response = match model.chat(&request).await {
+            Ok(r) => r,
+            Err(e) => {
+                let total = attempts + e.attempts;
+                return Err(e.with_attempts(total));
+            }
+        };
+        usage += response.usage;
+        attempts += response.attempts;
+        let raw = response.text_or_empty().to_string();
+        let verdict = parse_json(&raw).and_then(|json| {
+            let errors: Vec<String> = validator
+                .iter_errors(&json)
+                .take(5)
+                .map(|e| {
+                    let path = e.instance_path().to_string();
+                    if path.is_empty() { e.to_string() } else { format!("at `{path}`: {e}") }
+                })
+                .collect();
+            if !errors.is_empty() {
+                return Err((ErrorKind::Schema, format!("does not follow the schema: {}", errors.join("; "))));
+            }
+            check(&json)?;
+            Ok(json)
+        });
+        match verdict {
+            Ok(json) => return Ok(RunOutput { json, raw, response, usage, attempts, repairs }),
+            Err((kind, message)) => {
+                if repairs >= max_repairs {
+                    let provider = response.model.split_once(':').map_or("", |(p, _)| p).to_string();
+                    let name = response.model.split_once(':').map_or(response.model.as_str(), |(_, m)| m).to_string();
+                    let mut err = LlmError::new(kind, provider, name, message).with_raw_output(raw).with_attempts(attempts);
+                    if repairs > 0 {
+                        err.message = format!("{} (after {repairs} repair attempts)", err.message);
+                    }
+                    return Err(err);
+                }
+                repairs += 1;
+                tracing::debug!(model = model.id(), kind = %kind, repair = repairs, "structured output invalid, asking for a repair");
+                let mut messages = base_messages.clone();
+                messages.push(Message::assistant(raw));
+                messages.push(Message::user(repair_instruction(kind, &message)));
+                request.messages = messages;
+            }
+        }
+    }
+}
+
+/// The message asking the model to fix its previous answer.
+pub fn repair_instruction(kind: ErrorKind, error: &str) -> String {
+    let what = match kind {
+        ErrorKind::Parse => "was not valid JSON",
+        ErrorKind::Schema => "did not follow the required JSON schema",
+        _ => "was rejected",
+    };
+    format!(
+        "Your previous answer {what}: {error}\n\nAnswer again with only the corrected JSON object: no explanation, no code fences, following the JSON schema exactly."
+    )
+}
+
+/// Parses a model's JSON answer, tolerating code fences and text around one object.
+pub fn parse_json(raw: &str) -> Result<serde_json::Value, (ErrorKind, String)> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err((ErrorKind::Parse, "the answer was empty".to_string()));
+    }
+    let first_err = match serde_json::from_str::<serde_json::Value>(trimmed) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let unfenced = strip_fences(trimmed);
+    if let Some(inner) = unfenced
+        && let Ok(v) = serde_json::from_str(inner.trim())
+    {
+        return Ok(v);
+    }
+    if let (Some(start), Some(end)) = (trimmed.find('{'), trimmed.rfind('}'))
+        && start < end
+        && let Ok(v) = serde_json::from_str(&trimmed[start..=end])
+    {
+        return Ok(v);
+    }
+    Err((ErrorKind::Parse, format!("not valid JSON: {first_err}")))
+}
+
+fn strip_fences(s: &str) -> Option<&str> {
+    let start = s.find("```")?;
+    let after = &s[start + 3..];
+    let after = after.strip_prefix("json").or_else(|| after.strip_prefix("JSON")).unwrap_or(after);
+    let end = after.rfind("```")?;
+    Some(&after[..end])
+}
+
+fn sanitize_name(name: &str) -> String {
+    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect();
+    if s.is_empty() { "response".to_string() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_json_tolerates_fences_and_chatter() {
+        assert_eq!(parse_json("{\"a\":1}").ok(), Some(serde_json::json!({"a":1})));
+        assert_eq!(parse_json("```json\n{\"a\":1}\n```").ok(), Some(serde_json::json!({"a":1})));
+        assert_eq!(parse_json("Sure! {\"a\": 2} hope it helps").ok(), Some(serde_json::json!({"a":2})));
+        assert_eq!(parse_json("nope").err().map(|e| e.0), Some(ErrorKind::Parse));
+        assert_eq!(parse_json("  ").err().map(|e| e.0), Some(ErrorKind::Parse));
+    }
+
+    #[test]
+    fn names_are_made_safe_for_openai() {
+        assert_eq!(sanitize_name("Judgment Result<x>"), "Judgment_Result_x_");
+        assert_eq!(sanitize_name(""), "response");
+    }
+}

@@ -1,0 +1,224 @@
+//! The request and response of one chat call, provider-neutral.
+
+use mixseek_core::{Role, Usage};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Who makes a call: where its usage is booked, and (through `repeat`) which of several
+/// identical calls it is, so the cache keeps repeated samples apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CallerTag {
+    pub execution_id: Option<String>,
+    pub team_id: Option<String>,
+    pub round_number: Option<u32>,
+    pub role: Role,
+    /// Index of this call among identical repeated calls (e.g. judge samples); 0 by default.
+    pub repeat: u32,
+}
+
+impl Default for CallerTag {
+    fn default() -> Self {
+        Self { execution_id: None, team_id: None, round_number: None, role: Role::Direct, repeat: 0 }
+    }
+}
+
+impl CallerTag {
+    /// A tag with only a role (calls made outside a run, tests).
+    pub fn role(role: Role) -> Self {
+        Self { role, ..Self::default() }
+    }
+    /// A tag for a call inside a run.
+    pub fn run(execution_id: impl Into<String>, team_id: impl Into<String>, round_number: u32, role: Role) -> Self {
+        Self {
+            execution_id: Some(execution_id.into()),
+            team_id: Some(team_id.into()),
+            round_number: Some(round_number),
+            role,
+            repeat: 0,
+        }
+    }
+    pub fn with_repeat(mut self, repeat: u32) -> Self {
+        self.repeat = repeat;
+        self
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned id; the tool result must quote it.
+    pub id: String,
+    pub name: String,
+    /// The arguments as a JSON value (an object for every provider we support).
+    pub arguments: serde_json::Value,
+}
+
+/// One message of the conversation (the system prompt is separate: [`ChatRequest::system`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User {
+        content: String,
+    },
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of a tool call, answering the assistant message that asked for it.
+    Tool {
+        call_id: String,
+        name: String,
+        content: String,
+    },
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User { content: content.into() }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message::Assistant { content: Some(content.into()), tool_calls: Vec::new() }
+    }
+    pub fn assistant_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message::Assistant { content, tool_calls }
+    }
+    pub fn tool_result(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::Tool { call_id: call_id.into(), name: name.into(), content: content.into() }
+    }
+}
+
+/// A tool (function) the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// A JSON schema the answer must follow. With it, [`ChatResponse::text`] holds the JSON
+/// document the model produced (each provider uses its native feature: OpenAI
+/// `response_format`, Anthropic a forced tool, Gemini `responseSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    /// A short identifier (`[A-Za-z0-9_-]`, as OpenAI requires), e.g. `JudgmentResult`.
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// Sampling parameters. `None` leaves the provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationParams {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+}
+
+/// One chat call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    pub response_schema: Option<ResponseSchema>,
+    pub params: GenerationParams,
+    /// Time limit of the whole call, retries and backoff included (`None`: the provider's
+    /// `timeout_seconds`).
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
+    #[serde(skip)]
+    pub caller: CallerTag,
+}
+
+impl ChatRequest {
+    /// A request with one user message.
+    pub fn user(prompt: impl Into<String>) -> Self {
+        Self { messages: vec![Message::user(prompt)], ..Self::default() }
+    }
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+    pub fn with_caller(mut self, caller: CallerTag) -> Self {
+        self.caller = caller;
+        self
+    }
+    pub fn with_schema(mut self, name: impl Into<String>, schema: serde_json::Value) -> Self {
+        self.response_schema = Some(ResponseSchema { name: name.into(), schema });
+        self
+    }
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    /// The token limit was reached (the answer may be cut).
+    Length,
+    ToolCalls,
+    ContentFilter,
+    Other(String),
+}
+
+/// Token counts as a provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenCounts {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+/// The answer to one chat call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The text answer (with a response schema: the raw JSON document).
+    pub text: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    /// Accounting view of this call: tokens, `requests = 1`, cost when the model has a price,
+    /// `requests_without_usage = 1` when the provider reported no token counts.
+    pub usage: Usage,
+    pub finish_reason: FinishReason,
+    /// Wall time of the call, retries included.
+    #[serde(with = "duration_ms")]
+    pub latency: Duration,
+    /// HTTP attempts made, over all models tried (1 when the first attempt succeeded; 0 on a
+    /// cache hit).
+    pub attempts: u32,
+    /// `provider:model` that answered (differs from the requested one after a fallback).
+    pub model: String,
+    pub cache_hit: bool,
+}
+
+impl ChatResponse {
+    /// The text, or "" when there is none.
+    pub fn text_or_empty(&self) -> &str {
+        self.text.as_deref().unwrap_or("")
+    }
+}
+
+mod duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}

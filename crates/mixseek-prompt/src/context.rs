@@ -1,0 +1,198 @@
+//! What a prompt is rendered from: the round context (prompt, round, team, history, ranking,
+//! submission) plus the inputs of the built-in injection rules (domain context, language,
+//! suffixes). Its JSON form is the `--context` file of `mixseek prompt render`.
+
+use crate::error::PromptError;
+use mixseek_config::prompt_builder::is_blank;
+use mixseek_core::RoundState;
+use serde::{Deserialize, Serialize};
+
+/// One completed round of the team, as the submission history shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRound {
+    pub round_number: u32,
+    pub submission_content: String,
+    pub evaluation_score: f64,
+    /// Any JSON object; in a run it is the round's `ScoreDetails`
+    /// (`{"overall_score", "metrics": [...]}`), printed in its key order.
+    pub score_details: serde_json::Value,
+}
+
+impl From<&RoundState> for HistoryRound {
+    fn from(r: &RoundState) -> Self {
+        Self {
+            round_number: r.round_number,
+            submission_content: r.submission_content.clone(),
+            evaluation_score: r.evaluation_score,
+            score_details: serde_json::to_value(&r.score_details).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// One row of the execution's ranking, in ranking order (best score descending, then
+/// `team_id` ascending — the store's order).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankingEntry {
+    pub team_id: String,
+    pub team_name: String,
+    pub max_score: f64,
+    pub total_rounds: u32,
+}
+
+/// Everything the three prompts and the injection rules are rendered from.
+///
+/// Team / judgment prompts need `user_prompt`, `round_number` (≥ 1), `team_id`, `team_name`
+/// (and `execution_id` when given) non-blank; the evaluator prompt needs `user_prompt` (the
+/// user query) and `submission`. Absent optional strings render as `""`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PromptContext {
+    /// The original user prompt (`user_query` is accepted as its name in JSON).
+    #[serde(alias = "user_query")]
+    pub user_prompt: String,
+    pub round_number: u32,
+    pub team_id: String,
+    pub team_name: String,
+    pub execution_id: Option<String>,
+    /// The team's completed rounds, in order (team prompt of round N: rounds 1..N-1;
+    /// judgment after round N: rounds 1..N).
+    pub round_history: Vec<HistoryRound>,
+    /// The execution's ranking; `None` = no store (persistence off). Only used from round 2.
+    pub ranking: Option<Vec<RankingEntry>>,
+    /// The submission to evaluate (evaluator prompt).
+    pub submission: Option<String>,
+    /// A domain description set once (orchestrator or team) and carried into every phase.
+    pub domain_context: Option<String>,
+    /// Answer language (`ja`, `en`, … or a language name; `auto` or unset = no preference).
+    pub language: Option<String>,
+    /// Text appended to system prompts by the built-in `system_prompt_suffix` rule.
+    pub system_prompt_suffix: Option<String>,
+    /// Text appended to user prompts by the built-in `prompt_suffix` rule.
+    pub prompt_suffix: Option<String>,
+}
+
+impl PromptContext {
+    /// Sets the history from the store's rounds.
+    pub fn with_rounds<'a>(mut self, rounds: impl IntoIterator<Item = &'a RoundState>) -> Self {
+        self.round_history = rounds.into_iter().map(HistoryRound::from).collect();
+        self
+    }
+
+    /// The original's checks for the round prompts (team, judgment), first failure wins.
+    pub fn validate_round(&self) -> Result<(), PromptError> {
+        if is_blank(&self.user_prompt) {
+            return Err(PromptError::InvalidContext("user_prompt cannot be empty".into()));
+        }
+        if self.round_number < 1 {
+            return Err(PromptError::InvalidContext("round_number must be >= 1".into()));
+        }
+        if is_blank(&self.team_id) {
+            return Err(PromptError::InvalidContext("team_id cannot be empty".into()));
+        }
+        if is_blank(&self.team_name) {
+            return Err(PromptError::InvalidContext("team_name cannot be empty".into()));
+        }
+        if self.execution_id.as_deref().is_some_and(is_blank) {
+            return Err(PromptError::InvalidContext("execution_id cannot be empty".into()));
+        }
+        Ok(())
+    }
+
+    /// The original's checks for the evaluator prompt.
+    pub fn validate_evaluator(&self) -> Result<(), PromptError> {
+        if is_blank(&self.user_prompt) {
+            return Err(PromptError::InvalidContext("user_query cannot be empty".into()));
+        }
+        if self.submission.as_deref().is_none_or(is_blank) {
+            return Err(PromptError::InvalidContext("submission cannot be empty".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Trims Python whitespace (Unicode whitespace plus `\x1c`–`\x1f`) from both ends.
+pub fn py_trim(s: &str) -> &str {
+    s.trim_matches(mixseek_config::prompt_builder::is_py_whitespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use mixseek_core::{MetricScore, ScoreDetails};
+
+    fn round_ctx() -> PromptContext {
+        PromptContext {
+            user_prompt: "task".into(),
+            round_number: 1,
+            team_id: "t1".into(),
+            team_name: "Alpha".into(),
+            execution_id: Some("e1".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn round_context_rules_and_messages() {
+        assert_eq!(round_ctx().validate_round(), Ok(()));
+        let cases: [(fn(&mut PromptContext), &str); 5] = [
+            (|c| c.user_prompt = " \u{3000}".into(), "user_prompt cannot be empty"),
+            (|c| c.round_number = 0, "round_number must be >= 1"),
+            (|c| c.team_id = String::new(), "team_id cannot be empty"),
+            (|c| c.team_name = "\t".into(), "team_name cannot be empty"),
+            (|c| c.execution_id = Some(" ".into()), "execution_id cannot be empty"),
+        ];
+        for (break_it, msg) in cases {
+            let mut c = round_ctx();
+            break_it(&mut c);
+            assert_eq!(c.validate_round().map_err(|e| e.to_string()), Err(msg.to_string()));
+        }
+        let mut c = round_ctx();
+        c.execution_id = None;
+        assert_eq!(c.validate_round(), Ok(()));
+    }
+
+    #[test]
+    fn evaluator_context_rules_and_messages() {
+        let mut c = PromptContext { user_prompt: "q".into(), submission: Some("s".into()), ..Default::default() };
+        assert_eq!(c.validate_evaluator(), Ok(()));
+        c.submission = Some("  ".into());
+        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("submission cannot be empty".into()));
+        c.submission = None;
+        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("submission cannot be empty".into()));
+        c.user_prompt = "\u{1f}".into();
+        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("user_query cannot be empty".into()));
+    }
+
+    #[test]
+    fn rounds_convert_with_score_details_in_key_order() {
+        let r = RoundState {
+            round_number: 2,
+            submission_content: "s".into(),
+            evaluation_score: 82.5,
+            score_details: ScoreDetails { overall_score: 82.5, metrics: vec![MetricScore::new("Relevance", 80.0, "OK")] },
+            improvement_judgment: None,
+            round_started_at: Utc::now(),
+            round_ended_at: Utc::now(),
+            message_history: vec![],
+        };
+        let c = PromptContext::default().with_rounds([&r]);
+        assert_eq!(c.round_history[0].round_number, 2);
+        assert_eq!(
+            serde_json::to_string(&c.round_history[0].score_details).expect("json"),
+            r#"{"overall_score":82.5,"metrics":[{"metric_name":"Relevance","score":80.0,"evaluator_comment":"OK"}]}"#
+        );
+    }
+
+    #[test]
+    fn json_accepts_user_query_as_the_prompt_name() {
+        let c: PromptContext = serde_json::from_str(r#"{"user_query": "q", "submission": "s"}"#).expect("json");
+        assert_eq!(c.user_prompt, "q");
+        assert_eq!(c.ranking, None);
+    }
+
+    #[test]
+    fn py_trim_includes_separator_controls() {
+        assert_eq!(py_trim("\u{1c}\u{3000} a b \n\u{1f}"), "a b");
+    }
+}

@@ -1,0 +1,153 @@
+//! The variables each template kind sees (what `mixseek prompt vars` lists) and how their
+//! values are computed from a [`PromptContext`].
+
+use crate::clock::format_current_datetime;
+use crate::context::{PromptContext, py_trim};
+use crate::error::{PromptError, TemplateKind};
+use crate::formatters::{
+    effective_ranking, format_position_message, format_ranking_table, format_submission_history, position_in,
+};
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use minijinja::Value;
+
+/// A template variable and what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+const fn v(name: &'static str, description: &'static str) -> VarInfo {
+    VarInfo { name, description }
+}
+
+const ROUND_VARS: &[VarInfo] = &[
+    v("user_prompt", "the original user prompt (as given, not trimmed)"),
+    v("round_number", "the current round number (integer)"),
+    v(
+        "submission_history",
+        "the team's completed rounds: score, score details (JSON) and submission of each",
+    ),
+    v("ranking_table", "the execution's ranking (from round 2, when a store is present)"),
+    v("team_position_message", "the team's position on the ranking, as a sentence"),
+    v("current_datetime", "the current date and time, ISO 8601 with offset"),
+    v("team_id", "the team's id"),
+    v("team_name", "the team's name"),
+    v("execution_id", "the execution's id (\"\" when unknown)"),
+    v("domain_context", "the domain context (\"\" when unset)"),
+    v("language", "the answer language (\"\" when unset)"),
+];
+
+const EVALUATOR_VARS: &[VarInfo] = &[
+    v("user_prompt", "the user query (trimmed)"),
+    v("user_query", "the same as user_prompt"),
+    v("submission", "the submission being evaluated (trimmed)"),
+    v("current_datetime", "the current date and time, ISO 8601 with offset"),
+    v("team_id", "the team's id (\"\" when unknown)"),
+    v("team_name", "the team's name (\"\" when unknown)"),
+    v("execution_id", "the execution's id (\"\" when unknown)"),
+    v("domain_context", "the domain context (\"\" when unset)"),
+    v("language", "the answer language (\"\" when unset)"),
+];
+
+/// Extra variables of injection-rule conditions and texts (besides the phase's variables:
+/// the team prompt's for `team` and `member`, the evaluator prompt's for `evaluator`, the
+/// judgment prompt's for `judgment`).
+pub const INJECTION_VARS: &[VarInfo] = &[
+    v("phase", "team, member, evaluator or judgment"),
+    v("side", "system or user"),
+    v("system_prompt_suffix", "the configured system prompt suffix (\"\" when unset)"),
+    v("prompt_suffix", "the configured user prompt suffix (\"\" when unset)"),
+];
+
+/// The variables of a template kind, in a stable order.
+pub fn template_variables(kind: TemplateKind) -> &'static [VarInfo] {
+    match kind {
+        TemplateKind::Team | TemplateKind::Judgment => ROUND_VARS,
+        TemplateKind::Evaluator => EVALUATOR_VARS,
+    }
+}
+
+/// The variable names of a template kind.
+pub fn variable_names(kind: TemplateKind) -> Vec<&'static str> {
+    template_variables(kind).iter().map(|v| v.name).collect()
+}
+
+fn opt(s: &Option<String>) -> Value {
+    Value::from(s.as_deref().unwrap_or(""))
+}
+
+/// The variables of `kind` for `ctx` at `now` in `tz`, validating the context first.
+pub(crate) fn compute(
+    kind: TemplateKind,
+    ctx: &PromptContext,
+    now: DateTime<Utc>,
+    tz: Tz,
+) -> Result<Vec<(&'static str, Value)>, PromptError> {
+    let current_datetime = format_current_datetime(now, tz);
+    match kind {
+        TemplateKind::Team | TemplateKind::Judgment => {
+            ctx.validate_round()?;
+            let ranking = effective_ranking(ctx.round_number, ctx.ranking.as_deref());
+            let (position, total) = position_in(ranking, &ctx.team_id);
+            Ok(vec![
+                ("user_prompt", Value::from(ctx.user_prompt.as_str())),
+                ("round_number", Value::from(ctx.round_number)),
+                ("submission_history", Value::from(format_submission_history(&ctx.round_history))),
+                ("ranking_table", Value::from(format_ranking_table(ranking, &ctx.team_id))),
+                ("team_position_message", Value::from(format_position_message(position, total)?)),
+                ("current_datetime", Value::from(current_datetime)),
+                ("team_id", Value::from(ctx.team_id.as_str())),
+                ("team_name", Value::from(ctx.team_name.as_str())),
+                ("execution_id", opt(&ctx.execution_id)),
+                ("domain_context", opt(&ctx.domain_context)),
+                ("language", opt(&ctx.language)),
+            ])
+        }
+        TemplateKind::Evaluator => {
+            ctx.validate_evaluator()?;
+            let query = Value::from(py_trim(&ctx.user_prompt));
+            Ok(vec![
+                ("user_prompt", query.clone()),
+                ("user_query", query),
+                ("submission", Value::from(py_trim(ctx.submission.as_deref().unwrap_or("")))),
+                ("current_datetime", Value::from(current_datetime)),
+                ("team_id", Value::from(ctx.team_id.as_str())),
+                ("team_name", Value::from(ctx.team_name.as_str())),
+                ("execution_id", opt(&ctx.execution_id)),
+                ("domain_context", opt(&ctx.domain_context)),
+                ("language", opt(&ctx.language)),
+            ])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computed_variables_match_the_listed_ones() {
+        let ctx = PromptContext {
+            user_prompt: "q".into(),
+            round_number: 1,
+            team_id: "t".into(),
+            team_name: "T".into(),
+            submission: Some("s".into()),
+            ..Default::default()
+        };
+        for kind in TemplateKind::ALL {
+            let names: Vec<&str> = compute(kind, &ctx, Utc::now(), Tz::UTC).expect("vars").iter().map(|(n, _)| *n).collect();
+            assert_eq!(names, variable_names(kind), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn evaluator_values_are_trimmed() {
+        let ctx = PromptContext { user_prompt: "  q \n".into(), submission: Some("\n s ".into()), ..Default::default() };
+        let vars = compute(TemplateKind::Evaluator, &ctx, Utc::now(), Tz::UTC).expect("vars");
+        assert_eq!(vars[0].1.as_str(), Some("q"));
+        assert_eq!(vars[2].1.as_str(), Some("s"));
+    }
+}

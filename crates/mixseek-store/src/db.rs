@@ -1,0 +1,236 @@
+//! Opening the database: one DuckDB instance per file per process (a registry hands out the
+//! same instance to every `Store::open` of the same path; connections are `try_clone`s of
+//! it), lock errors turned into messages that name the file, and the schema migration.
+
+use crate::error::{Result, StoreError};
+use crate::pii::PiiMasker;
+use crate::schema;
+use crate::writer::{StoreWriter, WriterInner};
+use duckdb::{AccessMode, Config, Connection};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// The database file name inside a workspace.
+pub const DB_FILE_NAME: &str = "mixseek.db";
+
+/// `WORKSPACE/mixseek.db`.
+pub fn db_path(workspace: &Path) -> PathBuf {
+    workspace.join(DB_FILE_NAME)
+}
+
+pub(crate) struct Shared {
+    pub(crate) path: PathBuf,
+    pub(crate) read_only: bool,
+    root: Mutex<Connection>,
+    writer: Mutex<Weak<WriterInner>>,
+}
+
+/// A handle on one workspace database. Cheap to clone; every clone (and every `open` of the
+/// same file in this process) shares one DuckDB instance. Reads are blocking calls: from async
+/// code run them in `tokio::task::spawn_blocking` (or use the `*_async` variants).
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.shared.path).field("read_only", &self.shared.read_only).finish()
+    }
+}
+
+fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Shared>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<PathBuf, Weak<Shared>>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The registry key: the canonical parent directory joined with the file name.
+fn key_of(path: &Path) -> PathBuf {
+    let file = path.file_name().map(PathBuf::from).unwrap_or_default();
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf()).join(file)
+}
+
+/// `... Conflicting lock is held in /usr/bin/mixseek (PID 1234) ...` → 1234.
+fn lock_pid(message: &str) -> Option<u32> {
+    let at = message.find("(PID ")?;
+    let rest = &message[at + 5..];
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    rest[..end].parse().ok()
+}
+
+fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
+    let text = err.to_string();
+    if text.contains("Could not set lock") || text.contains("Conflicting lock") {
+        return StoreError::Locked { path: path.to_path_buf(), pid: lock_pid(&text), write };
+    }
+    StoreError::Open { path: path.to_path_buf(), message: text }
+}
+
+fn config(mode: AccessMode, path: &Path) -> Result<Config> {
+    let wrap = |e: duckdb::Error| StoreError::Open { path: path.to_path_buf(), message: e.to_string() };
+    // Never download extensions at run time (no network; the bundled build has what we use).
+    Config::default().access_mode(mode).map_err(wrap)?.enable_autoload_extension(false).map_err(wrap)
+}
+
+impl Store {
+    /// Opens (creating it and its parent directory if needed) the database for reading and
+    /// writing, creating or upgrading the schema. A file written by a newer mixseek is refused
+    /// ([`StoreError::SchemaTooNew`]); a file locked by another process gives
+    /// [`StoreError::Locked`] (its `hint()` says what to do).
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io { path: parent.to_path_buf(), source })?;
+        }
+        let key = key_of(path);
+        let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = reg.get(&key).and_then(Weak::upgrade) {
+            if !shared.read_only {
+                return Ok(Store { shared });
+            }
+            return Err(StoreError::Open {
+                path: path.to_path_buf(),
+                message: "this process already has the file open read-only; close that handle before writing".into(),
+            });
+        }
+        let conn = Connection::open_with_flags(path, config(AccessMode::ReadWrite, path)?)
+            .map_err(|e| open_error(path, e, true))?;
+        schema::migrate(&conn, path)?;
+        let shared = Arc::new(Shared {
+            path: path.to_path_buf(),
+            read_only: false,
+            root: Mutex::new(conn),
+            writer: Mutex::new(Weak::new()),
+        });
+        reg.insert(key, Arc::downgrade(&shared));
+        Ok(Store { shared })
+    }
+
+    /// Opens the database for reading only (report commands). Several processes may read at
+    /// once; while another process writes, DuckDB refuses ([`StoreError::Locked`]). Inside a
+    /// process that already has the file open, the same instance is shared (reads then see
+    /// the writer's committed rows). A missing file is [`StoreError::NotFound`]; a file with
+    /// an older schema is upgraded first (which needs a brief write access).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(StoreError::NotFound { path: path.to_path_buf() });
+        }
+        let key = key_of(path);
+        {
+            let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(shared) = reg.get(&key).and_then(Weak::upgrade) {
+                return Ok(Store { shared });
+            }
+        }
+        let conn = Connection::open_with_flags(path, config(AccessMode::ReadOnly, path)?)
+            .map_err(|e| open_error(path, e, false))?;
+        match schema::check_not_newer(&conn, path)? {
+            schema::Found::Version(v) if v == schema::SCHEMA_VERSION => {}
+            _ => {
+                drop(conn);
+                tracing::info!(path = %path.display(), "upgrading the database schema before reading");
+                return Store::open(path);
+            }
+        }
+        let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = reg.get(&key).and_then(Weak::upgrade) {
+            return Ok(Store { shared });
+        }
+        let shared = Arc::new(Shared {
+            path: path.to_path_buf(),
+            read_only: true,
+            root: Mutex::new(conn),
+            writer: Mutex::new(Weak::new()),
+        });
+        reg.insert(key, Arc::downgrade(&shared));
+        Ok(Store { shared })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
+    /// A new connection to the shared instance (a `try_clone` of the root connection).
+    pub fn connection(&self) -> Result<Connection> {
+        let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());
+        root.try_clone().map_err(StoreError::db("cloning a connection"))
+    }
+
+    /// The process's writer for this database, started on first use with `masker`; later
+    /// calls return the same writer (their masker is ignored).
+    pub fn writer(&self, masker: PiiMasker) -> Result<StoreWriter> {
+        if self.shared.read_only {
+            return Err(StoreError::ReadOnly { path: self.shared.path.clone() });
+        }
+        let mut slot = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(inner) = slot.upgrade() {
+            return Ok(StoreWriter::from_inner(inner));
+        }
+        let w = StoreWriter::start(self, masker)?;
+        *slot = w.downgrade();
+        Ok(w)
+    }
+
+    /// Runs a blocking read on tokio's blocking pool.
+    pub async fn read_async<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| StoreError::Export(format!("read task failed: {e}")))?
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let key = key_of(&self.path);
+        let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+        if reg.get(&key).is_some_and(|w| w.strong_count() == 0) {
+            reg.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_messages_give_the_pid() {
+        let msg = "IO Error: Could not set lock on file \"/w/mixseek.db\": Conflicting lock is held in /usr/bin/mixseek (PID 4242) by user root. See also https://duckdb.org/docs/stable/connect/concurrency";
+        assert_eq!(lock_pid(msg), Some(4242));
+        assert_eq!(lock_pid("no pid here"), None);
+    }
+
+    #[test]
+    fn opening_twice_shares_one_instance() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ws").join(DB_FILE_NAME);
+        let a = Store::open(&path).expect("open");
+        let b = Store::open(&path).expect("open again");
+        assert!(Arc::ptr_eq(&a.shared, &b.shared));
+        let r = Store::open_read_only(&path).expect("read-only in the same process");
+        assert!(Arc::ptr_eq(&a.shared, &r.shared));
+        drop((a, b, r));
+        // all handles gone: the file can be opened read-only on its own
+        let r = Store::open_read_only(&path).expect("read-only");
+        assert!(r.is_read_only());
+    }
+
+    #[test]
+    fn missing_file_is_not_found_with_a_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = Store::open_read_only(dir.path().join(DB_FILE_NAME)).expect_err("missing");
+        assert!(matches!(err, StoreError::NotFound { .. }));
+        assert!(err.hint().unwrap_or_default().contains("mixseek exec"));
+    }
+}

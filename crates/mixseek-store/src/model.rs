@@ -1,0 +1,229 @@
+//! What the reads return. Everything serializes to JSON (the `-f json` output of the report
+//! commands) with UTC timestamps in the core crate's format.
+
+use chrono::{DateTime, Utc};
+use mixseek_core::{Judgment, RoundState, TeamRef, Usage};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One line of the ranking shown in team prompts: a team's best score in one execution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankingEntry {
+    pub team_id: String,
+    /// The name of the team's latest round (a rename does not split the team).
+    pub team_name: String,
+    pub max_score: f64,
+    pub total_rounds: u32,
+}
+
+/// What `mixseek exec --resume` needs to know about a stored execution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecutionState {
+    pub execution_id: String,
+    /// `running` (started, not finished — or interrupted without a summary), `completed`,
+    /// `partial_failure`, `failed`, `interrupted`.
+    pub status: String,
+    pub user_prompt: String,
+    pub config_hash: Option<String>,
+    pub max_rounds: Option<u32>,
+    pub teams: Vec<TeamRef>,
+    #[serde(with = "mixseek_core::time::utc")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// The continuation decision stored with a round (`round_status`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StoredDecision {
+    /// `None` while the round is not judged yet.
+    pub should_continue: Option<bool>,
+    pub reasoning: Option<String>,
+    pub confidence_score: Option<f64>,
+    /// The judgment LLM's own answer, when it was asked.
+    pub judgment: Option<Judgment>,
+    /// Set when the team stopped after this round.
+    pub exit_reason: Option<String>,
+}
+
+/// Usage of one round by stage, and the total.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct RoundUsage {
+    pub agent: Usage,
+    pub evaluation: Usage,
+    #[serde(default)]
+    pub judgment: Usage,
+}
+
+impl RoundUsage {
+    pub fn total(&self) -> Usage {
+        [self.agent, self.evaluation, self.judgment].into_iter().sum()
+    }
+}
+
+/// A committed round of one team, as prompts and `--resume` need it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompletedRound {
+    pub team_id: String,
+    pub team_name: String,
+    pub state: RoundState,
+    pub decision: StoredDecision,
+    pub usage: RoundUsage,
+    pub final_submission: bool,
+}
+
+/// Everything stored about one round (`mixseek show ID --team T --round N`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundDetail {
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    pub round_number: u32,
+    pub score: f64,
+    /// `{"overall_score", "metrics": [{"metric_name", "score", "evaluator_comment", ...}]}`
+    /// (any JSON object for rows imported from the original).
+    pub score_details: Value,
+    pub submission_content: String,
+    pub submission_sha256: Option<String>,
+    /// The rendered team prompt the leader received (ours; absent for imported rows).
+    pub prompt: Option<String>,
+    pub prompt_sha256: Option<String>,
+    pub pii_masked: bool,
+    pub decision: StoredDecision,
+    pub final_submission: bool,
+    pub exit_reason: Option<String>,
+    /// The stored `member_submissions_record` JSON.
+    pub member_submissions: Option<Value>,
+    /// The leader's message history.
+    pub leader_messages: Vec<Value>,
+    pub usage: RoundUsage,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub round_started_at: Option<DateTime<Utc>>,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub round_ended_at: Option<DateTime<Utc>>,
+}
+
+impl RoundDetail {
+    /// `(metric_name, score, evaluator_comment)` of each metric in `score_details`.
+    pub fn metrics(&self) -> Vec<(String, Option<f64>, String)> {
+        metrics_of(&self.score_details)
+    }
+}
+
+pub(crate) fn metrics_of(details: &Value) -> Vec<(String, Option<f64>, String)> {
+    details
+        .get("metrics")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .map(|m| {
+                    (
+                        m.get("metric_name").and_then(Value::as_str).unwrap_or("Unknown").to_string(),
+                        m.get("score").and_then(Value::as_f64),
+                        m.get("evaluator_comment").and_then(Value::as_str).unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One stored execution (`mixseek executions`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecutionRow {
+    pub execution_id: String,
+    pub user_prompt: String,
+    pub status: String,
+    pub total_teams: u32,
+    pub best_team_id: Option<String>,
+    pub best_score: Option<f64>,
+    pub total_execution_time_seconds: Option<f64>,
+    /// Evaluated rounds stored for the execution.
+    pub rounds: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    #[serde(with = "mixseek_core::time::utc")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// Which leaderboard to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaderboardScope {
+    /// One execution (an id or a unique prefix).
+    Execution(String),
+    /// The most recently started execution.
+    Latest,
+    /// Every execution: each team id's best round across executions.
+    All,
+}
+
+/// One line of a leaderboard: a team's best round (per execution, or across executions).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeaderboardRow {
+    pub rank: u32,
+    pub team_id: String,
+    pub team_name: String,
+    pub score: f64,
+    /// The round that scored it (ties: the later round within an execution; the earlier
+    /// execution across executions).
+    pub round_number: u32,
+    /// Rounds the team played (in the execution, or in all executions).
+    pub total_rounds: u32,
+    /// The execution the best round came from.
+    pub execution_id: String,
+    pub final_submission: bool,
+    pub exit_reason: Option<String>,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub round_ended_at: Option<DateTime<Utc>>,
+}
+
+/// One round in a history listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryRow {
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    pub round_number: u32,
+    pub score: f64,
+    pub should_continue: Option<bool>,
+    pub reasoning: Option<String>,
+    pub confidence_score: Option<f64>,
+    pub final_submission: bool,
+    pub exit_reason: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub round_started_at: Option<DateTime<Utc>>,
+    #[serde(with = "mixseek_core::time::utc_opt")]
+    pub round_ended_at: Option<DateTime<Utc>>,
+}
+
+/// One team's line in an execution overview.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TeamOverview {
+    pub team_id: String,
+    pub team_name: String,
+    pub rounds: u32,
+    pub best_score: Option<f64>,
+    pub best_round: Option<u32>,
+    pub final_submission: bool,
+    pub exit_reason: Option<String>,
+    pub error_message: Option<String>,
+    pub usage: Usage,
+}
+
+/// An execution with its teams (`mixseek show ID`, the HTML report header).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecutionOverview {
+    #[serde(flatten)]
+    pub execution: ExecutionRow,
+    pub max_rounds: Option<u32>,
+    pub stop_reason: Option<String>,
+    pub teams: Vec<TeamOverview>,
+    /// Usage of every LLM call of the execution (from the summary, else summed over rounds).
+    pub usage: Usage,
+}

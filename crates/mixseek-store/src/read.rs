@@ -1,0 +1,614 @@
+//! The reads: the ranking fed into prompts, a team's rounds (prompts and `--resume`), round
+//! detail, execution list and state, leaderboards and history. Every read uses its own cloned
+//! connection, so reads run in parallel with each other and with the writer (MVCC: a read sees
+//! what was committed when it started).
+
+use crate::db::Store;
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use chrono::{DateTime, Utc};
+use duckdb::types::ValueRef;
+use duckdb::{Row, params};
+use mixseek_core::{
+    ExecutionStatus, ExecutionSummary, FailedTeamInfo, Judgment, LeaderboardEntry, RoundState, ScoreDetails, TeamRef,
+    Usage, UsageByRole,
+};
+use serde_json::Value;
+
+/// A timestamp column (`TIMESTAMPTZ` or `TIMESTAMP`) as UTC.
+pub(crate) fn ts(row: &Row<'_>, idx: usize) -> duckdb::Result<Option<DateTime<Utc>>> {
+    match row.get_ref(idx)? {
+        ValueRef::Null => Ok(None),
+        ValueRef::Timestamp(unit, v) => Ok(DateTime::from_timestamp_micros(unit.to_micros(v))),
+        other => Err(duckdb::Error::FromSqlConversionFailure(
+            idx,
+            other.data_type(),
+            format!("expected a timestamp, got {:?}", other.data_type()).into(),
+        )),
+    }
+}
+
+fn epoch() -> DateTime<Utc> {
+    DateTime::from_timestamp_micros(0).unwrap_or_default()
+}
+
+fn u32_of(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+fn u64_of(v: i64) -> u64 {
+    u64::try_from(v.max(0)).unwrap_or(0)
+}
+
+fn parse_json(text: Option<String>, what: &str) -> Result<Option<Value>> {
+    text.filter(|t| !t.trim().is_empty())
+        .map(|t| serde_json::from_str::<Value>(&t).map_err(|e| StoreError::decode(what, e)))
+        .transpose()
+}
+
+/// `score_details` as our type; rows imported from the original may hold any object.
+fn score_details_of(v: &Value, score: f64) -> ScoreDetails {
+    serde_json::from_value(v.clone()).unwrap_or(ScoreDetails { overall_score: score, metrics: Vec::new() })
+}
+
+fn usage_of(text: Option<String>) -> RoundUsage {
+    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn judgment_of(text: Option<String>) -> Option<Judgment> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
+impl Store {
+    fn query_rows<T>(
+        &self,
+        what: &str,
+        sql: &str,
+        params: impl duckdb::Params,
+        f: impl FnMut(&Row<'_>) -> duckdb::Result<T>,
+    ) -> Result<Vec<T>> {
+        let conn = self.connection()?;
+        let mut stmt = conn.prepare(sql).map_err(StoreError::db(format!("preparing {what}")))?;
+        let rows = stmt.query_map(params, f).map_err(StoreError::db(format!("reading {what}")))?;
+        rows.collect::<duckdb::Result<Vec<T>>>().map_err(StoreError::db(format!("reading {what}")))
+    }
+
+    /// The ranking shown in team prompts: each team's best score in the execution and its
+    /// number of evaluated rounds, best first, ties by team id (ascending).
+    pub fn ranking(&self, execution_id: &str) -> Result<Vec<RankingEntry>> {
+        self.query_rows(
+            "the ranking",
+            "SELECT team_id, arg_max(team_name, round_number), max(score), count(*)
+             FROM leader_board WHERE execution_id = ?
+             GROUP BY team_id ORDER BY max(score) DESC, team_id ASC",
+            [execution_id],
+            |r| {
+                Ok(RankingEntry {
+                    team_id: r.get(0)?,
+                    team_name: r.get(1)?,
+                    max_score: r.get(2)?,
+                    total_rounds: u32_of(r.get(3)?),
+                })
+            },
+        )
+    }
+
+    /// [`Store::ranking`] on tokio's blocking pool.
+    pub async fn ranking_async(&self, execution_id: &str) -> Result<Vec<RankingEntry>> {
+        let id = execution_id.to_string();
+        self.read_async(move |s| s.ranking(&id)).await
+    }
+
+    fn rounds_where(&self, filter: &str, params: impl duckdb::Params) -> Result<Vec<CompletedRound>> {
+        let sql = format!(
+            "SELECT l.team_id, l.team_name, l.round_number, l.submission_content, l.score, l.score_details,
+                 s.should_continue, s.reasoning, s.confidence_score, s.judgment, s.exit_reason,
+                 s.round_started_at, s.round_ended_at, s.stage_usage, l.final_submission, l.exit_reason
+             FROM leader_board l
+             LEFT JOIN round_status s
+               ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
+             WHERE {filter}
+             ORDER BY l.team_id, l.round_number"
+        );
+        type Raw = (String, String, i64, String, f64, Option<String>, StoredDecision, Option<String>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>, bool);
+        let raw: Vec<Raw> = self.query_rows("rounds", &sql, params, |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                StoredDecision {
+                    should_continue: r.get(6)?,
+                    reasoning: r.get(7)?,
+                    confidence_score: r.get(8)?,
+                    judgment: None,
+                    exit_reason: r.get::<_, Option<String>>(10)?.or(r.get(15)?),
+                },
+                r.get(9)?,
+                ts(r, 11)?,
+                ts(r, 12)?,
+                r.get(13)?,
+                r.get(14)?,
+            ))
+        })?;
+        raw.into_iter()
+            .map(|(team_id, team_name, round, submission, score, details, mut decision, judgment, started, ended, usage, final_submission)| {
+                let details = parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
+                decision.judgment = judgment_of(judgment);
+                let improvement_judgment = decision.judgment.as_ref().map(|j| Judgment {
+                    should_continue: decision.should_continue.unwrap_or(j.should_continue),
+                    reasoning: decision.reasoning.clone().unwrap_or_else(|| j.reasoning.clone()),
+                    confidence_score: decision.confidence_score.unwrap_or(j.confidence_score),
+                });
+                Ok(CompletedRound {
+                    team_id,
+                    team_name,
+                    state: RoundState {
+                        round_number: u32_of(round),
+                        submission_content: submission,
+                        evaluation_score: score,
+                        score_details: score_details_of(&details, score),
+                        improvement_judgment,
+                        round_started_at: started.unwrap_or_else(epoch),
+                        round_ended_at: ended.or(started).unwrap_or_else(epoch),
+                        message_history: Vec::new(),
+                    },
+                    decision,
+                    usage: usage_of(usage),
+                    final_submission,
+                })
+            })
+            .collect()
+    }
+
+    /// A team's committed rounds in one execution, in round order (for the submission history
+    /// in prompts and for `--resume`).
+    pub fn team_rounds(&self, execution_id: &str, team_id: &str) -> Result<Vec<CompletedRound>> {
+        self.rounds_where("l.execution_id = ? AND l.team_id = ?", [execution_id, team_id])
+    }
+
+    /// [`Store::team_rounds`] on tokio's blocking pool.
+    pub async fn team_rounds_async(&self, execution_id: &str, team_id: &str) -> Result<Vec<CompletedRound>> {
+        let (e, t) = (execution_id.to_string(), team_id.to_string());
+        self.read_async(move |s| s.team_rounds(&e, &t)).await
+    }
+
+    /// Every committed round of an execution, by team id then round (for `--resume`).
+    pub fn completed_rounds(&self, execution_id: &str) -> Result<Vec<CompletedRound>> {
+        self.rounds_where("l.execution_id = ?", [execution_id])
+    }
+
+    /// Everything stored about one round.
+    pub fn round_detail(&self, execution_id: &str, team_id: &str, round_number: u32) -> Result<Option<RoundDetail>> {
+        type Raw = (RoundDetail, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+        let rows: Vec<Raw> = self.query_rows(
+            "a round",
+            "SELECT l.team_name, l.score, l.score_details, l.submission_content, l.submission_sha256,
+                 h.prompt, h.prompt_sha256, (l.pii_masked OR coalesce(h.pii_masked, FALSE)),
+                 s.should_continue, s.reasoning, s.confidence_score, s.judgment, coalesce(s.exit_reason, l.exit_reason),
+                 l.final_submission, l.exit_reason, h.member_submissions_record, h.message_history, s.stage_usage,
+                 s.round_started_at, s.round_ended_at
+             FROM leader_board l
+             LEFT JOIN round_status s
+               ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
+             LEFT JOIN round_history h
+               ON h.execution_id = l.execution_id AND h.team_id = l.team_id AND h.round_number = l.round_number
+             WHERE l.execution_id = ? AND l.team_id = ? AND l.round_number = ?",
+            params![execution_id, team_id, round_number],
+            |r| {
+                Ok((
+                    RoundDetail {
+                        execution_id: execution_id.to_string(),
+                        team_id: team_id.to_string(),
+                        team_name: r.get(0)?,
+                        round_number,
+                        score: r.get(1)?,
+                        score_details: Value::Null,
+                        submission_content: r.get(3)?,
+                        submission_sha256: r.get(4)?,
+                        prompt: r.get(5)?,
+                        prompt_sha256: r.get(6)?,
+                        pii_masked: r.get(7)?,
+                        decision: StoredDecision {
+                            should_continue: r.get(8)?,
+                            reasoning: r.get(9)?,
+                            confidence_score: r.get(10)?,
+                            judgment: None,
+                            exit_reason: r.get(12)?,
+                        },
+                        final_submission: r.get(13)?,
+                        exit_reason: r.get(14)?,
+                        member_submissions: None,
+                        leader_messages: Vec::new(),
+                        usage: RoundUsage::default(),
+                        round_started_at: ts(r, 18)?,
+                        round_ended_at: ts(r, 19)?,
+                    },
+                    r.get(2)?,
+                    r.get(11)?,
+                    r.get(15)?,
+                    r.get(16)?,
+                    r.get(17)?,
+                ))
+            },
+        )?;
+        let Some((mut d, details, judgment, members, messages, usage)) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        d.score_details = parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
+        d.decision.judgment = judgment_of(judgment);
+        d.member_submissions = parse_json(members, "round_history.member_submissions_record")?;
+        d.leader_messages = match parse_json(messages, "round_history.message_history")? {
+            Some(Value::Array(items)) => items,
+            Some(other) => vec![other],
+            None => Vec::new(),
+        };
+        d.usage = usage_of(usage);
+        Ok(Some(d))
+    }
+
+    /// Stored executions, most recently started first (`limit` = None: all). Executions that
+    /// only have rounds (imported from the original, which wrote its summary at the very end)
+    /// are listed with status `incomplete`.
+    pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionRow>> {
+        let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
+        let sql = format!(
+            "WITH lb AS (
+                 SELECT execution_id, count(*) AS rounds, min(created_at) AS first_at FROM leader_board GROUP BY execution_id),
+             rs AS (
+                 SELECT execution_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+                        sum(cost_usd) AS cost_usd
+                 FROM round_status GROUP BY execution_id),
+             ids AS (SELECT execution_id FROM execution_summary UNION SELECT execution_id FROM lb)
+             SELECT ids.execution_id, coalesce(e.user_prompt, ''), coalesce(e.status, 'incomplete'),
+                 coalesce(e.total_teams, 0), e.best_team_id, e.best_score, e.total_execution_time_seconds,
+                 coalesce(e.created_at, lb.first_at), e.completed_at, coalesce(lb.rounds, 0),
+                 CASE WHEN e.status IS NULL OR e.status = 'running' THEN coalesce(rs.input_tokens, 0) ELSE e.input_tokens END,
+                 CASE WHEN e.status IS NULL OR e.status = 'running' THEN coalesce(rs.output_tokens, 0) ELSE e.output_tokens END,
+                 CASE WHEN e.status IS NULL OR e.status = 'running' THEN coalesce(rs.cost_usd, 0) ELSE e.cost_usd END
+             FROM ids
+             LEFT JOIN execution_summary e ON e.execution_id = ids.execution_id
+             LEFT JOIN lb ON lb.execution_id = ids.execution_id
+             LEFT JOIN rs ON rs.execution_id = ids.execution_id
+             ORDER BY coalesce(e.created_at, lb.first_at) DESC, ids.execution_id
+             {limit}"
+        );
+        self.query_rows("executions", &sql, [], |r| {
+            Ok(ExecutionRow {
+                execution_id: r.get(0)?,
+                user_prompt: r.get(1)?,
+                status: r.get(2)?,
+                total_teams: u32_of(r.get(3)?),
+                best_team_id: r.get(4)?,
+                best_score: r.get(5)?,
+                total_execution_time_seconds: r.get(6)?,
+                created_at: ts(r, 7)?.unwrap_or_else(epoch),
+                completed_at: ts(r, 8)?,
+                rounds: u64_of(r.get(9)?),
+                input_tokens: u64_of(r.get::<_, Option<i64>>(10)?.unwrap_or(0)),
+                output_tokens: u64_of(r.get::<_, Option<i64>>(11)?.unwrap_or(0)),
+                cost_usd: r.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
+            })
+        })
+    }
+
+    /// One execution's row (see [`Store::executions`]).
+    pub fn execution(&self, execution_id: &str) -> Result<Option<ExecutionRow>> {
+        // The list query is cheap enough; filter after resolving.
+        Ok(self.executions(None)?.into_iter().find(|e| e.execution_id == execution_id))
+    }
+
+    /// The most recently started execution, if any.
+    pub fn latest_execution(&self) -> Result<Option<String>> {
+        let rows = self.query_rows(
+            "the latest execution",
+            "SELECT execution_id FROM (
+                 SELECT execution_id, created_at FROM execution_summary
+                 UNION ALL
+                 SELECT execution_id, max(created_at) FROM leader_board GROUP BY execution_id)
+             ORDER BY created_at DESC, execution_id LIMIT 1",
+            [],
+            |r| r.get::<_, String>(0),
+        )?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// The full execution id for an id or a unique prefix of one.
+    pub fn resolve_execution(&self, id_or_prefix: &str) -> Result<String> {
+        let id = id_or_prefix.trim();
+        if id.is_empty() {
+            return Err(StoreError::ExecutionNotFound(id_or_prefix.to_string()));
+        }
+        let pattern = format!("{}%", id.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let mut ids = self.query_rows(
+            "execution ids",
+            "SELECT DISTINCT execution_id FROM (
+                 SELECT execution_id FROM execution_summary WHERE execution_id LIKE $1 ESCAPE '\\'
+                 UNION SELECT execution_id FROM leader_board WHERE execution_id LIKE $1 ESCAPE '\\')
+             ORDER BY execution_id LIMIT 11",
+            [&pattern],
+            |r| r.get::<_, String>(0),
+        )?;
+        if ids.iter().any(|x| x == id) {
+            return Ok(id.to_string());
+        }
+        match ids.len() {
+            0 => Err(StoreError::ExecutionNotFound(id.to_string())),
+            1 => Ok(ids.remove(0)),
+            _ => Err(StoreError::AmbiguousExecution { prefix: id.to_string(), candidates: ids }),
+        }
+    }
+
+    /// What `mixseek exec --resume` needs: status, config hash, teams, prompt.
+    pub fn execution_state(&self, execution_id: &str) -> Result<Option<ExecutionState>> {
+        type Raw = (ExecutionState, String);
+        let rows: Vec<Raw> = self.query_rows(
+            "the execution state",
+            "SELECT execution_id, status, user_prompt, config_hash, max_rounds, teams, created_at, completed_at
+             FROM execution_summary WHERE execution_id = ?",
+            [execution_id],
+            |r| {
+                Ok((
+                    ExecutionState {
+                        execution_id: r.get(0)?,
+                        status: r.get(1)?,
+                        user_prompt: r.get(2)?,
+                        config_hash: r.get(3)?,
+                        max_rounds: r.get::<_, Option<i64>>(4)?.map(u32_of),
+                        teams: Vec::new(),
+                        created_at: ts(r, 6)?.unwrap_or_else(epoch),
+                        completed_at: ts(r, 7)?,
+                    },
+                    r.get(5)?,
+                ))
+            },
+        )?;
+        let Some((mut state, teams)) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        state.teams = serde_json::from_str::<Vec<TeamRef>>(&teams).map_err(|e| StoreError::decode("execution_summary.teams", e))?;
+        Ok(Some(state))
+    }
+
+    /// [`Store::execution_state`] on tokio's blocking pool.
+    pub async fn execution_state_async(&self, execution_id: &str) -> Result<Option<ExecutionState>> {
+        let id = execution_id.to_string();
+        self.read_async(move |s| s.execution_state(&id)).await
+    }
+
+    /// The stored `ExecutionSummary` of a finished execution (`None` while it runs or when
+    /// unknown).
+    pub fn execution_summary(&self, execution_id: &str) -> Result<Option<ExecutionSummary>> {
+        type Raw = (String, String, String, Option<String>, Option<f64>, Option<f64>, String, Option<DateTime<Utc>>, Option<String>, Option<String>, Option<String>);
+        let rows: Vec<Raw> = self.query_rows(
+            "the execution summary",
+            "SELECT user_prompt, status, team_results, best_team_id, best_score, total_execution_time_seconds,
+                 failed_teams_info, created_at, usage, usage_by_role, stop_reason
+             FROM execution_summary WHERE execution_id = ? AND status <> 'running'",
+            [execution_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    ts(r, 7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                    r.get(10)?,
+                ))
+            },
+        )?;
+        let Some((user_prompt, status, results, best_team_id, best_score, time, failed, created_at, usage, by_role, stop_reason)) =
+            rows.into_iter().next()
+        else {
+            return Ok(None);
+        };
+        let team_results: Vec<LeaderboardEntry> =
+            serde_json::from_str(&results).map_err(|e| StoreError::decode("execution_summary.team_results", e))?;
+        let failed_teams_info: Vec<FailedTeamInfo> =
+            serde_json::from_str(&failed).map_err(|e| StoreError::decode("execution_summary.failed_teams_info", e))?;
+        Ok(Some(ExecutionSummary {
+            execution_id: execution_id.to_string(),
+            user_prompt,
+            team_results,
+            best_team_id,
+            best_score,
+            total_execution_time_seconds: time.unwrap_or(0.0),
+            failed_teams_info,
+            created_at: created_at.unwrap_or_else(epoch),
+            status: ExecutionStatus::parse(&status)
+                .ok_or_else(|| StoreError::decode("execution_summary.status", format!("unknown status `{status}`")))?,
+            usage: usage.and_then(|u| serde_json::from_str::<Usage>(&u).ok()).unwrap_or_default(),
+            usage_by_role: by_role.and_then(|u| serde_json::from_str::<UsageByRole>(&u).ok()).unwrap_or_default(),
+            stop_reason,
+        }))
+    }
+
+    /// An execution with one line per team (configured teams first, in configuration order,
+    /// then any other team that has rounds).
+    pub fn execution_overview(&self, execution_id: &str) -> Result<ExecutionOverview> {
+        let execution = self.execution(execution_id)?.ok_or_else(|| StoreError::ExecutionNotFound(execution_id.to_string()))?;
+        let extra: Vec<(Option<i64>, Option<String>, String, Option<String>)> = self.query_rows(
+            "the execution",
+            "SELECT max_rounds, stop_reason, failed_teams_info, teams FROM execution_summary WHERE execution_id = ?",
+            [execution_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+        let (max_rounds, stop_reason, failed, configured) = extra.into_iter().next().unwrap_or((None, None, "[]".into(), None));
+        let failed: Vec<FailedTeamInfo> = serde_json::from_str(&failed).unwrap_or_default();
+        let configured: Vec<TeamRef> = configured.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        let rounds = self.completed_rounds(execution_id)?;
+        let mut teams: Vec<TeamOverview> = configured
+            .iter()
+            .map(|t| TeamOverview {
+                team_id: t.team_id.clone(),
+                team_name: t.team_name.clone(),
+                rounds: 0,
+                best_score: None,
+                best_round: None,
+                final_submission: false,
+                exit_reason: None,
+                error_message: None,
+                usage: Usage::default(),
+            })
+            .collect();
+        for r in &rounds {
+            let idx = match teams.iter().position(|t| t.team_id == r.team_id) {
+                Some(i) => i,
+                None => {
+                    teams.push(TeamOverview {
+                        team_id: r.team_id.clone(),
+                        team_name: r.team_name.clone(),
+                        rounds: 0,
+                        best_score: None,
+                        best_round: None,
+                        final_submission: false,
+                        exit_reason: None,
+                        error_message: None,
+                        usage: Usage::default(),
+                    });
+                    teams.len() - 1
+                }
+            };
+            let t = &mut teams[idx];
+            t.team_name = r.team_name.clone();
+            t.rounds += 1;
+            t.usage += r.usage.total();
+            let better = match (t.final_submission, r.final_submission) {
+                (false, true) => true,
+                (true, false) => false,
+                _ => t.best_score.is_none_or(|b| r.state.evaluation_score >= b),
+            };
+            if better {
+                t.best_score = Some(r.state.evaluation_score);
+                t.best_round = Some(r.state.round_number);
+                t.final_submission = r.final_submission;
+            }
+            if r.final_submission {
+                t.exit_reason = r.decision.exit_reason.clone();
+            }
+        }
+        for f in failed {
+            if let Some(t) = teams.iter_mut().find(|t| t.team_id == f.team_id) {
+                t.error_message = Some(f.error_message);
+            }
+        }
+        let usage = if execution.status == "running" || execution.status == "incomplete" {
+            teams.iter().map(|t| t.usage).sum()
+        } else {
+            Usage {
+                input_tokens: execution.input_tokens,
+                output_tokens: execution.output_tokens,
+                cost_usd: execution.cost_usd,
+                ..self.execution_summary(execution_id)?.map(|s| s.usage).unwrap_or_default()
+            }
+        };
+        Ok(ExecutionOverview { execution, max_rounds: max_rounds.map(u32_of), stop_reason, teams, usage })
+    }
+
+    /// A leaderboard: per execution, each team's chosen round (its final submission, else its
+    /// best score, ties → the later round); across executions (`All`), each team id's best
+    /// round, ties → the earlier round. Rows are ranked by score, ties by team id. Returns the
+    /// execution id shown (`None` for `All`, or when there is no execution at all).
+    pub fn leaderboard(&self, scope: &LeaderboardScope) -> Result<(Option<String>, Vec<LeaderboardRow>)> {
+        let (exec, filter, order) = match scope {
+            LeaderboardScope::All => (None, "TRUE", "l.score DESC, l.created_at ASC, l.execution_id, l.round_number"),
+            LeaderboardScope::Latest => match self.latest_execution()? {
+                Some(id) => (Some(id), "l.execution_id = $1", ""),
+                None => return Ok((None, Vec::new())),
+            },
+            LeaderboardScope::Execution(id) => (Some(self.resolve_execution(id)?), "l.execution_id = $1", ""),
+        };
+        let order = if order.is_empty() { "l.final_submission DESC, l.score DESC, l.round_number DESC" } else { order };
+        let sql = format!(
+            "WITH best AS (
+                 SELECT l.team_id, l.score, l.round_number, l.execution_id, l.final_submission, l.exit_reason,
+                     row_number() OVER (PARTITION BY l.team_id ORDER BY {order}) AS rn,
+                     count(*) OVER (PARTITION BY l.team_id) AS total_rounds,
+                     arg_max(l.team_name, l.created_at) OVER (PARTITION BY l.team_id) AS latest_name
+                 FROM leader_board l WHERE {filter})
+             SELECT b.team_id, b.latest_name, b.score, b.round_number, b.total_rounds, b.execution_id,
+                 b.final_submission, b.exit_reason, s.round_ended_at
+             FROM best b
+             LEFT JOIN round_status s
+               ON s.execution_id = b.execution_id AND s.team_id = b.team_id AND s.round_number = b.round_number
+             WHERE b.rn = 1
+             ORDER BY b.score DESC, b.team_id ASC"
+        );
+        let mapper = |r: &Row<'_>| {
+            Ok(LeaderboardRow {
+                rank: 0,
+                team_id: r.get(0)?,
+                team_name: r.get(1)?,
+                score: r.get(2)?,
+                round_number: u32_of(r.get(3)?),
+                total_rounds: u32_of(r.get(4)?),
+                execution_id: r.get(5)?,
+                final_submission: r.get(6)?,
+                exit_reason: r.get(7)?,
+                round_ended_at: ts(r, 8)?,
+            })
+        };
+        let mut rows = match &exec {
+            Some(id) => self.query_rows("the leaderboard", &sql, [id], mapper)?,
+            None => self.query_rows("the leaderboard", &sql, [], mapper)?,
+        };
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.rank = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        }
+        Ok((exec, rows))
+    }
+
+    /// The rounds of an execution (optionally one team), by team id then round.
+    pub fn history(&self, execution_id: &str, team_id: Option<&str>) -> Result<Vec<HistoryRow>> {
+        self.query_rows(
+            "the history",
+            "SELECT l.execution_id, l.team_id, l.team_name, l.round_number, l.score, s.should_continue, s.reasoning,
+                 s.confidence_score, l.final_submission, coalesce(s.exit_reason, l.exit_reason),
+                 coalesce(s.input_tokens, 0), coalesce(s.output_tokens, 0), coalesce(s.cost_usd, 0),
+                 s.round_started_at, s.round_ended_at
+             FROM leader_board l
+             LEFT JOIN round_status s
+               ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
+             WHERE l.execution_id = $1 AND ($2 IS NULL OR l.team_id = $2)
+             ORDER BY l.team_id, l.round_number",
+            params![execution_id, team_id],
+            |r| {
+                Ok(HistoryRow {
+                    execution_id: r.get(0)?,
+                    team_id: r.get(1)?,
+                    team_name: r.get(2)?,
+                    round_number: u32_of(r.get(3)?),
+                    score: r.get(4)?,
+                    should_continue: r.get(5)?,
+                    reasoning: r.get(6)?,
+                    confidence_score: r.get(7)?,
+                    final_submission: r.get(8)?,
+                    exit_reason: r.get(9)?,
+                    input_tokens: u64_of(r.get(10)?),
+                    output_tokens: u64_of(r.get(11)?),
+                    cost_usd: r.get(12)?,
+                    round_started_at: ts(r, 13)?,
+                    round_ended_at: ts(r, 14)?,
+                })
+            },
+        )
+    }
+
+    /// Number of rows of a table (diagnostics and tests). Only our table names are accepted.
+    pub fn count_rows(&self, table: &str) -> Result<u64> {
+        if !crate::schema::TABLES.contains(&table) {
+            return Err(StoreError::Invalid(format!("unknown table `{table}`")));
+        }
+        let conn = self.connection()?;
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+            .map(u64_of)
+            .map_err(StoreError::db(format!("counting {table}")))
+    }
+}

@@ -1,0 +1,303 @@
+//! The store writer: one thread per process owning a cloned connection, fed through a channel.
+//! It implements [`EventSink`]: `emit` returns once the event's rows are committed (LLM calls
+//! are queued and committed with the next batch). Whatever is queued when the thread wakes up
+//! is written in one transaction, consecutive rounds with one bulk upsert; if that batch fails,
+//! each event is retried alone, so an error reaches only the emitter it belongs to.
+//!
+//! Retries: a transient failure (I/O, transaction conflict) is attempted 3 times in all,
+//! sleeping 1 s and then 2 s between attempts; validation and constraint errors fail at once.
+
+use crate::db::{Shared, Store};
+use crate::error::{Result, StoreError};
+use crate::pii::PiiMasker;
+use crate::write;
+use chrono::{DateTime, Utc};
+use duckdb::Connection;
+use mixseek_core::{Event, EventSink, LlmCallRecord, SinkError};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// Most jobs written in one transaction.
+const MAX_BATCH: usize = 4096;
+/// Sleeps between the attempts of a transient failure (3 attempts in all).
+const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
+
+enum Op {
+    Event(Box<Event>),
+    LlmCall(Box<LlmCallRecord>),
+    Flush,
+}
+
+struct Job {
+    op: Op,
+    reply: Option<oneshot::Sender<Result<()>>>,
+}
+
+pub(crate) struct WriterInner {
+    sender: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    path: PathBuf,
+    /// Keeps the database instance registered while the writer lives.
+    _store: Arc<Shared>,
+}
+
+impl Drop for WriterInner {
+    fn drop(&mut self) {
+        // Closing the channel lets the thread drain what is queued and stop.
+        drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if let Some(handle) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take()
+            && handle.join().is_err()
+        {
+            tracing::error!(path = %self.path.display(), "the database writer thread panicked");
+        }
+    }
+}
+
+/// The process's database writer (see the module docs). Cheap to clone; the thread stops
+/// (after committing what is queued) when the last clone is dropped.
+#[derive(Clone)]
+pub struct StoreWriter {
+    inner: Arc<WriterInner>,
+}
+
+impl std::fmt::Debug for StoreWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreWriter").field("path", &self.inner.path).finish()
+    }
+}
+
+impl StoreWriter {
+    pub(crate) fn start(store: &Store, masker: PiiMasker) -> Result<StoreWriter> {
+        let conn = store.connection()?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let path = store.path().to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("mixseek-store-writer".into())
+            .spawn(move || run(conn, masker, rx))
+            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
+        Ok(StoreWriter {
+            inner: Arc::new(WriterInner {
+                sender: Mutex::new(Some(tx)),
+                thread: Mutex::new(Some(thread)),
+                path,
+                _store: store.shared.clone(),
+            }),
+        })
+    }
+
+    pub(crate) fn from_inner(inner: Arc<WriterInner>) -> StoreWriter {
+        StoreWriter { inner }
+    }
+
+    pub(crate) fn downgrade(&self) -> Weak<WriterInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    fn send(&self, op: Op, reply: Option<oneshot::Sender<Result<()>>>) -> Result<()> {
+        let guard = self.inner.sender.lock().unwrap_or_else(|e| e.into_inner());
+        let sender = guard.as_ref().ok_or(StoreError::WriterStopped)?;
+        sender.send(Job { op, reply }).map_err(|_| StoreError::WriterStopped)
+    }
+
+    async fn submit(&self, op: Op) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(op, Some(tx))?;
+        rx.await.map_err(|_| StoreError::WriterStopped)?
+    }
+
+    /// Writes one event and waits for its commit. `LlmCall` events are only queued; events
+    /// the store does not record (`RoundStarted`, `SubmissionReady`) are ignored.
+    pub async fn write(&self, event: &Event) -> Result<()> {
+        match event {
+            Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
+            Event::LlmCall(call) => self.send(Op::LlmCall(call.clone()), None),
+            other => self.submit(Op::Event(Box::new(other.clone()))).await,
+        }
+    }
+
+    /// Queues many events at once and waits until all are committed (they share transactions
+    /// of up to 4096 events). Returns the first error.
+    pub async fn write_all(&self, events: Vec<Event>) -> Result<()> {
+        let mut waits = Vec::with_capacity(events.len());
+        for event in events {
+            match event {
+                Event::RoundStarted { .. } | Event::SubmissionReady { .. } => {}
+                Event::LlmCall(call) => self.send(Op::LlmCall(call), None)?,
+                other => {
+                    let (tx, rx) = oneshot::channel();
+                    self.send(Op::Event(Box::new(other)), Some(tx))?;
+                    waits.push(rx);
+                }
+            }
+        }
+        let mut first_err = None;
+        for rx in waits {
+            let r = rx.await.map_err(|_| StoreError::WriterStopped).and_then(|r| r);
+            if let Err(e) = r
+                && first_err.is_none()
+            {
+                first_err = Some(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Waits until everything queued so far (LLM calls included) is committed.
+    pub async fn flush(&self) -> Result<()> {
+        self.submit(Op::Flush).await
+    }
+}
+
+#[async_trait::async_trait]
+impl EventSink for StoreWriter {
+    async fn emit(&self, event: &Event) -> Result<(), SinkError> {
+        self.write(event).await.map_err(|e| SinkError {
+            sink: format!("store ({})", self.inner.path.display()),
+            message: match e.hint() {
+                Some(h) => format!("{e} ({h})"),
+                None => e.to_string(),
+            },
+        })
+    }
+}
+
+fn run(conn: Connection, masker: PiiMasker, rx: mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        process(&conn, &masker, batch);
+    }
+    tracing::debug!("database writer stopped");
+}
+
+fn process(conn: &Connection, masker: &PiiMasker, batch: Vec<Job>) {
+    let now = mixseek_core::time::now_utc();
+    let refs: Vec<&Job> = batch.iter().collect();
+    let first = in_transaction(conn, |c| apply(c, masker, &refs, now));
+    let outcome: Vec<Result<()>> = match first {
+        Ok(()) => batch.iter().map(|_| Ok(())).collect(),
+        Err(e) if batch.len() == 1 => {
+            vec![if e.is_transient() { with_retries(|| in_transaction(conn, |c| apply(c, masker, &refs, now)), e) } else { Err(e) }]
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, jobs = batch.len(), "batch write failed; writing the events one by one");
+            batch
+                .iter()
+                .map(|job| {
+                    let one = [job];
+                    match in_transaction(conn, |c| apply(c, masker, &one, now)) {
+                        Err(e) if e.is_transient() => {
+                            with_retries(|| in_transaction(conn, |c| apply(c, masker, &one, now)), e)
+                        }
+                        other => other,
+                    }
+                })
+                .collect()
+        }
+    };
+    for (job, result) in batch.into_iter().zip(outcome) {
+        match job.reply {
+            Some(reply) => {
+                if let Err(Err(e)) = reply.send(result) {
+                    tracing::warn!(error = %e, "database write failed after its emitter went away");
+                }
+            }
+            None => {
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "failed to record an LLM call");
+                }
+            }
+        }
+    }
+}
+
+/// The remaining attempts after a first transient failure.
+fn with_retries(mut attempt: impl FnMut() -> Result<()>, first: StoreError) -> Result<()> {
+    let mut last = first;
+    for sleep in RETRY_SLEEPS {
+        tracing::warn!(error = %last, retry_in = ?sleep, "database write failed; retrying");
+        std::thread::sleep(sleep);
+        match attempt() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_transient() => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// begin → f → commit; on error a best-effort rollback whose own error never hides the first.
+pub(crate) fn in_transaction(conn: &Connection, f: impl FnOnce(&Connection) -> Result<()>) -> Result<()> {
+    conn.execute_batch("BEGIN TRANSACTION").map_err(StoreError::db("beginning a transaction"))?;
+    let result = f(conn).and_then(|()| conn.execute_batch("COMMIT").map_err(StoreError::db("committing")));
+    if result.is_err()
+        && let Err(rb) = conn.execute_batch("ROLLBACK")
+    {
+        tracing::debug!(error = %rb, "rollback after a failed write");
+    }
+    result
+}
+
+fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
+    let mut i = 0;
+    while i < jobs.len() {
+        match &jobs[i].op {
+            Op::Event(e) if matches!(**e, Event::Evaluated(_)) => {
+                let mut rounds = Vec::new();
+                while let Some(Op::Event(e)) = jobs.get(i).map(|j| &j.op) {
+                    let Event::Evaluated(r) = &**e else { break };
+                    rounds.push(&**r);
+                    i += 1;
+                }
+                write::write_rounds(conn, masker, &rounds, now)?;
+            }
+            Op::LlmCall(_) => {
+                let mut calls = Vec::new();
+                while let Some(Op::LlmCall(c)) = jobs.get(i).map(|j| &j.op) {
+                    calls.push(&**c);
+                    i += 1;
+                }
+                write::write_llm_calls(conn, &calls)?;
+            }
+            Op::Event(e) => {
+                apply_event(conn, masker, e, now)?;
+                i += 1;
+            }
+            Op::Flush => i += 1,
+        }
+    }
+    Ok(())
+}
+
+fn apply_event(conn: &Connection, masker: &PiiMasker, event: &Event, now: DateTime<Utc>) -> Result<()> {
+    match event {
+        Event::ExecutionStarted { execution_id, user_prompt, teams, config_hash, max_rounds, at } => {
+            write::start_execution(conn, masker, execution_id, user_prompt, teams, config_hash, *max_rounds, *at)
+        }
+        Event::Evaluated(r) => write::write_rounds(conn, masker, &[&**r], now),
+        Event::Judged { execution_id, team_id, round_number, decision, .. } => {
+            write::write_decision(conn, masker, execution_id, team_id, *round_number, decision, now)
+        }
+        Event::LlmCall(c) => write::write_llm_calls(conn, &[&**c]),
+        Event::TeamFinished { execution_id, team_id, best, exit_reason, .. } => write::finish_team(
+            conn,
+            masker,
+            execution_id,
+            team_id,
+            best.as_deref(),
+            exit_reason.map(|r| r.as_str()),
+            now,
+        ),
+        Event::ExecutionFinished(summary) => write::finish_execution(conn, masker, summary, now),
+        Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
+    }
+}
