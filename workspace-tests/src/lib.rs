@@ -1,1 +1,71 @@
-//! End-to-end tests of the real `mixseek` binary live in `tests/`.
+//! Helpers for the end-to-end tests in `tests/`: they drive the real `mixseek` binary.
+
+use std::path::{Path, PathBuf};
+
+/// A temporary workspace plus a folder for config files.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().expect("tempdir") }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+    /// Writes a file under the sandbox and returns its path.
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, content).expect("write");
+        p
+    }
+    /// The `mixseek` binary with a clean environment (no MIXSEEK_* or provider keys) and the
+    /// sandbox workspace.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut c = assert_cmd::Command::cargo_bin("mixseek").expect("binary");
+        for (k, _) in std::env::vars() {
+            if k.starts_with("MIXSEEK_") || k.ends_with("_API_KEY") || k == "OPENAI_BASE_URL" || k == "TZ" {
+                c.env_remove(k);
+            }
+        }
+        c.current_dir(self.path());
+        c.arg("-w").arg(self.workspace());
+        c.arg("--no-log-file");
+        c
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The repository root (for `configs/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("parent").to_path_buf()
+}
+
+/// A minimal valid offline competition in `dir`: orchestrator.toml + team + evaluator + judgment.
+pub fn write_mock_competition(sb: &Sandbox, teams: &[&str]) -> PathBuf {
+    let mut orch = String::from("[orchestrator]\ntimeout_per_team_seconds = 60\nmin_rounds = 1\nmax_rounds = 2\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\n");
+    for t in teams {
+        orch.push_str(&format!("\n[[orchestrator.teams]]\nconfig = \"team_{t}.toml\"\n"));
+        sb.write(
+            &format!("cfg/team_{t}.toml"),
+            &format!(
+                "[team]\nteam_id = \"{t}\"\nteam_name = \"Team {t}\"\n[team.leader]\nmodel = \"mock:leader-{t}\"\n[[team.members]]\nname = \"helper\"\ntype = \"plain\"\nmodel = \"mock:helper\"\n"
+            ),
+        );
+    }
+    sb.write("cfg/evaluator.toml", "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\n[[metrics]]\nname = \"Relevance\"\n");
+    sb.write("cfg/judgment.toml", "model = \"mock:judge-continue\"\n");
+    sb.write("cfg/orchestrator.toml", &orch)
+}

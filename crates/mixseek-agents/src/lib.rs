@@ -1,1 +1,52 @@
-//! mixseek-agents
+//! mixseek-agents owns the agents of a team: the leader (a tool-calling loop in which every
+//! member is a tool taking one `task` string; the calls of one turn run concurrently, bounded
+//! by `max_concurrent_members`; the loop ends with the final text or at `max_tool_rounds`) and
+//! the member types — `plain` (one LLM call), `web_fetch` (an LLM with a real `fetch_url`
+//! tool: HTTP GET, HTML to text, size and time limits, private addresses refused),
+//! `command` (an external program speaking JSON on stdin/stdout) — plus the refusal, naming
+//! the provider, of `web_search` / `code_execution` whose provider-native tools the LLM
+//! layer cannot send. Member failures become `ERROR` submissions (with real token counts
+//! and timing) and tool errors for the leader; they never fail the round.
+//!
+//! # Use
+//!
+//! ```no_run
+//! # async fn demo(team: mixseek_config::LoadedTeam) -> Result<(), mixseek_agents::AgentError> {
+//! use mixseek_agents::{AgentDeps, RoundContext, TeamAgents};
+//! use mixseek_prompt::{PromptBuilder, PromptBuilderSettings, PromptContext};
+//! use std::sync::Arc;
+//!
+//! let registry = Arc::new(mixseek_llm::ModelRegistry::with_defaults().expect("registry"));
+//! let prompts = PromptBuilder::new(&PromptBuilderSettings::default()).expect("templates");
+//! let agents = TeamAgents::from_loaded(&team, AgentDeps::new(registry, prompts));
+//! let ctx = RoundContext::new(PromptContext {
+//!     user_prompt: "Summarise the news".into(),
+//!     round_number: 1,
+//!     team_id: team.settings.team_id.clone(),
+//!     team_name: team.settings.team_name.clone(),
+//!     execution_id: Some("exec-1".into()),
+//!     ..Default::default()
+//! });
+//! let outcome = agents.run_round("the rendered team prompt", &ctx).await?; // fresh agents
+//! println!("{} ({} member calls)", outcome.submission, outcome.member_submissions.len());
+//! # Ok(()) }
+//! ```
+//!
+//! Preflight: [`check_team`] / [`check_member`] report unsupported types without building.
+
+pub mod context;
+pub mod error;
+pub mod fetch;
+pub mod history;
+pub mod instructions;
+pub mod leader;
+pub mod member;
+pub mod params;
+pub mod team;
+
+pub use context::{AgentDeps, RoundContext};
+pub use error::AgentError;
+pub use instructions::DEFAULT_LEADER_INSTRUCTION;
+pub use leader::{Leader, LeaderConfig, LeaderOutcome, MemberTool, final_answer_request};
+pub use member::{MemberAgent, MemberOutput, build_member, check_member};
+pub use team::{TeamAgents, check_team};

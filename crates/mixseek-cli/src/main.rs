@@ -1,1 +1,141 @@
-fn main() {}
+//! The `mixseek` binary: argument parsing, logging set-up, and one module per command.
+//! Everything below this crate returns values; only this crate prints.
+
+mod commands;
+mod context;
+mod error;
+mod logging;
+mod output;
+mod textwidth;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use context::Ctx;
+use error::CliError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mixseek",
+    version = concat!("version ", env!("CARGO_PKG_VERSION")),
+    about = "MixSeek: Multi-agent framework CLI",
+    long_about = "MixSeek runs LLM-agent team competitions: several teams answer one prompt over several rounds,\neach round is scored by weighted LLM-as-judge metrics and stored on a DuckDB leaderboard."
+)]
+struct Cli {
+    /// Workspace directory (configs, mixseek.db, logs/). Default: $MIXSEEK_WORKSPACE, else ./mixseek-workspace
+    #[arg(short = 'w', long, global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Log level on stderr and in WORKSPACE/logs/mixseek.log
+    #[arg(long, global = true, value_enum, default_value = "info")]
+    log_level: logging::LogLevel,
+    /// Log format
+    #[arg(long, global = true, value_enum, env = "MIXSEEK_LOG_FORMAT", default_value = "text")]
+    log_format: logging::LogFormat,
+    /// Do not write WORKSPACE/logs/mixseek.log
+    #[arg(long, global = true)]
+    no_log_file: bool,
+    /// Only errors on stderr; no progress display
+    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// More detail on stderr
+    #[arg(short = 'v', long, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a workspace with sample configs (including an offline quick-start competition)
+    Init(commands::init::Args),
+    /// Run a competition: all teams, all rounds, evaluation, judgment, leaderboard
+    Exec(commands::exec::Args),
+    /// Run one team through its rounds with evaluation and judgment, without a store (development/testing)
+    Team(commands::team::Args),
+    /// Show or validate a configuration
+    #[command(subcommand)]
+    Config(commands::config::ConfigCommand),
+    /// Leaderboard of an execution, the latest one, or across all executions
+    Leaderboard(commands::reports::LeaderboardArgs),
+    /// List executions
+    Executions(commands::reports::ExecutionsArgs),
+    /// Round history of an execution / a team
+    History(commands::reports::HistoryArgs),
+    /// Details of an execution, a team, a round
+    Show(commands::reports::ShowArgs),
+    /// Export an execution (or all) as JSON, CSV or Parquet
+    Export(commands::reports::ExportArgs),
+    /// Write a self-contained HTML report of an execution
+    Report(commands::reports::ReportArgs),
+    /// Print shell completions
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+impl Command {
+    /// Commands that write into the workspace (so it is created and file logging enabled).
+    fn writes_workspace(&self) -> bool {
+        matches!(self, Command::Exec(_) | Command::Init(_))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let workspace = match mixseek_config::Workspace::from_env(cli.workspace.as_deref()) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{}", CliError::usage(e.to_string()).with_hint("pass --workspace DIR or set MIXSEEK_WORKSPACE"));
+            return ExitCode::from(2);
+        }
+    };
+    if cli.command.writes_workspace() && !matches!(cli.command, Command::Exec(ref a) if a.dry_run) {
+        let _ = std::fs::create_dir_all(&workspace.root);
+    }
+    logging::init(cli.log_level, cli.log_format, cli.quiet, cli.verbose, Some(&workspace.root), !cli.no_log_file);
+    let ctx = Ctx { workspace, quiet: cli.quiet, verbose: cli.verbose };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(run(cli.command, &ctx));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit()
+        }
+    }
+}
+
+async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
+    match command {
+        Command::Init(a) => commands::init::run(a, ctx).await,
+        Command::Exec(a) => commands::exec::run(a, ctx).await,
+        Command::Team(a) => commands::team::run(a, ctx).await,
+        Command::Config(c) => commands::config::run(c, ctx).await,
+        Command::Leaderboard(a) => commands::reports::run_leaderboard(a, ctx).await,
+        Command::Executions(a) => commands::reports::run_executions(a, ctx).await,
+        Command::History(a) => commands::reports::run_history(a, ctx).await,
+        Command::Show(a) => commands::reports::run_show(a, ctx).await,
+        Command::Export(a) => commands::reports::run_export(a, ctx).await,
+        Command::Report(a) => commands::reports::run_report(a, ctx).await,
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "mixseek", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

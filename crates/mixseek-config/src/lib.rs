@@ -36,3 +36,5 @@ pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};
 pub use source::{Source, SourceMap};
 pub use team::{Instruction, LeaderSettings, MemberSettings, TeamSettings};
 pub use workspace::{PathError, Workspace, WorkspaceSource};
+pub mod preflight;
+pub use preflight::{CheckStatus, PreflightReport};

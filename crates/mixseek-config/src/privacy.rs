@@ -63,7 +63,11 @@ pub struct PiiPattern {
 
 impl Default for PiiPattern {
     fn default() -> Self {
-        Self { name: String::new(), pattern: String::new(), replacement: None }
+        Self {
+            name: String::new(),
+            pattern: String::new(),
+            replacement: None,
+        }
     }
 }
 
@@ -73,15 +77,27 @@ impl PrivacySettings {
         for (i, d) in self.detectors.iter().enumerate() {
             if !PII_DETECTORS.contains(&d.as_str()) {
                 let hint = match crate::issues::closest(d, PII_DETECTORS) {
-                    Some(c) => format!("did you mean `{c}`? known detectors: {}", PII_DETECTORS.join(", ")),
+                    Some(c) => format!(
+                        "did you mean `{c}`? known detectors: {}",
+                        PII_DETECTORS.join(", ")
+                    ),
                     None => format!("known detectors: {}", PII_DETECTORS.join(", ")),
                 };
-                issues.error_hint(prefix, &format!("detectors[{i}]"), format!("unknown PII detector `{d}`"), hint);
+                issues.error_hint(
+                    prefix,
+                    &format!("detectors[{i}]"),
+                    format!("unknown PII detector `{d}`"),
+                    hint,
+                );
             }
         }
         for (i, p) in self.extra_patterns.iter().enumerate() {
             let key = format!("extra_patterns[{i}]");
-            let p_prefix = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            let p_prefix = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
             issues.non_blank(&p_prefix, "name", &p.name);
             issues.non_blank(&p_prefix, "pattern", &p.pattern);
         }
@@ -112,7 +128,10 @@ extra_patterns = [{ name = "emp", pattern = "EMP-[0-9]{6}", replacement = "[社�
         )
         .expect("valid");
         assert!(p.mask_pii);
-        assert_eq!(p.extra_patterns[0].replacement.as_deref(), Some("[社員番号]"));
+        assert_eq!(
+            p.extra_patterns[0].replacement.as_deref(),
+            Some("[社員番号]")
+        );
         let mut issues = Issues::default();
         p.validate("privacy", &mut issues);
         assert!(issues.is_empty(), "{issues:?}");
@@ -123,13 +142,23 @@ extra_patterns = [{ name = "emp", pattern = "EMP-[0-9]{6}", replacement = "[社�
         let p = PrivacySettings {
             mask_pii: true,
             detectors: vec!["emial".into()],
-            extra_patterns: vec![PiiPattern { name: "x".into(), pattern: " ".into(), replacement: None }],
+            extra_patterns: vec![PiiPattern {
+                name: "x".into(),
+                pattern: " ".into(),
+                replacement: None,
+            }],
         };
         let mut issues = Issues::default();
         p.validate("privacy", &mut issues);
         assert_eq!(issues.len(), 2);
         assert_eq!(issues.items[0].key, "privacy.detectors[0]");
-        assert!(issues.items[0].hint.as_deref().unwrap_or("").contains("`email`"));
+        assert!(
+            issues.items[0]
+                .hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("`email`")
+        );
         assert_eq!(issues.items[1].key, "privacy.extra_patterns[0].pattern");
     }
 }

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The names of the built-in providers (the prefixes of `provider:model` ids).
-pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "google-gla", "grok", "xai", "mock"];
+pub const BUILTIN_PROVIDERS: &[&str] =
+    &["openai", "anthropic", "google-gla", "grok", "xai", "mock"];
 
 /// The wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -90,17 +91,58 @@ impl Default for ProviderSettings {
 
 impl ProviderSettings {
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        issues.range_i64(prefix, "max_in_flight", i64::from(self.max_in_flight), 1, 100_000);
-        issues.opt_range_i64(prefix, "requests_per_minute", self.requests_per_minute.map(i64::from), 1, i64::MAX);
-        issues.opt_range_i64(prefix, "tokens_per_minute", self.tokens_per_minute.map(i64::from), 1, i64::MAX);
-        issues.range_f64(prefix, "timeout_seconds", self.timeout_seconds, 0.001, 86_400.0);
+        issues.range_i64(
+            prefix,
+            "max_in_flight",
+            i64::from(self.max_in_flight),
+            1,
+            100_000,
+        );
+        issues.opt_range_i64(
+            prefix,
+            "requests_per_minute",
+            self.requests_per_minute.map(i64::from),
+            1,
+            i64::MAX,
+        );
+        issues.opt_range_i64(
+            prefix,
+            "tokens_per_minute",
+            self.tokens_per_minute.map(i64::from),
+            1,
+            i64::MAX,
+        );
+        issues.range_f64(
+            prefix,
+            "timeout_seconds",
+            self.timeout_seconds,
+            0.001,
+            86_400.0,
+        );
         issues.range_i64(prefix, "max_attempts", i64::from(self.max_attempts), 1, 100);
-        issues.range_f64(prefix, "backoff_initial_seconds", self.backoff_initial_seconds, 0.0, 3_600.0);
-        issues.range_f64(prefix, "backoff_max_seconds", self.backoff_max_seconds, 0.0, 3_600.0);
+        issues.range_f64(
+            prefix,
+            "backoff_initial_seconds",
+            self.backoff_initial_seconds,
+            0.0,
+            3_600.0,
+        );
+        issues.range_f64(
+            prefix,
+            "backoff_max_seconds",
+            self.backoff_max_seconds,
+            0.0,
+            3_600.0,
+        );
         if let Some(url) = &self.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            issues.error_hint(prefix, "base_url", format!("`{url}` is not an http(s) URL"), "e.g. http://localhost:11434/v1");
+            issues.error_hint(
+                prefix,
+                "base_url",
+                format!("`{url}` is not an http(s) URL"),
+                "e.g. http://localhost:11434/v1",
+            );
         }
         if let Some(env) = &self.api_key_env {
             issues.non_blank(prefix, "api_key_env", env);
@@ -111,16 +153,32 @@ impl ProviderSettings {
 /// Validates a whole `[providers]` table: each entry, plus the rules that depend on the
 /// name (a new provider needs `base_url`; `mock` and the unsupported original prefixes
 /// cannot be redefined).
-pub fn validate_providers(providers: &BTreeMap<String, ProviderSettings>, prefix: &str, issues: &mut Issues) {
+pub fn validate_providers(
+    providers: &BTreeMap<String, ProviderSettings>,
+    prefix: &str,
+    issues: &mut Issues,
+) {
     for (name, settings) in providers {
-        let key_prefix = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        let key_prefix = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
         settings.validate(&key_prefix, issues);
         if name.is_empty() || name.contains(':') || name.chars().any(char::is_whitespace) {
-            issues.error(prefix, name, "a provider name must be non-empty, without `:` or spaces");
+            issues.error(
+                prefix,
+                name,
+                "a provider name must be non-empty, without `:` or spaces",
+            );
             continue;
         }
         if name == "mock" || name == "google-vertex" || name == "grok-responses" {
-            issues.error(prefix, name, format!("`{name}` is reserved and cannot be configured"));
+            issues.error(
+                prefix,
+                name,
+                format!("`{name}` is reserved and cannot be configured"),
+            );
             continue;
         }
         if !BUILTIN_PROVIDERS.contains(&name.as_str()) && settings.base_url.is_none() {
@@ -149,15 +207,37 @@ pub struct Price {
 
 impl Default for Price {
     fn default() -> Self {
-        Self { input_per_million: 0.0, output_per_million: 0.0, cached_input_per_million: None }
+        Self {
+            input_per_million: 0.0,
+            output_per_million: 0.0,
+            cached_input_per_million: None,
+        }
     }
 }
 
 impl Price {
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        issues.range_f64(prefix, "input_per_million", self.input_per_million, 0.0, 1.0e6);
-        issues.range_f64(prefix, "output_per_million", self.output_per_million, 0.0, 1.0e6);
-        issues.opt_range_f64(prefix, "cached_input_per_million", self.cached_input_per_million, 0.0, 1.0e6);
+        issues.range_f64(
+            prefix,
+            "input_per_million",
+            self.input_per_million,
+            0.0,
+            1.0e6,
+        );
+        issues.range_f64(
+            prefix,
+            "output_per_million",
+            self.output_per_million,
+            0.0,
+            1.0e6,
+        );
+        issues.opt_range_f64(
+            prefix,
+            "cached_input_per_million",
+            self.cached_input_per_million,
+            0.0,
+            1.0e6,
+        );
     }
 }
 
@@ -177,13 +257,23 @@ pub struct CacheSettings {
 
 impl Default for CacheSettings {
     fn default() -> Self {
-        Self { enabled: false, ttl_seconds: 7 * 24 * 3600, dir: ".cache/llm".to_string() }
+        Self {
+            enabled: false,
+            ttl_seconds: 7 * 24 * 3600,
+            dir: ".cache/llm".to_string(),
+        }
     }
 }
 
 impl CacheSettings {
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        issues.range_i64(prefix, "ttl_seconds", i64::try_from(self.ttl_seconds).unwrap_or(i64::MAX), 1, i64::MAX);
+        issues.range_i64(
+            prefix,
+            "ttl_seconds",
+            i64::try_from(self.ttl_seconds).unwrap_or(i64::MAX),
+            1,
+            i64::MAX,
+        );
         issues.non_blank(prefix, "dir", &self.dir);
     }
 }
@@ -219,7 +309,8 @@ mod tests {
     #[test]
     fn a_new_provider_needs_a_base_url_and_sane_limits() {
         let t: BTreeMap<String, ProviderSettings> =
-            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\n[x]\nbase_url = \"localhost\"\n").expect("parse");
+            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\n[x]\nbase_url = \"localhost\"\n")
+                .expect("parse");
         let mut issues = Issues::default();
         validate_providers(&t, "providers", &mut issues);
         let keys: Vec<&str> = issues.items.iter().map(|i| i.key.as_str()).collect();
@@ -245,7 +336,11 @@ mod tests {
         assert!(f.cache.enabled);
         assert_eq!(f.cache.ttl_seconds, 604_800);
         let mut issues = Issues::default();
-        Price { input_per_million: -1.0, ..Price::default() }.validate("pricing.x", &mut issues);
+        Price {
+            input_per_million: -1.0,
+            ..Price::default()
+        }
+        .validate("pricing.x", &mut issues);
         assert_eq!(issues.len(), 1);
     }
 }

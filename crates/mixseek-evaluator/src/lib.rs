@@ -1,1 +1,89 @@
-//! mixseek-evaluator
+//! mixseek-evaluator owns scoring a submission: weighted metrics — the original's built-in
+//! LLM judges (`ClarityCoherence`, `Coverage`, `Relevance`, `LLMPlain`, instructions verbatim,
+//! snake_case aliases accepted), custom LLM judges (any name with its own
+//! `system_instruction`) and command metrics (`type = "command"`: any program, JSON on stdin
+//! and stdout) — run concurrently and aggregated into the original's `score_details`; judge
+//! samples and juries; the `on_metric_error` policy; and the logic and output formats of
+//! `mixseek evaluate`.
+//!
+//! # Use (round controller, orchestrator)
+//!
+//! ```no_run
+//! # async fn demo(settings: mixseek_config::EvaluatorSettings,
+//! #               registry: std::sync::Arc<mixseek_llm::ModelRegistry>,
+//! #               prompts: std::sync::Arc<mixseek_prompt::PromptBuilder>)
+//! #               -> Result<(), mixseek_evaluator::EvaluatorError> {
+//! use mixseek_evaluator::{EvaluationRequest, Evaluator};
+//! // Checks names, weights (the original's rules and messages), models, parameters.
+//! let evaluator = Evaluator::new(settings, registry, prompts)?
+//!     .with_working_dir("/path/to/configs"); // where command metrics run
+//! let outcome = evaluator
+//!     .evaluate(&EvaluationRequest {
+//!         user_prompt: "the task".into(),
+//!         submission: "the leader's answer".into(),
+//!         execution_id: Some("exec-1".into()),
+//!         team_id: Some("team1".into()),
+//!         team_name: Some("Alpha".into()),
+//!         round_number: Some(1),
+//!         domain_context: None,
+//!         language: None,
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! let score = outcome.score_details.overall_score; // Σ weight × score, rounded like Python
+//! # let _ = (score, outcome.usage, outcome.failures); Ok(()) }
+//! ```
+//!
+//! * [`Evaluator::new`]`(EvaluatorSettings, Arc<ModelRegistry>, Arc<PromptBuilder>) ->
+//!   Result<Evaluator, EvaluatorError>` — all configuration errors surface here:
+//!   `List should have at least 1 item after validation, not 0`; the mixed-weights message
+//!   `すべてのメトリクスの重みを指定するか、…`; `Metric weights must sum to 1.0, got: …`;
+//!   `Duplicate metric names found: …`; `Metric class not found: '…'. Available metrics: …`;
+//!   `Invalid model format: '…'. …`; an unusable judge model ([`EvaluatorError::Model`]).
+//! * [`Evaluator::evaluate`]`(&EvaluationRequest) -> Result<EvaluationOutcome,
+//!   EvaluatorError>`: [`EvaluationOutcome`] has `score_details: ScoreDetails` (configuration
+//!   order; each [`MetricScore`](mixseek_core::MetricScore) keeps `metric_name`, `score` (2
+//!   decimals), `evaluator_comment`; extras only when there is something to add: `aggregate`,
+//!   `samples`, `judges`, `agreement`, `answers` (every raw judge answer) for samples and
+//!   juries, `weight` / `configured_weight` after a skip), `usage: Usage`,
+//!   `failures: Vec<MetricFailure>` (skipped metrics) and `metrics: Vec<MetricReport>` (weight,
+//!   effective weight, per-metric usage and duration). Per-metric usage is reported there, not
+//!   in `score_details`, so the default `score_details` (which the submission-history prompt
+//!   prints) stays byte-identical to the original's.
+//! * The user prompt of every judge is the prompt builder's `evaluator_user_prompt` with the
+//!   evaluator-phase user injections; its system prompt is the metric's instruction with the
+//!   evaluator-phase system injections (domain context, language, suffix). The answer is
+//!   structured (`BaseLLMEvaluation {score, evaluator_comment}`), validated and repaired up to
+//!   `max_retries` times by the LLM layer; a score outside 0..=100 is repaired, never
+//!   clamped. Calls are tagged `Role::Evaluator` with the sample index as `repeat`.
+//! * Concurrency: every metric at once (`max_concurrent_metrics` bounds it), and every
+//!   (judge, sample) call of a metric at once. `on_metric_error = "fail"` (default): the
+//!   first failure cancels the rest and is returned as [`EvaluatorError::Metric`] (text as
+//!   the original's: `Failed to evaluate after retries: … | Provider: … | Metric: … | Retries:
+//!   …`). `"skip"`: the failure is recorded in `failures` and the weights of the metrics that
+//!   succeeded are renormalised; nothing left ⇒ [`EvaluatorError::AllMetricsFailed`].
+//! * Overall score: `round2(Σ weight × round2(score))` ([`mixseek_core::round2`], Python's
+//!   `round(x, 2)`).
+//! * `mixseek evaluate`: [`run_standalone`], then [`render_text`] / [`render_json`].
+
+pub mod aggregate;
+pub mod builtin;
+pub mod combine;
+pub mod command;
+pub mod error;
+pub mod evaluator;
+pub mod judge;
+pub mod plan;
+pub mod report;
+pub mod request;
+pub mod standalone;
+pub mod weights;
+
+pub use aggregate::Aggregate;
+pub use error::{EvaluatorError, MetricFailure};
+pub use evaluator::{EvaluationOutcome, Evaluator, MetricReport};
+pub use judge::JudgeVerdict;
+pub use plan::{ErrorPolicy, MetricKind, MetricPlan};
+pub use report::{render_json, render_text};
+pub use request::{EvaluationRequest, STANDALONE_TEAM_ID};
+pub use standalone::{Standalone, StandaloneArgs, StandaloneError, run_standalone};

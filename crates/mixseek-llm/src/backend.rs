@@ -23,7 +23,12 @@ pub struct RawResponse {
 pub trait Backend: Send + Sync {
     /// Sends one attempt of `request` to `model`. `attempts` already counts this attempt; a
     /// backend that resends internally (capability fallback) adds its extra sends to it.
-    async fn send(&self, model: &str, request: &ChatRequest, attempts: &AtomicU32) -> Result<RawResponse, LlmError>;
+    async fn send(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        attempts: &AtomicU32,
+    ) -> Result<RawResponse, LlmError>;
 }
 
 /// Context of one HTTP exchange, for errors.
@@ -36,12 +41,21 @@ pub(crate) struct Exchange<'a> {
 
 impl Exchange<'_> {
     pub fn error(&self, kind: ErrorKind, message: impl AsRef<str>) -> LlmError {
-        LlmError::new(kind, self.provider, self.model, mask(message.as_ref(), self.secrets))
+        LlmError::new(
+            kind,
+            self.provider,
+            self.model,
+            mask(message.as_ref(), self.secrets),
+        )
     }
 
     /// Maps a reqwest error (connect, timeout, body).
     pub fn transport(&self, e: reqwest::Error) -> LlmError {
-        let kind = if e.is_timeout() { ErrorKind::Timeout } else { ErrorKind::Transport };
+        let kind = if e.is_timeout() {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Transport
+        };
         // Without the URL: it may carry a key in its query.
         let e = e.without_url();
         let mut msg = e.to_string();
@@ -60,7 +74,11 @@ impl Exchange<'_> {
         builder: reqwest::RequestBuilder,
         body: &serde_json::Value,
     ) -> Result<serde_json::Value, LlmError> {
-        let resp = builder.json(body).send().await.map_err(|e| self.transport(e))?;
+        let resp = builder
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| self.transport(e))?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let bytes = resp.bytes().await.map_err(|e| self.transport(e))?;
@@ -73,7 +91,10 @@ impl Exchange<'_> {
                 .with_retry_after(retry_after(&headers)));
         }
         serde_json::from_slice(&bytes).map_err(|e| {
-            let mut err = self.error(ErrorKind::Parse, format!("the server's answer is not JSON ({e}): {}", snippet(&bytes)));
+            let mut err = self.error(
+                ErrorKind::Parse,
+                format!("the server's answer is not JSON ({e}): {}", snippet(&bytes)),
+            );
             err.status = Some(status.as_u16());
             err
         })
@@ -84,7 +105,12 @@ impl Exchange<'_> {
 /// `detail`, `error` as a string, else the start of the body.
 pub fn server_message(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
-        let candidates = [v.pointer("/error/message"), v.get("message"), v.get("detail"), v.get("error")];
+        let candidates = [
+            v.pointer("/error/message"),
+            v.get("message"),
+            v.get("detail"),
+            v.get("error"),
+        ];
         for c in candidates.into_iter().flatten() {
             if let Some(s) = c.as_str() {
                 return s.to_string();
@@ -97,7 +123,11 @@ pub fn server_message(body: &[u8]) -> String {
         }
     }
     let s = snippet(body);
-    if s.is_empty() { "(empty answer)".to_string() } else { s }
+    if s.is_empty() {
+        "(empty answer)".to_string()
+    } else {
+        s
+    }
 }
 
 /// The first 500 characters of a body.
@@ -117,8 +147,15 @@ pub fn estimate_tokens(request: &ChatRequest) -> u64 {
     for m in &request.messages {
         chars += match m {
             crate::types::Message::User { content } => content.len(),
-            crate::types::Message::Assistant { content, tool_calls } => {
-                content.as_deref().map_or(0, str::len) + tool_calls.iter().map(|t| t.name.len() + t.arguments.to_string().len()).sum::<usize>()
+            crate::types::Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                content.as_deref().map_or(0, str::len)
+                    + tool_calls
+                        .iter()
+                        .map(|t| t.name.len() + t.arguments.to_string().len())
+                        .sum::<usize>()
             }
             crate::types::Message::Tool { content, name, .. } => content.len() + name.len(),
         };
@@ -138,9 +175,20 @@ mod tests {
 
     #[test]
     fn server_messages_are_extracted() {
-        assert_eq!(server_message(br#"{"error":{"message":"bad model","type":"invalid_request_error"}}"#), "bad model");
-        assert_eq!(server_message(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#), "Overloaded");
-        assert_eq!(server_message(br#"[{"error":{"code":400,"message":"gemini says no"}}]"#), "gemini says no");
+        assert_eq!(
+            server_message(br#"{"error":{"message":"bad model","type":"invalid_request_error"}}"#),
+            "bad model"
+        );
+        assert_eq!(
+            server_message(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            server_message(br#"[{"error":{"code":400,"message":"gemini says no"}}]"#),
+            "gemini says no"
+        );
         assert_eq!(server_message(br#"{"detail":"nope"}"#), "nope");
         assert_eq!(server_message(b"<html>502</html>"), "<html>502</html>");
         assert_eq!(server_message(b""), "(empty answer)");

@@ -36,15 +36,31 @@ pub struct ResponseCache {
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl ResponseCache {
     /// Opens (creating) the cache directory.
     pub fn open(dir: PathBuf, ttl: Duration) -> Result<Self, LlmError> {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| LlmError::config("", format!("cannot create the LLM cache directory {}: {e}", dir.display())))?;
-        Ok(Self { dir, ttl, hits: AtomicU64::new(0), misses: AtomicU64::new(0), writes: AtomicU64::new(0) })
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            LlmError::config(
+                "",
+                format!(
+                    "cannot create the LLM cache directory {}: {e}",
+                    dir.display()
+                ),
+            )
+        })?;
+        Ok(Self {
+            dir,
+            ttl,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+        })
     }
 
     /// The key of a request to `provider` at `base_url` for `model`.
@@ -63,7 +79,9 @@ impl ResponseCache {
     }
 
     fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(&key[..2.min(key.len())]).join(format!("{key}.json"))
+        self.dir
+            .join(&key[..2.min(key.len())])
+            .join(format!("{key}.json"))
     }
 
     /// The cached response for `key`, if present and fresh (counts a hit or a miss).
@@ -89,8 +107,13 @@ impl ResponseCache {
     /// Stores a successful response (a failed write is logged, not an error of the call).
     pub async fn put(&self, key: &str, response: &ChatResponse) {
         let path = self.path(key);
-        let entry = Entry { stored_at: now_secs(), response: response.clone() };
-        let Ok(bytes) = serde_json::to_vec(&entry) else { return };
+        let entry = Entry {
+            stored_at: now_secs(),
+            response: response.clone(),
+        };
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
+            return;
+        };
         if let Some(parent) = path.parent()
             && let Err(e) = tokio::fs::create_dir_all(parent).await
         {
@@ -132,7 +155,11 @@ mod tests {
         ChatResponse {
             text: Some("hi".into()),
             tool_calls: vec![],
-            usage: mixseek_core::Usage { requests: 1, input_tokens: 3, ..Default::default() },
+            usage: mixseek_core::Usage {
+                requests: 1,
+                input_tokens: 3,
+                ..Default::default()
+            },
             finish_reason: FinishReason::Stop,
             latency: Duration::from_millis(5),
             attempts: 1,
@@ -145,11 +172,31 @@ mod tests {
     fn key_depends_on_content_and_repeat_but_not_on_the_rest_of_the_caller() {
         let r = ChatRequest::user("hello");
         let k = ResponseCache::key("openai", "http://a", "gpt", &r);
-        assert_eq!(k, ResponseCache::key("openai", "http://a", "gpt", &r.clone().with_caller(CallerTag::run("e", "t", 3, mixseek_core::Role::Leader))));
-        assert_ne!(k, ResponseCache::key("openai", "http://a", "gpt", &r.clone().with_caller(CallerTag::default().with_repeat(1))));
+        assert_eq!(
+            k,
+            ResponseCache::key(
+                "openai",
+                "http://a",
+                "gpt",
+                &r.clone()
+                    .with_caller(CallerTag::run("e", "t", 3, mixseek_core::Role::Leader))
+            )
+        );
+        assert_ne!(
+            k,
+            ResponseCache::key(
+                "openai",
+                "http://a",
+                "gpt",
+                &r.clone().with_caller(CallerTag::default().with_repeat(1))
+            )
+        );
         assert_ne!(k, ResponseCache::key("openai", "http://b", "gpt", &r));
         assert_ne!(k, ResponseCache::key("openai", "http://a", "gpt2", &r));
-        assert_ne!(k, ResponseCache::key("openai", "http://a", "gpt", &ChatRequest::user("hello!")));
+        assert_ne!(
+            k,
+            ResponseCache::key("openai", "http://a", "gpt", &ChatRequest::user("hello!"))
+        );
         let mut p = r.clone();
         p.params.temperature = Some(0.5);
         assert_ne!(k, ResponseCache::key("openai", "http://a", "gpt", &p));
@@ -161,10 +208,23 @@ mod tests {
         let c = ResponseCache::open(dir.path().join("c"), Duration::from_secs(60)).expect("open");
         assert!(c.get("abcd").await.is_none());
         c.put("abcd", &response()).await;
-        assert_eq!(c.get("abcd").await.map(|r| r.text), Some(Some("hi".to_string())));
-        assert_eq!(c.stats(), CacheStats { hits: 1, misses: 1, writes: 1 });
+        assert_eq!(
+            c.get("abcd").await.map(|r| r.text),
+            Some(Some("hi".to_string()))
+        );
+        assert_eq!(
+            c.stats(),
+            CacheStats {
+                hits: 1,
+                misses: 1,
+                writes: 1
+            }
+        );
         // An entry older than the TTL is a miss.
-        let old = Entry { stored_at: now_secs() - 120, response: response() };
+        let old = Entry {
+            stored_at: now_secs() - 120,
+            response: response(),
+        };
         std::fs::write(c.path("abcd"), serde_json::to_vec(&old).expect("json")).expect("write");
         assert!(c.get("abcd").await.is_none());
     }

@@ -16,7 +16,10 @@ impl std::fmt::Debug for Env {
         // Values may be secrets: show names only.
         match &self.map {
             None => f.write_str("Env(process)"),
-            Some(m) => f.debug_tuple("Env").field(&m.keys().collect::<Vec<_>>()).finish(),
+            Some(m) => f
+                .debug_tuple("Env")
+                .field(&m.keys().collect::<Vec<_>>())
+                .finish(),
         }
     }
 }
@@ -27,8 +30,16 @@ impl Env {
         Self { map: None }
     }
     /// Only the given variables.
-    pub fn from_map<K: Into<String>, V: Into<String>>(vars: impl IntoIterator<Item = (K, V)>) -> Self {
-        Self { map: Some(vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect()) }
+    pub fn from_map<K: Into<String>, V: Into<String>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self {
+            map: Some(
+                vars.into_iter()
+                    .map(|(k, v)| (k.into(), v.into()))
+                    .collect(),
+            ),
+        }
     }
     /// The value of `name`; unset and blank values are `None`.
     pub fn get(&self, name: &str) -> Option<String> {

@@ -47,7 +47,10 @@ impl ErrorKind {
 
     /// Whether another attempt at the same request may succeed.
     pub fn is_transient(&self) -> bool {
-        matches!(self, ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::RateLimited | ErrorKind::Server)
+        matches!(
+            self,
+            ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::RateLimited | ErrorKind::Server
+        )
     }
 }
 
@@ -99,7 +102,12 @@ impl fmt::Display for LlmError {
 }
 
 impl LlmError {
-    pub fn new(kind: ErrorKind, provider: impl Into<String>, model: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        kind: ErrorKind,
+        provider: impl Into<String>,
+        model: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             kind,
             provider: provider.into(),

@@ -16,8 +16,14 @@
 //! # Ok(()) }
 //! ```
 
+// `LlmError` carries provider, model, status, message and raw output by value (~130 bytes):
+// errors are the cold path of a network call, and a flat, public struct is easier to use
+// than a boxed one.
+#![allow(clippy::result_large_err)]
+
 pub mod backend;
 pub mod cache;
+pub mod direct;
 pub mod env;
 pub mod error;
 pub mod limits;
@@ -36,16 +42,19 @@ mod observed;
 mod runtime;
 
 pub use cache::CacheStats;
+pub use direct::{DirectOutcome, DirectRequest, run_direct};
 pub use env::Env;
 pub use error::{ErrorKind, LlmError};
 pub use model::ChatModel;
 pub use model_id::ModelId;
 pub use observer::{CallObserver, LedgerEntry, LedgerKey, UsageLedger};
 pub use registry::{ModelRegistry, RegistryConfig};
-pub use structured::{Structured, StructuredOptions, generate_json, generate_structured, schema_of};
+pub use structured::{
+    Structured, StructuredOptions, generate_json, generate_structured, schema_of,
+};
 pub use types::{
-    CallerTag, ChatRequest, ChatResponse, FinishReason, GenerationParams, Message, ResponseSchema, TokenCounts, ToolCall,
-    ToolSpec,
+    CallerTag, ChatRequest, ChatResponse, FinishReason, GenerationParams, Message, ResponseSchema,
+    TokenCounts, ToolCall, ToolSpec,
 };
 
 /// Re-exported settings types of `[providers]`, `[pricing]` and `[cache]`.

@@ -26,7 +26,12 @@ impl Gcra {
     pub fn per_minute(per_minute: u32) -> Self {
         let per_minute = per_minute.max(1);
         let interval = Duration::from_secs(60) / per_minute;
-        Self { interval, tolerance: Duration::from_secs(60), burst: u64::from(per_minute), tat: Mutex::new(None) }
+        Self {
+            interval,
+            tolerance: Duration::from_secs(60),
+            burst: u64::from(per_minute),
+            tat: Mutex::new(None),
+        }
     }
 
     /// Reserves `units` and returns when they may be used (`Instant::now()` or later).
@@ -38,7 +43,9 @@ impl Gcra {
             Err(p) => p.into_inner(),
         };
         let start = tat.map_or(now, |t| t.max(now));
-        let cost = self.interval.saturating_mul(u32::try_from(units).unwrap_or(u32::MAX));
+        let cost = self
+            .interval
+            .saturating_mul(u32::try_from(units).unwrap_or(u32::MAX));
         let new_tat = start + cost;
         *tat = Some(new_tat);
         let allow_at = new_tat.checked_sub(self.tolerance).unwrap_or(now);
@@ -65,7 +72,9 @@ pub struct Limiter {
 impl Limiter {
     pub fn from_settings(s: &ProviderSettings) -> Self {
         Self {
-            in_flight: Arc::new(Semaphore::new(usize::try_from(s.max_in_flight.max(1)).unwrap_or(64))),
+            in_flight: Arc::new(Semaphore::new(
+                usize::try_from(s.max_in_flight.max(1)).unwrap_or(64),
+            )),
             rpm: s.requests_per_minute.map(Gcra::per_minute),
             tpm: s.tokens_per_minute.map(Gcra::per_minute),
         }
@@ -117,7 +126,10 @@ mod tests {
 
     #[tokio::test]
     async fn in_flight_permits_are_bounded() {
-        let s = ProviderSettings { max_in_flight: 2, ..ProviderSettings::default() };
+        let s = ProviderSettings {
+            max_in_flight: 2,
+            ..ProviderSettings::default()
+        };
         let l = Limiter::from_settings(&s);
         let a = l.acquire(1).await;
         let _b = l.acquire(1).await;
@@ -125,6 +137,10 @@ mod tests {
         let third = tokio::time::timeout(Duration::from_millis(20), l.acquire(1)).await;
         assert!(third.is_err(), "a third request must wait");
         drop(a);
-        assert!(tokio::time::timeout(Duration::from_millis(200), l.acquire(1)).await.is_ok());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), l.acquire(1))
+                .await
+                .is_ok()
+        );
     }
 }

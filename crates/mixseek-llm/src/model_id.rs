@@ -5,12 +5,19 @@ use crate::error::LlmError;
 use std::fmt;
 
 /// Built-in provider prefixes.
-pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "google-gla", "grok", "xai", "mock"];
+pub const BUILTIN_PROVIDERS: &[&str] =
+    &["openai", "anthropic", "google-gla", "grok", "xai", "mock"];
 
 /// Prefixes of the original MixSeek that this version does not implement yet.
 pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[
-    ("google-vertex", "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY"),
-    ("grok-responses", "the xAI Responses API is not supported yet; use `grok:` (Chat Completions)"),
+    (
+        "google-vertex",
+        "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY",
+    ),
+    (
+        "grok-responses",
+        "the xAI Responses API is not supported yet; use `grok:` (Chat Completions)",
+    ),
 ];
 
 /// A parsed `provider:model` id.
@@ -25,12 +32,15 @@ impl ModelId {
     pub fn parse(id: &str) -> Result<Self, LlmError> {
         let id = id.trim();
         match id.split_once(':') {
-            Some((p, m)) if !p.trim().is_empty() && !m.trim().is_empty() => {
-                Ok(Self { provider: p.trim().to_string(), model: m.trim().to_string() })
-            }
+            Some((p, m)) if !p.trim().is_empty() && !m.trim().is_empty() => Ok(Self {
+                provider: p.trim().to_string(),
+                model: m.trim().to_string(),
+            }),
             _ => Err(LlmError::config(
                 "",
-                format!("invalid model id `{id}`: expected `provider:model`, e.g. `openai:gpt-4o` or `mock:default`"),
+                format!(
+                    "invalid model id `{id}`: expected `provider:model`, e.g. `openai:gpt-4o` or `mock:default`"
+                ),
             )),
         }
     }

@@ -48,7 +48,9 @@ impl ChatModel for FallbackModel {
                 }
             }
         }
-        let err = last.unwrap_or_else(|| LlmError::config("", format!("no model configured for `{}`", self.id)));
+        let err = last.unwrap_or_else(|| {
+            LlmError::config("", format!("no model configured for `{}`", self.id))
+        });
         Err(err.with_attempts(attempts))
     }
 }
@@ -77,7 +79,13 @@ impl ChatModel for ObservedModel {
         let c = &request.caller;
         let (usage, attempts, cache_hit, error, latency) = match &result {
             Ok(r) => (r.usage, r.attempts, r.cache_hit, None, r.latency),
-            Err(e) => (Usage::default(), e.attempts, false, Some(e.to_string()), started.elapsed()),
+            Err(e) => (
+                Usage::default(),
+                e.attempts,
+                false,
+                Some(e.to_string()),
+                started.elapsed(),
+            ),
         };
         let record = LlmCallRecord {
             execution_id: c.execution_id.clone(),

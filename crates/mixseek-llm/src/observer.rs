@@ -62,7 +62,12 @@ impl UsageLedger {
     }
 
     /// Usage by role of the calls matching the filter (`None` matches anything).
-    pub fn usage_by_role(&self, execution_id: Option<&str>, team_id: Option<&str>, round_number: Option<u32>) -> UsageByRole {
+    pub fn usage_by_role(
+        &self,
+        execution_id: Option<&str>,
+        team_id: Option<&str>,
+        round_number: Option<u32>,
+    ) -> UsageByRole {
         let mut out = UsageByRole::default();
         for (k, e) in self.snapshot() {
             if execution_id.is_some_and(|x| k.execution_id.as_deref() != Some(x))
@@ -77,7 +82,13 @@ impl UsageLedger {
     }
 
     /// The summed entry of the calls matching the filter.
-    pub fn entry(&self, execution_id: Option<&str>, team_id: Option<&str>, round_number: Option<u32>, role: Option<Role>) -> LedgerEntry {
+    pub fn entry(
+        &self,
+        execution_id: Option<&str>,
+        team_id: Option<&str>,
+        round_number: Option<u32>,
+        role: Option<Role>,
+    ) -> LedgerEntry {
         let mut out = LedgerEntry::default();
         for (k, e) in self.snapshot() {
             if execution_id.is_some_and(|x| k.execution_id.as_deref() != Some(x))
@@ -136,7 +147,12 @@ mod tests {
             usage: if error {
                 Usage::default()
             } else {
-                Usage { input_tokens: tokens, output_tokens: 1, requests: 1, ..Usage::default() }
+                Usage {
+                    input_tokens: tokens,
+                    output_tokens: 1,
+                    requests: 1,
+                    ..Usage::default()
+                }
             },
             latency_ms: 1,
             attempts: 2,
@@ -159,7 +175,10 @@ mod tests {
         assert_eq!(a1.0[&Role::Leader].input_tokens, 10);
         assert_eq!(a1.0[&Role::Judgment].input_tokens, 5);
         let b = l.entry(None, Some("b"), None, Some(Role::Leader));
-        assert_eq!((b.calls, b.failed_calls, b.attempts, b.usage.requests), (2, 1, 4, 1));
+        assert_eq!(
+            (b.calls, b.failed_calls, b.attempts, b.usage.requests),
+            (2, 1, 4, 1)
+        );
         assert!(l.usage_by_role(Some("other"), None, None).0.is_empty());
     }
 }

@@ -47,7 +47,14 @@ impl PriceTable {
         let mut prices: BTreeMap<String, Price> = DEFAULTS
             .iter()
             .map(|(id, i, o, c)| {
-                (id.to_string(), Price { input_per_million: *i, output_per_million: *o, cached_input_per_million: *c })
+                (
+                    id.to_string(),
+                    Price {
+                        input_per_million: *i,
+                        output_per_million: *o,
+                        cached_input_per_million: *c,
+                    },
+                )
             })
             .collect();
         for (k, v) in overrides {
@@ -59,7 +66,11 @@ impl PriceTable {
     /// The price of `id` (exact, then without a `-YYYY-MM-DD` date suffix; `xai:` as `grok:`;
     /// `mock:` is free).
     pub fn get(&self, id: &str) -> Option<&Price> {
-        static FREE: Price = Price { input_per_million: 0.0, output_per_million: 0.0, cached_input_per_million: None };
+        static FREE: Price = Price {
+            input_per_million: 0.0,
+            output_per_million: 0.0,
+            cached_input_per_million: None,
+        };
         if let Some(p) = self.prices.get(id) {
             return Some(p);
         }
@@ -69,12 +80,17 @@ impl PriceTable {
         }
         let provider = if provider == "xai" { "grok" } else { provider };
         let undated = strip_date_suffix(model);
-        self.prices.get(&format!("{provider}:{model}")).or_else(|| self.prices.get(&format!("{provider}:{undated}")))
+        self.prices
+            .get(&format!("{provider}:{model}"))
+            .or_else(|| self.prices.get(&format!("{provider}:{undated}")))
     }
 
     /// The accounting view of one call: tokens, `requests = 1`, cost when priced.
     pub fn usage(&self, id: &str, counts: Option<TokenCounts>) -> Usage {
-        let mut u = Usage { requests: 1, ..Usage::default() };
+        let mut u = Usage {
+            requests: 1,
+            ..Usage::default()
+        };
         let Some(c) = counts else {
             u.requests_without_usage = 1;
             u.unpriced_requests = u64::from(self.get(id).is_none());
@@ -96,7 +112,10 @@ pub fn cost(p: &Price, c: TokenCounts) -> f64 {
     let cached = c.cached_tokens.min(c.input_tokens);
     let fresh = c.input_tokens - cached;
     let cached_price = p.cached_input_per_million.unwrap_or(p.input_per_million);
-    (fresh as f64 * p.input_per_million + cached as f64 * cached_price + c.output_tokens as f64 * p.output_per_million) / 1.0e6
+    (fresh as f64 * p.input_per_million
+        + cached as f64 * cached_price
+        + c.output_tokens as f64 * p.output_per_million)
+        / 1.0e6
 }
 
 fn strip_date_suffix(model: &str) -> &str {
@@ -104,11 +123,18 @@ fn strip_date_suffix(model: &str) -> &str {
     let b = model.as_bytes();
     if b.len() > 11 && b[b.len() - 11] == b'-' {
         let tail = &model[model.len() - 10..];
-        if tail.len() == 10 && tail.as_bytes()[4] == b'-' && tail.as_bytes()[7] == b'-' && tail.chars().filter(char::is_ascii_digit).count() == 8 {
+        if tail.len() == 10
+            && tail.as_bytes()[4] == b'-'
+            && tail.as_bytes()[7] == b'-'
+            && tail.chars().filter(char::is_ascii_digit).count() == 8
+        {
             return &model[..model.len() - 11];
         }
     }
-    if b.len() > 9 && b[b.len() - 9] == b'-' && model[model.len() - 8..].chars().all(|c| c.is_ascii_digit()) {
+    if b.len() > 9
+        && b[b.len() - 9] == b'-'
+        && model[model.len() - 8..].chars().all(|c| c.is_ascii_digit())
+    {
         return &model[..model.len() - 9];
     }
     model
@@ -121,12 +147,27 @@ mod tests {
     #[test]
     fn costs_use_defaults_overrides_and_cached_rates() {
         let mut o = BTreeMap::new();
-        o.insert("ollama:llama3".to_string(), Price { input_per_million: 1.0, output_per_million: 2.0, cached_input_per_million: None });
+        o.insert(
+            "ollama:llama3".to_string(),
+            Price {
+                input_per_million: 1.0,
+                output_per_million: 2.0,
+                cached_input_per_million: None,
+            },
+        );
         let t = PriceTable::with_overrides(&o);
-        let c = TokenCounts { input_tokens: 1_000_000, output_tokens: 500_000, cached_tokens: 0 };
+        let c = TokenCounts {
+            input_tokens: 1_000_000,
+            output_tokens: 500_000,
+            cached_tokens: 0,
+        };
         assert!((t.usage("ollama:llama3", Some(c)).cost_usd - 2.0).abs() < 1e-9);
         // gpt-4o: 2.5 in, 10 out; half the input cached at 1.25.
-        let c2 = TokenCounts { input_tokens: 1_000_000, output_tokens: 0, cached_tokens: 500_000 };
+        let c2 = TokenCounts {
+            input_tokens: 1_000_000,
+            output_tokens: 0,
+            cached_tokens: 500_000,
+        };
         assert!((t.usage("openai:gpt-4o-2024-08-06", Some(c2)).cost_usd - 1.875).abs() < 1e-9);
         assert!(t.get("anthropic:claude-sonnet-4-5-20250929").is_some());
         assert!(t.get("xai:grok-3").is_some());
@@ -135,6 +176,13 @@ mod tests {
         let unknown = t.usage("vllm:qwen", Some(c));
         assert_eq!((unknown.unpriced_requests, unknown.cost_usd), (1, 0.0));
         let none = t.usage("openai:gpt-4o", None);
-        assert_eq!((none.requests, none.requests_without_usage, none.input_tokens), (1, 1, 0));
+        assert_eq!(
+            (
+                none.requests,
+                none.requests_without_usage,
+                none.input_tokens
+            ),
+            (1, 1, 0)
+        );
     }
 }

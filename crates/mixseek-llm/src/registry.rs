@@ -104,7 +104,9 @@ pub struct ModelRegistry {
 
 impl std::fmt::Debug for ModelRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelRegistry").field("providers", &self.known_providers()).finish_non_exhaustive()
+        f.debug_struct("ModelRegistry")
+            .field("providers", &self.known_providers())
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,7 +125,10 @@ impl ModelRegistry {
                 (Some(ws), false) => ws.join(dir),
                 _ => dir,
             };
-            Some(Arc::new(ResponseCache::open(dir, std::time::Duration::from_secs(config.cache.ttl_seconds))?))
+            Some(Arc::new(ResponseCache::open(
+                dir,
+                std::time::Duration::from_secs(config.cache.ttl_seconds),
+            )?))
         } else {
             None
         };
@@ -133,7 +138,10 @@ impl ModelRegistry {
             cache,
             env: config.env,
             http,
-            observers: Arc::new(Observers { ledger: Arc::new(UsageLedger::new()), extra: config.observers }),
+            observers: Arc::new(Observers {
+                ledger: Arc::new(UsageLedger::new()),
+                extra: config.observers,
+            }),
             runtimes: Mutex::new(HashMap::new()),
         })
     }
@@ -169,7 +177,11 @@ impl ModelRegistry {
     /// The model for `id`, falling back to each of `fallbacks` in order when a call to the
     /// previous one fails (after its own retries). The response's `model` names the one
     /// that answered; `attempts` counts all of them.
-    pub fn model_with_fallbacks(&self, id: &str, fallbacks: &[String]) -> Result<Arc<dyn ChatModel>, LlmError> {
+    pub fn model_with_fallbacks(
+        &self,
+        id: &str,
+        fallbacks: &[String],
+    ) -> Result<Arc<dyn ChatModel>, LlmError> {
         if fallbacks.is_empty() {
             return self.model(id);
         }
@@ -205,12 +217,20 @@ impl ModelRegistry {
     fn provider_model(&self, id: &str) -> Result<Arc<dyn ChatModel>, LlmError> {
         let mid = ModelId::parse(id)?;
         let runtime = self.runtime(&mid.provider)?;
-        Ok(Arc::new(ProviderModel::new(mid, runtime, self.prices.clone(), self.cache.clone())))
+        Ok(Arc::new(ProviderModel::new(
+            mid,
+            runtime,
+            self.prices.clone(),
+            self.cache.clone(),
+        )))
     }
 
     fn runtime(&self, provider: &str) -> Result<Arc<ProviderRuntime>, LlmError> {
         if let Some((_, why)) = UNSUPPORTED_PROVIDERS.iter().find(|(p, _)| *p == provider) {
-            return Err(LlmError::config(provider, format!("`{provider}:` models are not supported yet: {why}")));
+            return Err(LlmError::config(
+                provider,
+                format!("`{provider}:` models are not supported yet: {why}"),
+            ));
         }
         let mut guard = match self.runtimes.lock() {
             Ok(g) => g,
@@ -221,15 +241,21 @@ impl ModelRegistry {
         }
         let settings = self.providers.get(provider);
         if settings.is_none() && !BUILTIN_PROVIDERS.contains(&provider) {
+            let known = self.known_providers();
+            let suggestion = mixseek_config::closest(provider, known.iter().map(String::as_str))
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
             return Err(LlmError::config(
                 provider,
                 format!(
-                    "unknown provider `{provider}`; known providers: {} (add a [providers.{provider}] table with kind and base_url for another server)",
-                    self.known_providers().join(", ")
+                    "unknown provider `{provider}`{suggestion}; known providers: {} (add a [providers.{provider}] table with kind and base_url for another server)",
+                    known.join(", ")
                 ),
             ));
         }
-        let rt = Arc::new(ProviderRuntime::build(provider, settings, &self.env, &self.http)?);
+        let rt = Arc::new(ProviderRuntime::build(
+            provider, settings, &self.env, &self.http,
+        )?);
         guard.insert(provider.to_string(), rt.clone());
         Ok(rt)
     }

@@ -19,7 +19,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { max_attempts: 6, initial: Duration::from_millis(500), max: Duration::from_secs(30) }
+        Self {
+            max_attempts: 6,
+            initial: Duration::from_millis(500),
+            max: Duration::from_secs(30),
+        }
     }
 }
 
@@ -53,7 +57,12 @@ pub fn classify_status(status: u16) -> ErrorKind {
 
 /// How long the server asked us to wait, from the response headers.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
         && ms >= 0.0
@@ -66,7 +75,10 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
                 return Some(Duration::from_secs_f64(secs.min(86_400.0)));
             }
         } else if let Ok(at) = httpdate::parse_http_date(v) {
-            return Some(at.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO));
+            return Some(
+                at.duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO),
+            );
         }
     }
     // Rate-limit reset headers count only for an exhausted budget.
@@ -83,7 +95,9 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
             && let Some(at) = get(&format!("anthropic-ratelimit-{kind}-reset"))
             && let Ok(at) = chrono::DateTime::parse_from_rfc3339(at)
         {
-            let d = (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).to_std().unwrap_or(Duration::ZERO);
+            let d = (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+                .to_std()
+                .unwrap_or(Duration::ZERO);
             wait = Some(wait.map_or(d, |w| w.max(d)));
         }
     }
@@ -136,7 +150,10 @@ mod tests {
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
-            h.insert(HeaderName::from_bytes(k.as_bytes()).expect("name"), HeaderValue::from_str(v).expect("value"));
+            h.insert(
+                HeaderName::from_bytes(k.as_bytes()).expect("name"),
+                HeaderValue::from_str(v).expect("value"),
+            );
         }
         h
     }
@@ -157,30 +174,63 @@ mod tests {
         let p = RetryPolicy::default();
         for _ in 0..50 {
             let d1 = p.backoff(1);
-            assert!(d1 >= Duration::from_millis(250) && d1 <= Duration::from_millis(500), "{d1:?}");
+            assert!(
+                d1 >= Duration::from_millis(250) && d1 <= Duration::from_millis(500),
+                "{d1:?}"
+            );
             let d3 = p.backoff(3);
-            assert!(d3 >= Duration::from_secs(1) && d3 <= Duration::from_secs(2), "{d3:?}");
+            assert!(
+                d3 >= Duration::from_secs(1) && d3 <= Duration::from_secs(2),
+                "{d3:?}"
+            );
             let d20 = p.backoff(20);
-            assert!(d20 >= Duration::from_secs(15) && d20 <= Duration::from_secs(30), "{d20:?}");
+            assert!(
+                d20 >= Duration::from_secs(15) && d20 <= Duration::from_secs(30),
+                "{d20:?}"
+            );
         }
     }
 
     #[test]
     fn retry_after_seconds_date_ms_and_reset_headers() {
-        assert_eq!(retry_after(&headers(&[("retry-after", "2")])), Some(Duration::from_secs(2)));
-        assert_eq!(retry_after(&headers(&[("retry-after-ms", "150")])), Some(Duration::from_millis(150)));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "2")])),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "150")])),
+            Some(Duration::from_millis(150))
+        );
         let at = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
         let d = retry_after(&headers(&[("retry-after", &at)])).expect("date");
-        assert!(d > Duration::from_secs(27) && d <= Duration::from_secs(30), "{d:?}");
+        assert!(
+            d > Duration::from_secs(27) && d <= Duration::from_secs(30),
+            "{d:?}"
+        );
         assert_eq!(
-            retry_after(&headers(&[("x-ratelimit-remaining-requests", "0"), ("x-ratelimit-reset-requests", "1m30s")])),
+            retry_after(&headers(&[
+                ("x-ratelimit-remaining-requests", "0"),
+                ("x-ratelimit-reset-requests", "1m30s")
+            ])),
             Some(Duration::from_secs(90))
         );
-        assert_eq!(retry_after(&headers(&[("x-ratelimit-remaining-requests", "5"), ("x-ratelimit-reset-requests", "1s")])), None);
+        assert_eq!(
+            retry_after(&headers(&[
+                ("x-ratelimit-remaining-requests", "5"),
+                ("x-ratelimit-reset-requests", "1s")
+            ])),
+            None
+        );
         let reset = (chrono::Utc::now() + chrono::Duration::seconds(10)).to_rfc3339();
-        let d = retry_after(&headers(&[("anthropic-ratelimit-tokens-remaining", "0"), ("anthropic-ratelimit-tokens-reset", &reset)]))
-            .expect("anthropic");
-        assert!(d > Duration::from_secs(8) && d <= Duration::from_secs(10), "{d:?}");
+        let d = retry_after(&headers(&[
+            ("anthropic-ratelimit-tokens-remaining", "0"),
+            ("anthropic-ratelimit-tokens-reset", &reset),
+        ]))
+        .expect("anthropic");
+        assert!(
+            d > Duration::from_secs(8) && d <= Duration::from_secs(10),
+            "{d:?}"
+        );
         assert_eq!(retry_after(&headers(&[])), None);
     }
 

@@ -33,7 +33,12 @@ pub(crate) struct ProviderRuntime {
 }
 
 impl ProviderRuntime {
-    pub fn build(name: &str, settings: Option<&ProviderSettings>, env: &Env, http: &reqwest::Client) -> Result<Self, LlmError> {
+    pub fn build(
+        name: &str,
+        settings: Option<&ProviderSettings>,
+        env: &Env,
+        http: &reqwest::Client,
+    ) -> Result<Self, LlmError> {
         let defaults = ProviderSettings::default();
         let s = settings.unwrap_or(&defaults);
         let (backend, base_url) = providers::build_backend(name, s, env, http)?;
@@ -69,16 +74,31 @@ pub(crate) struct ProviderModel {
 }
 
 impl ProviderModel {
-    pub fn new(id: ModelId, runtime: Arc<ProviderRuntime>, prices: Arc<PriceTable>, cache: Option<Arc<ResponseCache>>) -> Self {
-        Self { id: id.to_string(), model: id.model, runtime, prices, cache }
+    pub fn new(
+        id: ModelId,
+        runtime: Arc<ProviderRuntime>,
+        prices: Arc<PriceTable>,
+        cache: Option<Arc<ResponseCache>>,
+    ) -> Self {
+        Self {
+            id: id.to_string(),
+            model: id.model,
+            runtime,
+            prices,
+            cache,
+        }
     }
 
     fn timeout_error(&self, timeout: Duration, attempts: u32, last: Option<&LlmError>) -> LlmError {
-        let mut msg = format!("no answer within the call's time limit of {:.1} s", timeout.as_secs_f64());
+        let mut msg = format!(
+            "no answer within the call's time limit of {:.1} s",
+            timeout.as_secs_f64()
+        );
         if let Some(l) = last {
             msg.push_str(&format!(" (last error: {})", l.message));
         }
-        LlmError::new(ErrorKind::Timeout, &self.runtime.name, &self.model, msg).with_attempts(attempts)
+        LlmError::new(ErrorKind::Timeout, &self.runtime.name, &self.model, msg)
+            .with_attempts(attempts)
     }
 
     fn respond(&self, raw: RawResponse, started: Instant, attempts: u32) -> ChatResponse {
@@ -110,7 +130,10 @@ impl ChatModel for ProviderModel {
         let timeout = request.timeout.unwrap_or(rt.timeout);
         let deadline = started + timeout;
 
-        let cache_key = self.cache.as_ref().map(|_| ResponseCache::key(&rt.name, &rt.base_url, &self.model, request));
+        let cache_key = self
+            .cache
+            .as_ref()
+            .map(|_| ResponseCache::key(&rt.name, &rt.base_url, &self.model, request));
         if let (Some(cache), Some(key)) = (&self.cache, &cache_key)
             && let Some(mut hit) = cache.get(key).await
         {

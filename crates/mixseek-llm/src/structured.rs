@@ -25,7 +25,10 @@ pub struct StructuredOptions<T> {
 
 impl<T> Default for StructuredOptions<T> {
     fn default() -> Self {
-        Self { max_repairs: 2, check: None }
+        Self {
+            max_repairs: 2,
+            check: None,
+        }
     }
 }
 
@@ -43,7 +46,10 @@ impl<T> StructuredOptions<T> {
         self.max_repairs = n;
         self
     }
-    pub fn with_check(mut self, check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static) -> Self {
+    pub fn with_check(
+        mut self,
+        check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
         self.check = Some(Box::new(check));
         self
     }
@@ -83,15 +89,33 @@ pub async fn generate_structured<T: JsonSchema + DeserializeOwned>(
     let name = sanitize_name(&T::schema_name());
     let StructuredOptions { max_repairs, check } = options;
     let json_check = move |v: &serde_json::Value| -> Result<(), (ErrorKind, String)> {
-        let t: T = serde_json::from_value(v.clone()).map_err(|e| (ErrorKind::Schema, format!("does not match the expected type: {e}")))?;
+        let t: T = serde_json::from_value(v.clone()).map_err(|e| {
+            (
+                ErrorKind::Schema,
+                format!("does not match the expected type: {e}"),
+            )
+        })?;
         if let Some(c) = &check {
             c(&t).map_err(|e| (ErrorKind::Check, e))?;
         }
         Ok(())
     };
-    let out = run(model, request, ResponseSchema { name, schema }, max_repairs, &json_check).await?;
+    let out = run(
+        model,
+        request,
+        ResponseSchema { name, schema },
+        max_repairs,
+        &json_check,
+    )
+    .await?;
     let value: T = serde_json::from_value(out.json.clone()).map_err(|e| {
-        LlmError::new(ErrorKind::Schema, model.provider(), model_name(model), e.to_string()).with_raw_output(out.raw.clone())
+        LlmError::new(
+            ErrorKind::Schema,
+            model.provider(),
+            model_name(model),
+            e.to_string(),
+        )
+        .with_raw_output(out.raw.clone())
     })?;
     Ok(Structured {
         value,
@@ -119,7 +143,17 @@ pub async fn generate_json(
         }
         Ok(())
     };
-    let out = run(model, request, ResponseSchema { name: sanitize_name(name), schema }, max_repairs, &json_check).await?;
+    let out = run(
+        model,
+        request,
+        ResponseSchema {
+            name: sanitize_name(name),
+            schema,
+        },
+        max_repairs,
+        &json_check,
+    )
+    .await?;
     Ok(Structured {
         value: out.json.clone(),
         json: out.json,
@@ -140,10 +174,14 @@ struct RunOutput {
     repairs: u32,
 }
 
-type JsonCheck<'a> = dyn Fn(&serde_json::Value) -> Result<(), (ErrorKind, String)> + Send + Sync + 'a;
+type JsonCheck<'a> =
+    dyn Fn(&serde_json::Value) -> Result<(), (ErrorKind, String)> + Send + Sync + 'a;
 
 fn model_name(model: &dyn ChatModel) -> String {
-    model.id().split_once(':').map_or_else(|| model.id().to_string(), |(_, m)| m.to_string())
+    model
+        .id()
+        .split_once(':')
+        .map_or_else(|| model.id().to_string(), |(_, m)| m.to_string())
 }
 
 async fn run(
@@ -154,7 +192,12 @@ async fn run(
     check: &JsonCheck<'_>,
 ) -> Result<RunOutput, LlmError> {
     let validator = jsonschema::validator_for(&schema.schema).map_err(|e| {
-        LlmError::new(ErrorKind::Config, model.provider(), model_name(model), format!("invalid response schema `{}`: {e}", schema.name))
+        LlmError::new(
+            ErrorKind::Config,
+            model.provider(),
+            model_name(model),
+            format!("invalid response schema `{}`: {e}", schema.name),
+        )
     })?;
     request.response_schema = Some(schema);
     let base_messages = request.messages.clone();
@@ -178,22 +221,48 @@ async fn run(
                 .take(5)
                 .map(|e| {
                     let path = e.instance_path().to_string();
-                    if path.is_empty() { e.to_string() } else { format!("at `{path}`: {e}") }
+                    if path.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("at `{path}`: {e}")
+                    }
                 })
                 .collect();
             if !errors.is_empty() {
-                return Err((ErrorKind::Schema, format!("does not follow the schema: {}", errors.join("; "))));
+                return Err((
+                    ErrorKind::Schema,
+                    format!("does not follow the schema: {}", errors.join("; ")),
+                ));
             }
             check(&json)?;
             Ok(json)
         });
         match verdict {
-            Ok(json) => return Ok(RunOutput { json, raw, response, usage, attempts, repairs }),
+            Ok(json) => {
+                return Ok(RunOutput {
+                    json,
+                    raw,
+                    response,
+                    usage,
+                    attempts,
+                    repairs,
+                });
+            }
             Err((kind, message)) => {
                 if repairs >= max_repairs {
-                    let provider = response.model.split_once(':').map_or("", |(p, _)| p).to_string();
-                    let name = response.model.split_once(':').map_or(response.model.as_str(), |(_, m)| m).to_string();
-                    let mut err = LlmError::new(kind, provider, name, message).with_raw_output(raw).with_attempts(attempts);
+                    let provider = response
+                        .model
+                        .split_once(':')
+                        .map_or("", |(p, _)| p)
+                        .to_string();
+                    let name = response
+                        .model
+                        .split_once(':')
+                        .map_or(response.model.as_str(), |(_, m)| m)
+                        .to_string();
+                    let mut err = LlmError::new(kind, provider, name, message)
+                        .with_raw_output(raw)
+                        .with_attempts(attempts);
                     if repairs > 0 {
                         err.message = format!("{} (after {repairs} repair attempts)", err.message);
                     }
@@ -250,14 +319,31 @@ pub fn parse_json(raw: &str) -> Result<serde_json::Value, (ErrorKind, String)> {
 fn strip_fences(s: &str) -> Option<&str> {
     let start = s.find("```")?;
     let after = &s[start + 3..];
-    let after = after.strip_prefix("json").or_else(|| after.strip_prefix("JSON")).unwrap_or(after);
+    let after = after
+        .strip_prefix("json")
+        .or_else(|| after.strip_prefix("JSON"))
+        .unwrap_or(after);
     let end = after.rfind("```")?;
     Some(&after[..end])
 }
 
 fn sanitize_name(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect();
-    if s.is_empty() { "response".to_string() } else { s }
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() {
+        "response".to_string()
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
@@ -266,10 +352,22 @@ mod tests {
 
     #[test]
     fn parse_json_tolerates_fences_and_chatter() {
-        assert_eq!(parse_json("{\"a\":1}").ok(), Some(serde_json::json!({"a":1})));
-        assert_eq!(parse_json("```json\n{\"a\":1}\n```").ok(), Some(serde_json::json!({"a":1})));
-        assert_eq!(parse_json("Sure! {\"a\": 2} hope it helps").ok(), Some(serde_json::json!({"a":2})));
-        assert_eq!(parse_json("nope").err().map(|e| e.0), Some(ErrorKind::Parse));
+        assert_eq!(
+            parse_json("{\"a\":1}").ok(),
+            Some(serde_json::json!({"a":1}))
+        );
+        assert_eq!(
+            parse_json("```json\n{\"a\":1}\n```").ok(),
+            Some(serde_json::json!({"a":1}))
+        );
+        assert_eq!(
+            parse_json("Sure! {\"a\": 2} hope it helps").ok(),
+            Some(serde_json::json!({"a":2}))
+        );
+        assert_eq!(
+            parse_json("nope").err().map(|e| e.0),
+            Some(ErrorKind::Parse)
+        );
         assert_eq!(parse_json("  ").err().map(|e| e.0), Some(ErrorKind::Parse));
     }
 

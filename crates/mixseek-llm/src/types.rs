@@ -18,17 +18,31 @@ pub struct CallerTag {
 
 impl Default for CallerTag {
     fn default() -> Self {
-        Self { execution_id: None, team_id: None, round_number: None, role: Role::Direct, repeat: 0 }
+        Self {
+            execution_id: None,
+            team_id: None,
+            round_number: None,
+            role: Role::Direct,
+            repeat: 0,
+        }
     }
 }
 
 impl CallerTag {
     /// A tag with only a role (calls made outside a run, tests).
     pub fn role(role: Role) -> Self {
-        Self { role, ..Self::default() }
+        Self {
+            role,
+            ..Self::default()
+        }
     }
     /// A tag for a call inside a run.
-    pub fn run(execution_id: impl Into<String>, team_id: impl Into<String>, round_number: u32, role: Role) -> Self {
+    pub fn run(
+        execution_id: impl Into<String>,
+        team_id: impl Into<String>,
+        round_number: u32,
+        role: Role,
+    ) -> Self {
         Self {
             execution_id: Some(execution_id.into()),
             team_id: Some(team_id.into()),
@@ -76,16 +90,32 @@ pub enum Message {
 
 impl Message {
     pub fn user(content: impl Into<String>) -> Self {
-        Message::User { content: content.into() }
+        Message::User {
+            content: content.into(),
+        }
     }
     pub fn assistant(content: impl Into<String>) -> Self {
-        Message::Assistant { content: Some(content.into()), tool_calls: Vec::new() }
+        Message::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        }
     }
     pub fn assistant_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message::Assistant { content, tool_calls }
+        Message::Assistant {
+            content,
+            tool_calls,
+        }
     }
-    pub fn tool_result(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
-        Message::Tool { call_id: call_id.into(), name: name.into(), content: content.into() }
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Message::Tool {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+        }
     }
 }
 
@@ -139,7 +169,10 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A request with one user message.
     pub fn user(prompt: impl Into<String>) -> Self {
-        Self { messages: vec![Message::user(prompt)], ..Self::default() }
+        Self {
+            messages: vec![Message::user(prompt)],
+            ..Self::default()
+        }
     }
     pub fn with_system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
@@ -150,7 +183,10 @@ impl ChatRequest {
         self
     }
     pub fn with_schema(mut self, name: impl Into<String>, schema: serde_json::Value) -> Self {
-        self.response_schema = Some(ResponseSchema { name: name.into(), schema });
+        self.response_schema = Some(ResponseSchema {
+            name: name.into(),
+            schema,
+        });
         self
     }
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {

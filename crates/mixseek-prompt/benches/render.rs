@@ -89,6 +89,12 @@ fn main() {
     measure("team system injections (language, domain)", || {
         builder.inject_system(InjectionPhase::Team, "You lead a team.", &ctx).unwrap().prompt.len()
     });
+    measure("submission_history formatter alone", || {
+        mixseek_prompt::format_submission_history(&ctx.round_history).len()
+    });
+    measure("current_datetime alone", || {
+        mixseek_prompt::format_current_datetime(now, chrono_tz::Tz::Asia__Tokyo).len()
+    });
     let eval = PromptContext { submission: Some("提出内容".repeat(200)), ..ctx.clone() };
     measure("evaluator prompt", || builder.render(TemplateKind::Evaluator, &eval).unwrap().len());
 }

@@ -3,7 +3,7 @@
 
 use crate::context::{HistoryRound, RankingEntry};
 use crate::error::PromptError;
-use crate::pyjson::dumps_pretty;
+use crate::pyjson::dumps_pretty_into;
 use std::fmt::Write as _;
 
 /// `submission_history` when there is no completed round.
@@ -20,19 +20,15 @@ pub fn format_submission_history(rounds: &[HistoryRound]) -> String {
     if rounds.is_empty() {
         return NO_HISTORY.to_string();
     }
-    let mut out = String::with_capacity(rounds.iter().map(|r| r.submission_content.len() + 256).sum());
+    let mut out = String::with_capacity(rounds.iter().map(|r| r.submission_content.len() + 512).sum());
     for (i, r) in rounds.iter().enumerate() {
         if i > 0 {
             out.push_str("\n\n");
         }
-        let _ = write!(
-            out,
-            "## ラウンド {}\n### スコア: {:.2}/100\n### スコア詳細:\n{}\n### あなたの提出内容:\n{}",
-            r.round_number,
-            r.evaluation_score,
-            dumps_pretty(&r.score_details),
-            r.submission_content
-        );
+        let _ = write!(out, "## ラウンド {}\n### スコア: {:.2}/100\n### スコア詳細:\n", r.round_number, r.evaluation_score);
+        dumps_pretty_into(&mut out, &r.score_details);
+        out.push_str("\n### あなたの提出内容:\n");
+        out.push_str(&r.submission_content);
     }
     out
 }

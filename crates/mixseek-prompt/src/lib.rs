@@ -64,6 +64,11 @@ pub mod load;
 pub mod pyjson;
 pub mod vars;
 
+#[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
+mod injection_tests;
+
 pub use builder::{PromptBuilder, check_settings, normalize_newlines};
 pub use clock::{
     Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone, resolve_time_zone,

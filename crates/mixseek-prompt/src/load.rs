@@ -4,51 +4,51 @@
 
 use crate::context::PromptContext;
 use crate::error::{PromptError, TemplateKind};
-use mixseek_config::Issues;
+use mixseek_config::doc::{TomlDoc, deserialize_section};
 use mixseek_config::prompt_builder::PromptBuilderSettings;
+use mixseek_config::{ConfigIssue, Issues};
 use std::path::{Path, PathBuf};
 
 fn file_error(path: &str, message: impl Into<String>) -> PromptError {
     PromptError::File { path: path.to_string(), message: message.into() }
 }
 
-/// The `[prompt_builder]` table of a TOML text (`origin` names it in errors); a missing table
-/// or key keeps the defaults. The settings are validated.
-pub fn settings_from_toml(text: &str, origin: &str) -> Result<PromptBuilderSettings, PromptError> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| file_error(origin, e.to_string().trim_end().to_string()))?;
-    settings_from_table(&table, origin)
+fn invalid(issues: impl IntoIterator<Item = ConfigIssue>) -> PromptError {
+    PromptError::InvalidSettings { issues: issues.into_iter().map(|i| i.to_string()).collect() }
 }
 
-fn settings_from_table(table: &toml::Table, origin: &str) -> Result<PromptBuilderSettings, PromptError> {
-    let settings: PromptBuilderSettings = match table.get("prompt_builder") {
-        None => PromptBuilderSettings::default(),
-        Some(section) => serde_path_to_error::deserialize(section.clone()).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            file_error(origin, format!("`prompt_builder.{path}`: {}", inner.trim_end()))
-        })?,
-    };
+/// The `[prompt_builder]` table of a TOML text (`origin` names it in errors); a missing table
+/// or key keeps the defaults. Unknown keys (with the nearest valid one), wrong types and
+/// invalid values are errors, each with file, line and column.
+pub fn settings_from_toml(text: &str, origin: &str) -> Result<PromptBuilderSettings, PromptError> {
+    let doc = TomlDoc::parse(Path::new(origin), text).map_err(|i| invalid([i]))?;
+    settings_from_doc(&doc)
+}
+
+fn settings_from_doc(doc: &TomlDoc) -> Result<PromptBuilderSettings, PromptError> {
+    let section = doc.table.get("prompt_builder").cloned().unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
     let mut issues = Issues::default();
-    settings.validate("prompt_builder", &mut issues);
-    if !issues.is_empty() {
-        return Err(PromptError::InvalidSettings {
-            issues: issues.items.iter().map(|i| format!("{origin}: {i}")).collect(),
-        });
+    let settings: Option<PromptBuilderSettings> = deserialize_section(&section, "prompt_builder", &mut issues);
+    if let Some(s) = &settings {
+        s.validate("prompt_builder", &mut issues);
     }
-    Ok(settings)
+    doc.locate(&mut issues, 0);
+    match settings {
+        Some(s) if issues.is_empty() => Ok(s),
+        _ => Err(invalid(issues.items)),
+    }
 }
 
 /// Loads settings from `path`: its `[prompt_builder]` table; else the file named by its
 /// `[orchestrator] prompt_builder_config` (relative to `workspace`), which must exist; else
 /// the defaults.
 pub fn load_settings(path: &Path, workspace: &Path) -> Result<PromptBuilderSettings, PromptError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| file_error(&shown, e.to_string()))?;
-    let table: toml::Table = toml::from_str(&text).map_err(|e| file_error(&shown, e.to_string().trim_end().to_string()))?;
-    if table.contains_key("prompt_builder") {
-        return settings_from_table(&table, &shown);
+    let doc = TomlDoc::read(path, "prompt builder config").map_err(|i| invalid([i]))?;
+    if doc.table.contains_key("prompt_builder") {
+        return settings_from_doc(&doc);
     }
-    let reference = table
+    let reference = doc
+        .table
         .get("orchestrator")
         .and_then(|o| o.get("prompt_builder_config"))
         .and_then(|v| v.as_str());
@@ -57,16 +57,15 @@ pub fn load_settings(path: &Path, workspace: &Path) -> Result<PromptBuilderSetti
             let target = resolve_in_workspace(rel, workspace);
             if !target.is_file() {
                 return Err(file_error(
-                    &shown,
+                    &path.display().to_string(),
                     format!(
                         "PromptBuilder config file not found: {}\nPlease check the path specified in prompt_builder_config.",
                         target.display()
                     ),
                 ));
             }
-            let text =
-                std::fs::read_to_string(&target).map_err(|e| file_error(&target.display().to_string(), e.to_string()))?;
-            settings_from_toml(&text, &target.display().to_string())
+            let doc = TomlDoc::read(&target, "prompt builder config").map_err(|i| invalid([i]))?;
+            settings_from_doc(&doc)
         }
         None => Ok(PromptBuilderSettings::default()),
     }
@@ -77,8 +76,8 @@ pub fn load_settings(path: &Path, workspace: &Path) -> Result<PromptBuilderSetti
 pub fn load_workspace_settings(workspace: &Path) -> Result<PromptBuilderSettings, PromptError> {
     let path = workspace.join("configs").join("prompt_builder.toml");
     if path.is_file() {
-        let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path.display().to_string(), e.to_string()))?;
-        settings_from_toml(&text, &path.display().to_string())
+        let doc = TomlDoc::read(&path, "prompt builder config").map_err(|i| invalid([i]))?;
+        settings_from_doc(&doc)
     } else {
         tracing::debug!(path = %path.display(), "no prompt_builder.toml in the workspace; using the defaults");
         Ok(PromptBuilderSettings::default())
@@ -130,12 +129,14 @@ mod tests {
         let e = settings_from_toml("[prompt_builder]\nteam_user_prompt = \"  \"\n", "f.toml").expect_err("blank");
         assert_eq!(
             e.to_string(),
-            "invalid [prompt_builder] settings:\nf.toml: `prompt_builder.team_user_prompt`: team_user_prompt cannot be empty"
+            "invalid [prompt_builder] settings:\nf.toml:2:1: `prompt_builder.team_user_prompt`: team_user_prompt cannot be empty"
         );
         let e = settings_from_toml("[prompt_builder]\ntimezone = 9\n", "f.toml").expect_err("type");
-        assert!(e.to_string().starts_with("f.toml: `prompt_builder.timezone`: invalid type"), "{e}");
+        assert!(e.to_string().contains("\nf.toml:2:1: `prompt_builder.timezone`: invalid type"), "{e}");
+        let e = settings_from_toml("[prompt_builder]\nteam_user_promt = \"x\"\n", "f.toml").expect_err("unknown");
+        assert!(e.to_string().contains("`prompt_builder.team_user_promt`: unknown key (did you mean `team_user_prompt`?)"), "{e}");
         let e = settings_from_toml("[prompt_builder\n", "f.toml").expect_err("syntax");
-        assert!(e.to_string().starts_with("f.toml: "), "{e}");
+        assert!(e.to_string().contains("f.toml:1:"), "{e}");
     }
 
     #[test]

@@ -11,8 +11,13 @@ use std::fmt::Write as _;
 /// Pretty-prints `value` like Python's `json.dumps(value, ensure_ascii=False, indent=2)`.
 pub fn dumps_pretty(value: &Value) -> String {
     let mut out = String::with_capacity(256);
-    write_value(&mut out, value, 0);
+    dumps_pretty_into(&mut out, value);
     out
+}
+
+/// [`dumps_pretty`] appending to `out`.
+pub fn dumps_pretty_into(out: &mut String, value: &Value) {
+    write_value(out, value, 0);
 }
 
 fn indent(out: &mut String, level: usize) {
@@ -75,7 +80,7 @@ fn write_number(out: &mut String, n: &Number) {
     } else if let Some(u) = n.as_u64() {
         let _ = write!(out, "{u}");
     } else if let Some(f) = n.as_f64() {
-        out.push_str(&py_float_repr(f));
+        write_py_float(out, f);
     } else {
         out.push_str(&n.to_string());
     }
@@ -85,48 +90,62 @@ fn write_number(out: &mut String, n: &Number) {
 /// (`\n`, `\r`, `\t`, `\b`, `\f` short, the rest `\u00XX` in lowercase hex); all else raw.
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escape);
         }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
-/// Python's `repr(float)`: the shortest round-trip digits, positional when the decimal
-/// exponent is in `-4..16`, otherwise `d[.ddd]e±XX` (at least two exponent digits); a
-/// positional value always keeps a fractional part (`80.0`).
+/// Python's `repr(float)`: the shortest round-trip digits (ties to even, as Python), positional
+/// when the decimal exponent is in `-4..16`, otherwise `d[.ddd]e±XX` (at least two exponent
+/// digits); a positional value always keeps a fractional part (`80.0`).
 pub fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "-8.55e1", "1e16", "0e0".
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci.as_str(), 0),
+    let mut out = String::with_capacity(24);
+    write_py_float(&mut out, x);
+    out
+}
+
+/// [`py_float_repr`] appending to `out`.
+pub fn write_py_float(out: &mut String, x: f64) {
+    let Some(n) = Number::from_f64(x) else {
+        out.push_str(if x.is_nan() {
+            "NaN"
+        } else if x > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        });
+        return;
     };
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    // Value = 0.DIGITS × 10^decpt (Python's dtoa convention).
-    let decpt = exp + 1;
-    let mut out = String::with_capacity(digits.len() + 8);
+    // serde_json's float text (zmij): shortest digits with the same tie-breaking as Python,
+    // positional in [1e-5, 1e16) with `.0` on integral values, else `de±x`.
+    let start = out.len();
+    let _ = write!(out, "{n}");
+    let a = x.abs();
+    if (a == 0.0 || (1e-4..1e16).contains(&a)) && !out[start..].contains('e') {
+        return;
+    }
+    let text = out.split_off(start);
+    let (negative, digits, decpt) = decompose(&text);
     if negative {
         out.push('-');
     }
@@ -158,7 +177,28 @@ pub fn py_float_repr(x: f64) -> String {
             out.push_str(&digits[decpt..]);
         }
     }
-    out
+}
+
+/// Splits a float text (`-1.5e-7`, `1e+16`, `0.00001`, `123.0`) into sign, significant digits
+/// (no leading/trailing zeros, at least one digit) and `decpt` (value = 0.DIGITS × 10^decpt).
+fn decompose(text: &str) -> (bool, String, i32) {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text),
+    };
+    let (mantissa, exp) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = format!("{int}{frac}");
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0');
+    if digits.is_empty() {
+        return (negative, "0".into(), 1);
+    }
+    let decpt = int.len() as i32 - leading as i32 + exp;
+    (negative, digits.to_string(), decpt)
 }
 
 #[cfg(test)]
@@ -184,6 +224,14 @@ mod tests {
             (1234567890123456.8, "1234567890123456.8"),
             (0.1, "0.1"),
             (0.1 + 0.2, "0.30000000000000004"),
+            // exact ties between two shortest candidates round to even, as Python does
+            (1658206780088562.25, "1658206780088562.2"),
+            (-1052730259603333.25, "-1052730259603333.2"),
+            (1e22, "1e+22"),
+            (123456789.0, "123456789.0"),
+            (9.5e-5, "9.5e-05"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
             (-3.25, "-3.25"),
             (1e100, "1e+100"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),

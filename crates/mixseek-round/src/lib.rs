@@ -1,1 +1,49 @@
-//! mixseek-round
+//! mixseek-round owns one team's round loop and the judgment client.
+//!
+//! * [`RoundController`] plays a team's rounds: the team prompt (history + ranking) → the
+//!   leader with fresh agents (bounded by `submission_timeout_seconds`) → evaluation of the
+//!   submission against the original user prompt → the round recorded (`Event::Evaluated`,
+//!   awaited) → the continuation rule ([`continuation`]: below `min_rounds` continue; on the
+//!   final round with `judge_on_final_round = false` stop without a call; otherwise the
+//!   judgment LLM, forced to stop at `max_rounds`) with the original's exit reasons and
+//!   `round_status` texts. The best round (highest score, the later round on ties) is marked
+//!   final. Every step emits a [`mixseek_core::Event`]. Runs resume after completed rounds.
+//! * [`JudgmentClient`] asks the judgment LLM for `{should_continue, reasoning,
+//!   confidence_score}` (structured output with repair); `on_error = stop | continue | fail`
+//!   decides what a failed call means ([`OnJudgmentError`]).
+//! * The evaluator and the ranking come in through the [`SubmissionEvaluator`] and
+//!   [`RankingSource`] traits; events go out through [`mixseek_core::EventSink`].
+//! * [`TeamReport`] is what `mixseek team` prints.
+//!
+//! ```no_run
+//! # async fn demo(
+//! #     agents: mixseek_agents::TeamAgents,
+//! #     prompts: mixseek_prompt::PromptBuilder,
+//! #     evaluator: std::sync::Arc<dyn mixseek_round::SubmissionEvaluator>,
+//! #     judgment: mixseek_round::JudgmentClient,
+//! # ) {
+//! use mixseek_round::{RoundController, RoundSettings, TeamReport};
+//! let controller = RoundController::new(agents, prompts, evaluator, judgment, RoundSettings::default());
+//! match controller.run("exec-1", "Summarise this week's chip news", Vec::new()).await {
+//!     Ok(result) => println!("{}", TeamReport::from_result(&result).to_text()),
+//!     Err(failure) => eprintln!("team failed: {}", failure.error),
+//! }
+//! # }
+//! ```
+
+pub mod continuation;
+pub mod controller;
+pub mod dedent;
+pub mod error;
+pub mod evaluator;
+pub mod judgment;
+pub mod ports;
+pub mod report;
+pub mod standalone;
+
+pub use controller::{CompletedRound, RoundController, RoundSettings, StopCheck, TeamFailure, TeamResult, best_entry};
+pub use error::RoundError;
+pub use judgment::{DEFAULT_JUDGMENT_INSTRUCTION, ImprovementJudgment, JudgmentAnswer, JudgmentClient, JudgmentError, OnJudgmentError};
+pub use ports::{EvaluateError, Evaluation, EvaluationRequest, NoRanking, RankingError, RankingSource, SubmissionEvaluator};
+pub use report::{RoundReport, TeamReport};
+pub use standalone::{StandaloneError, StandaloneOptions, StandaloneRun, run_team};

@@ -36,10 +36,15 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.shared.path).field("read_only", &self.shared.read_only).finish()
+        f.debug_struct("Store")
+            .field("path", &self.shared.path)
+            .field("read_only", &self.shared.read_only)
+            .finish()
     }
 }
 
+/// Open databases by canonical path. Entries are weak: a file closes when its last handle (or
+/// writer) goes away, and a stale entry is simply replaced by the next open.
 fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Shared>>> {
     static REGISTRY: OnceLock<Mutex<HashMap<PathBuf, Weak<Shared>>>> = OnceLock::new();
     REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
@@ -48,8 +53,13 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Shared>>> {
 /// The registry key: the canonical parent directory joined with the file name.
 fn key_of(path: &Path) -> PathBuf {
     let file = path.file_name().map(PathBuf::from).unwrap_or_default();
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf()).join(file)
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::canonicalize(parent)
+        .unwrap_or_else(|_| parent.to_path_buf())
+        .join(file)
 }
 
 /// `... Conflicting lock is held in /usr/bin/mixseek (PID 1234) ...` → 1234.
@@ -63,15 +73,29 @@ fn lock_pid(message: &str) -> Option<u32> {
 fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
     let text = err.to_string();
     if text.contains("Could not set lock") || text.contains("Conflicting lock") {
-        return StoreError::Locked { path: path.to_path_buf(), pid: lock_pid(&text), write };
+        return StoreError::Locked {
+            path: path.to_path_buf(),
+            pid: lock_pid(&text),
+            write,
+        };
     }
-    StoreError::Open { path: path.to_path_buf(), message: text }
+    StoreError::Open {
+        path: path.to_path_buf(),
+        message: text,
+    }
 }
 
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {
-    let wrap = |e: duckdb::Error| StoreError::Open { path: path.to_path_buf(), message: e.to_string() };
+    let wrap = |e: duckdb::Error| StoreError::Open {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     // Never download extensions at run time (no network; the bundled build has what we use).
-    Config::default().access_mode(mode).map_err(wrap)?.enable_autoload_extension(false).map_err(wrap)
+    Config::default()
+        .access_mode(mode)
+        .map_err(wrap)?
+        .enable_autoload_extension(false)
+        .map_err(wrap)
 }
 
 impl Store {
@@ -82,7 +106,10 @@ impl Store {
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io { path: parent.to_path_buf(), source })?;
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
         }
         let key = key_of(path);
         let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
@@ -116,7 +143,9 @@ impl Store {
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
         if !path.exists() {
-            return Err(StoreError::NotFound { path: path.to_path_buf() });
+            return Err(StoreError::NotFound {
+                path: path.to_path_buf(),
+            });
         }
         let key = key_of(path);
         {
@@ -161,20 +190,33 @@ impl Store {
     /// A new connection to the shared instance (a `try_clone` of the root connection).
     pub fn connection(&self) -> Result<Connection> {
         let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());
-        root.try_clone().map_err(StoreError::db("cloning a connection"))
+        root.try_clone()
+            .map_err(StoreError::db("cloning a connection"))
     }
 
     /// The process's writer for this database, started on first use with `masker`; later
     /// calls return the same writer (their masker is ignored).
     pub fn writer(&self, masker: PiiMasker) -> Result<StoreWriter> {
+        self.writer_with_clock(masker, mixseek_core::time::now_utc)
+    }
+
+    /// [`Store::writer`] with the clock that stamps `created_at` / `updated_at` /
+    /// `completed_at` (tests use a fixed one).
+    pub fn writer_with_clock(
+        &self,
+        masker: PiiMasker,
+        clock: crate::writer::Clock,
+    ) -> Result<StoreWriter> {
         if self.shared.read_only {
-            return Err(StoreError::ReadOnly { path: self.shared.path.clone() });
+            return Err(StoreError::ReadOnly {
+                path: self.shared.path.clone(),
+            });
         }
         let mut slot = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(inner) = slot.upgrade() {
             return Ok(StoreWriter::from_inner(inner));
         }
-        let w = StoreWriter::start(self, masker)?;
+        let w = StoreWriter::start(self, masker, clock)?;
         *slot = w.downgrade();
         Ok(w)
     }
@@ -186,17 +228,9 @@ impl Store {
         F: FnOnce(&Store) -> Result<T> + Send + 'static,
     {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| StoreError::Export(format!("read task failed: {e}")))?
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let key = key_of(&self.path);
-        let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
-        if reg.get(&key).is_some_and(|w| w.strong_count() == 0) {
-            reg.remove(&key);
-        }
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| StoreError::Export(format!("read task failed: {e}")))?
     }
 }
 

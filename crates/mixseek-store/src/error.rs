@@ -11,7 +11,11 @@ pub enum StoreError {
 
     /// Another process holds DuckDB's file lock.
     #[error("{} is locked by another process{}", path.display(), pid.map(|p| format!(" (PID {p})")).unwrap_or_default())]
-    Locked { path: PathBuf, pid: Option<u32>, write: bool },
+    Locked {
+        path: PathBuf,
+        pid: Option<u32>,
+        write: bool,
+    },
 
     /// The file was written by a newer mixseek.
     #[error(
@@ -19,7 +23,11 @@ pub enum StoreError {
          upgrade mixseek to use this workspace",
         path.display()
     )]
-    SchemaTooNew { path: PathBuf, found: i64, supported: i64 },
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
 
     /// The file is not a mixseek database (or not a DuckDB file at all).
     #[error("cannot open {} as a mixseek database: {message}", path.display())]
@@ -56,7 +64,10 @@ pub enum StoreError {
 
     /// An execution id prefix that matches several executions.
     #[error("`{prefix}` matches several executions: {}", candidates.join(", "))]
-    AmbiguousExecution { prefix: String, candidates: Vec<String> },
+    AmbiguousExecution {
+        prefix: String,
+        candidates: Vec<String>,
+    },
 
     /// A write on a store opened read-only.
     #[error("{} was opened read-only", path.display())]
@@ -68,7 +79,11 @@ pub enum StoreError {
 
     /// A configured PII pattern does not compile.
     #[error("privacy.extra_patterns[{index}] (`{name}`): invalid regular expression: {message}")]
-    Pattern { index: usize, name: String, message: String },
+    Pattern {
+        index: usize,
+        name: String,
+        message: String,
+    },
 
     #[error("{}: {source}", path.display())]
     Io {
@@ -88,7 +103,10 @@ impl StoreError {
     }
 
     pub(crate) fn decode(what: impl Into<String>, message: impl std::fmt::Display) -> StoreError {
-        StoreError::Decode { what: what.into(), message: message.to_string() }
+        StoreError::Decode {
+            what: what.into(),
+            message: message.to_string(),
+        }
     }
 
     /// What the user can do about it, when there is something to say.
@@ -109,11 +127,16 @@ impl StoreError {
                  running `mixseek exec` to finish, or look at its progress output"
                     .to_string(),
             ),
-            StoreError::SchemaTooNew { .. } => {
-                Some("install the mixseek version that created this workspace, or a newer one".to_string())
+            StoreError::SchemaTooNew { .. } => Some(
+                "install the mixseek version that created this workspace, or a newer one"
+                    .to_string(),
+            ),
+            StoreError::AmbiguousExecution { .. } => {
+                Some("give more characters of the execution id".to_string())
             }
-            StoreError::AmbiguousExecution { .. } => Some("give more characters of the execution id".to_string()),
-            StoreError::ExecutionNotFound(_) => Some("`mixseek executions` lists the stored executions".to_string()),
+            StoreError::ExecutionNotFound(_) => {
+                Some("`mixseek executions` lists the stored executions".to_string())
+            }
             _ => None,
         }
     }
@@ -124,7 +147,15 @@ impl StoreError {
         match self {
             StoreError::Db { source, .. } => {
                 let text = source.to_string();
-                let permanent = ["Constraint Error", "Invalid Input Error", "Binder Error", "Parser Error", "Catalog Error", "Conversion Error", "Not implemented"];
+                let permanent = [
+                    "Constraint Error",
+                    "Invalid Input Error",
+                    "Binder Error",
+                    "Parser Error",
+                    "Catalog Error",
+                    "Conversion Error",
+                    "Not implemented",
+                ];
                 !permanent.iter().any(|p| text.contains(p))
             }
             _ => false,

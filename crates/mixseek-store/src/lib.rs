@@ -63,8 +63,8 @@ pub mod writer;
 pub use db::{DB_FILE_NAME, Store, db_path};
 pub use error::{Result, StoreError};
 pub use model::{
-    CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow, LeaderboardScope,
-    RankingEntry, RoundDetail, RoundUsage, StoredDecision, TeamOverview,
+    CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
+    LeaderboardScope, RankingEntry, RoundDetail, RoundUsage, StoredDecision, TeamOverview,
 };
 pub use pii::{ExtraPattern, MaskingSpec, PiiMasker};
 pub use writer::StoreWriter;

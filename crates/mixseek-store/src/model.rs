@@ -57,7 +57,9 @@ pub struct RoundUsage {
 
 impl RoundUsage {
     pub fn total(&self) -> Usage {
-        [self.agent, self.evaluation, self.judgment].into_iter().sum()
+        [self.agent, self.evaluation, self.judgment]
+            .into_iter()
+            .sum()
     }
 }
 
@@ -118,9 +120,15 @@ pub(crate) fn metrics_of(details: &Value) -> Vec<(String, Option<f64>, String)> 
             ms.iter()
                 .map(|m| {
                     (
-                        m.get("metric_name").and_then(Value::as_str).unwrap_or("Unknown").to_string(),
+                        m.get("metric_name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("Unknown")
+                            .to_string(),
                         m.get("score").and_then(Value::as_f64),
-                        m.get("evaluator_comment").and_then(Value::as_str).unwrap_or("").to_string(),
+                        m.get("evaluator_comment")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
                     )
                 })
                 .collect()

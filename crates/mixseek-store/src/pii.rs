@@ -136,22 +136,27 @@ fn phone(m: &str, text: &str, start: usize, end: usize) -> bool {
 fn ipv4(m: &str, text: &str, start: usize, end: usize) -> bool {
     let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
     // "1.2.3.4." at a sentence end is fine; "1.2.3.4.5" is not an address.
-    let after_dot_digit = text[end..].starts_with('.') && text[end + 1..].starts_with(|c: char| c.is_ascii_digit());
+    let after_dot_digit =
+        text[end..].starts_with('.') && text[end + 1..].starts_with(|c: char| c.is_ascii_digit());
     !glued(prev_char(text, start))
         && !next_char(text, end).is_some_and(|c| c.is_ascii_alphanumeric())
         && !after_dot_digit
-        && m.split('.').all(|o| o.parse::<u16>().is_ok_and(|v| v <= 255))
+        && m.split('.')
+            .all(|o| o.parse::<u16>().is_ok_and(|v| v <= 255))
 }
 
 fn ipv6(m: &str, text: &str, start: usize, end: usize) -> bool {
-    let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    let glued =
+        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
     if glued(prev_char(text, start)) || glued(next_char(text, end)) {
         return false;
     }
     let colons = m.matches(':').count();
     let hex = m.chars().filter(|c| c.is_ascii_hexdigit()).count();
     let longest_group = m.split(':').map(str::len).max().unwrap_or(0);
-    (colons == 7 || (m.contains("::") && longest_group >= 3)) && hex >= 4 && m.parse::<std::net::Ipv6Addr>().is_ok()
+    (colons == 7 || (m.contains("::") && longest_group >= 3))
+        && hex >= 4
+        && m.parse::<std::net::Ipv6Addr>().is_ok()
 }
 
 fn builtin(name: &str) -> Option<(&'static str, &'static str, Option<Check>)> {
@@ -175,8 +180,11 @@ impl PiiMasker {
             return Ok(Self::disabled());
         }
         let all = ["email", "card", "phone", "ip"];
-        let wanted: Vec<&str> =
-            if spec.detectors.is_empty() { all.to_vec() } else { spec.detectors.iter().map(String::as_str).collect() };
+        let wanted: Vec<&str> = if spec.detectors.is_empty() {
+            all.to_vec()
+        } else {
+            spec.detectors.iter().map(String::as_str).collect()
+        };
         let mut rules = Vec::new();
         // Fixed order: e-mail (contains digits and dots), card (long digit runs), phone, ip.
         for name in all {
@@ -184,7 +192,8 @@ impl PiiMasker {
                 continue;
             }
             let compiled = |re: &str| {
-                Regex::new(re).map_err(|e| StoreError::Invalid(format!("built-in PII pattern {name}: {e}")))
+                Regex::new(re)
+                    .map_err(|e| StoreError::Invalid(format!("built-in PII pattern {name}: {e}")))
             };
             if name == "ip" {
                 rules.push(Rule {
@@ -200,7 +209,12 @@ impl PiiMasker {
                     check: Some(ipv6),
                 });
             } else if let Some((re, label, check)) = builtin(name) {
-                rules.push(Rule { name: name.into(), regex: compiled(re)?, replacement: label.into(), check });
+                rules.push(Rule {
+                    name: name.into(),
+                    regex: compiled(re)?,
+                    replacement: label.into(),
+                    check,
+                });
             }
         }
         for d in &wanted {
@@ -220,7 +234,10 @@ impl PiiMasker {
             rules.push(Rule {
                 name: p.name.clone(),
                 regex,
-                replacement: p.replacement.clone().unwrap_or_else(|| format!("[{}]", p.name)),
+                replacement: p
+                    .replacement
+                    .clone()
+                    .unwrap_or_else(|| format!("[{}]", p.name)),
                 check: None,
             });
         }
@@ -257,8 +274,12 @@ impl PiiMasker {
                 }
                 Cow::Borrowed(_) => false,
             },
-            Value::Array(items) => items.iter_mut().fold(false, |acc, v| self.mask_json(v) | acc),
-            Value::Object(map) => map.values_mut().fold(false, |acc, v| self.mask_json(v) | acc),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |acc, v| self.mask_json(v) | acc),
+            Value::Object(map) => map
+                .values_mut()
+                .fold(false, |acc, v| self.mask_json(v) | acc),
             _ => false,
         }
     }
@@ -268,7 +289,9 @@ fn replace_checked(rule: &Rule, text: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut last = 0;
     for m in rule.regex.find_iter(text) {
-        let ok = rule.check.is_none_or(|c| c(m.as_str(), text, m.start(), m.end()));
+        let ok = rule
+            .check
+            .is_none_or(|c| c(m.as_str(), text, m.start(), m.end()));
         if !ok {
             continue;
         }
@@ -288,7 +311,11 @@ mod tests {
     use super::*;
 
     fn masker() -> PiiMasker {
-        PiiMasker::new(&MaskingSpec { mask_pii: true, ..MaskingSpec::default() }).expect("masker")
+        PiiMasker::new(&MaskingSpec {
+            mask_pii: true,
+            ..MaskingSpec::default()
+        })
+        .expect("masker")
     }
 
     #[test]
@@ -317,10 +344,19 @@ mod tests {
     #[test]
     fn masks_international_numbers_and_glued_japanese_text() {
         let m = masker();
-        assert_eq!(m.mask("Call +81 90-1234-5678 today"), "Call [電話番号] today");
-        assert_eq!(m.mask("US office: +1 (415) 555-0100."), "US office: [電話番号].");
+        assert_eq!(
+            m.mask("Call +81 90-1234-5678 today"),
+            "Call [電話番号] today"
+        );
+        assert_eq!(
+            m.mask("US office: +1 (415) 555-0100."),
+            "US office: [電話番号]."
+        );
         assert_eq!(m.mask("携帯09012345678に連絡"), "携帯[電話番号]に連絡");
-        assert_eq!(m.mask("カード5500-0000-0000-0004です"), "カード[カード番号]です");
+        assert_eq!(
+            m.mask("カード5500-0000-0000-0004です"),
+            "カード[カード番号]です"
+        );
     }
 
     #[test]
@@ -350,14 +386,25 @@ mod tests {
             }],
         })
         .expect("masker");
-        assert_eq!(m.mask("EMP-123456 a@b.io 03-1234-5678"), "[社員番号] [メールアドレス] 03-1234-5678");
+        assert_eq!(
+            m.mask("EMP-123456 a@b.io 03-1234-5678"),
+            "[社員番号] [メールアドレス] 03-1234-5678"
+        );
         let bad = PiiMasker::new(&MaskingSpec {
             mask_pii: true,
             detectors: vec![],
-            extra_patterns: vec![ExtraPattern { name: "x".into(), pattern: "(".into(), replacement: None }],
+            extra_patterns: vec![ExtraPattern {
+                name: "x".into(),
+                pattern: "(".into(),
+                replacement: None,
+            }],
         });
         assert!(matches!(bad, Err(StoreError::Pattern { index: 0, .. })));
-        let unknown = PiiMasker::new(&MaskingSpec { mask_pii: true, detectors: vec!["mail".into()], ..Default::default() });
+        let unknown = PiiMasker::new(&MaskingSpec {
+            mask_pii: true,
+            detectors: vec!["mail".into()],
+            ..Default::default()
+        });
         assert!(matches!(unknown, Err(StoreError::Invalid(_))));
     }
 
@@ -365,11 +412,17 @@ mod tests {
     fn masks_json_strings_but_not_keys() {
         let mut v = serde_json::json!({"taro@example.com": ["mail taro@example.com", 3, {"ip": "10.1.2.3"}]});
         assert!(masker().mask_json(&mut v));
-        assert_eq!(v, serde_json::json!({"taro@example.com": ["mail [メールアドレス]", 3, {"ip": "[IPアドレス]"}]}));
+        assert_eq!(
+            v,
+            serde_json::json!({"taro@example.com": ["mail [メールアドレス]", 3, {"ip": "[IPアドレス]"}]})
+        );
     }
 
     #[test]
     fn sha256_is_hex_of_the_original() {
-        assert_eq!(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

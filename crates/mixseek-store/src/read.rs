@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use duckdb::types::ValueRef;
 use duckdb::{Row, params};
 use mixseek_core::{
-    ExecutionStatus, ExecutionSummary, FailedTeamInfo, Judgment, LeaderboardEntry, RoundState, ScoreDetails, TeamRef,
-    Usage, UsageByRole,
+    ExecutionStatus, ExecutionSummary, FailedTeamInfo, Judgment, LeaderboardEntry, RoundState,
+    ScoreDetails, TeamRef, Usage, UsageByRole,
 };
 use serde_json::Value;
 
@@ -48,11 +48,15 @@ fn parse_json(text: Option<String>, what: &str) -> Result<Option<Value>> {
 
 /// `score_details` as our type; rows imported from the original may hold any object.
 fn score_details_of(v: &Value, score: f64) -> ScoreDetails {
-    serde_json::from_value(v.clone()).unwrap_or(ScoreDetails { overall_score: score, metrics: Vec::new() })
+    serde_json::from_value(v.clone()).unwrap_or(ScoreDetails {
+        overall_score: score,
+        metrics: Vec::new(),
+    })
 }
 
 fn usage_of(text: Option<String>) -> RoundUsage {
-    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
 }
 
 fn judgment_of(text: Option<String>) -> Option<Judgment> {
@@ -68,9 +72,14 @@ impl Store {
         f: impl FnMut(&Row<'_>) -> duckdb::Result<T>,
     ) -> Result<Vec<T>> {
         let conn = self.connection()?;
-        let mut stmt = conn.prepare(sql).map_err(StoreError::db(format!("preparing {what}")))?;
-        let rows = stmt.query_map(params, f).map_err(StoreError::db(format!("reading {what}")))?;
-        rows.collect::<duckdb::Result<Vec<T>>>().map_err(StoreError::db(format!("reading {what}")))
+        let mut stmt = conn
+            .prepare(sql)
+            .map_err(StoreError::db(format!("preparing {what}")))?;
+        let rows = stmt
+            .query_map(params, f)
+            .map_err(StoreError::db(format!("reading {what}")))?;
+        rows.collect::<duckdb::Result<Vec<T>>>()
+            .map_err(StoreError::db(format!("reading {what}")))
     }
 
     /// The ranking shown in team prompts: each team's best score in the execution and its
@@ -99,7 +108,11 @@ impl Store {
         self.read_async(move |s| s.ranking(&id)).await
     }
 
-    fn rounds_where(&self, filter: &str, params: impl duckdb::Params) -> Result<Vec<CompletedRound>> {
+    fn rounds_where(
+        &self,
+        filter: &str,
+        params: impl duckdb::Params,
+    ) -> Result<Vec<CompletedRound>> {
         let sql = format!(
             "SELECT l.team_id, l.team_name, l.round_number, l.submission_content, l.score, l.score_details,
                  s.should_continue, s.reasoning, s.confidence_score, s.judgment, s.exit_reason,
@@ -110,7 +123,20 @@ impl Store {
              WHERE {filter}
              ORDER BY l.team_id, l.round_number"
         );
-        type Raw = (String, String, i64, String, f64, Option<String>, StoredDecision, Option<String>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>, bool);
+        type Raw = (
+            String,
+            String,
+            i64,
+            String,
+            f64,
+            Option<String>,
+            StoredDecision,
+            Option<String>,
+            Option<DateTime<Utc>>,
+            Option<DateTime<Utc>>,
+            Option<String>,
+            bool,
+        );
         let raw: Vec<Raw> = self.query_rows("rounds", &sql, params, |r| {
             Ok((
                 r.get(0)?,
@@ -134,43 +160,69 @@ impl Store {
             ))
         })?;
         raw.into_iter()
-            .map(|(team_id, team_name, round, submission, score, details, mut decision, judgment, started, ended, usage, final_submission)| {
-                let details = parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
-                decision.judgment = judgment_of(judgment);
-                let improvement_judgment = decision.judgment.as_ref().map(|j| Judgment {
-                    should_continue: decision.should_continue.unwrap_or(j.should_continue),
-                    reasoning: decision.reasoning.clone().unwrap_or_else(|| j.reasoning.clone()),
-                    confidence_score: decision.confidence_score.unwrap_or(j.confidence_score),
-                });
-                Ok(CompletedRound {
+            .map(
+                |(
                     team_id,
                     team_name,
-                    state: RoundState {
-                        round_number: u32_of(round),
-                        submission_content: submission,
-                        evaluation_score: score,
-                        score_details: score_details_of(&details, score),
-                        improvement_judgment,
-                        round_started_at: started.unwrap_or_else(epoch),
-                        round_ended_at: ended.or(started).unwrap_or_else(epoch),
-                        message_history: Vec::new(),
-                    },
-                    decision,
-                    usage: usage_of(usage),
+                    round,
+                    submission,
+                    score,
+                    details,
+                    mut decision,
+                    judgment,
+                    started,
+                    ended,
+                    usage,
                     final_submission,
-                })
-            })
+                )| {
+                    let details =
+                        parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
+                    decision.judgment = judgment_of(judgment);
+                    let improvement_judgment = decision.judgment.as_ref().map(|j| Judgment {
+                        should_continue: decision.should_continue.unwrap_or(j.should_continue),
+                        reasoning: decision
+                            .reasoning
+                            .clone()
+                            .unwrap_or_else(|| j.reasoning.clone()),
+                        confidence_score: decision.confidence_score.unwrap_or(j.confidence_score),
+                    });
+                    Ok(CompletedRound {
+                        team_id,
+                        team_name,
+                        state: RoundState {
+                            round_number: u32_of(round),
+                            submission_content: submission,
+                            evaluation_score: score,
+                            score_details: score_details_of(&details, score),
+                            improvement_judgment,
+                            round_started_at: started.unwrap_or_else(epoch),
+                            round_ended_at: ended.or(started).unwrap_or_else(epoch),
+                            message_history: Vec::new(),
+                        },
+                        decision,
+                        usage: usage_of(usage),
+                        final_submission,
+                    })
+                },
+            )
             .collect()
     }
 
     /// A team's committed rounds in one execution, in round order (for the submission history
     /// in prompts and for `--resume`).
     pub fn team_rounds(&self, execution_id: &str, team_id: &str) -> Result<Vec<CompletedRound>> {
-        self.rounds_where("l.execution_id = ? AND l.team_id = ?", [execution_id, team_id])
+        self.rounds_where(
+            "l.execution_id = ? AND l.team_id = ?",
+            [execution_id, team_id],
+        )
     }
 
     /// [`Store::team_rounds`] on tokio's blocking pool.
-    pub async fn team_rounds_async(&self, execution_id: &str, team_id: &str) -> Result<Vec<CompletedRound>> {
+    pub async fn team_rounds_async(
+        &self,
+        execution_id: &str,
+        team_id: &str,
+    ) -> Result<Vec<CompletedRound>> {
         let (e, t) = (execution_id.to_string(), team_id.to_string());
         self.read_async(move |s| s.team_rounds(&e, &t)).await
     }
@@ -181,87 +233,127 @@ impl Store {
     }
 
     /// Everything stored about one round.
-    pub fn round_detail(&self, execution_id: &str, team_id: &str, round_number: u32) -> Result<Option<RoundDetail>> {
-        type Raw = (RoundDetail, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
-        let rows: Vec<Raw> = self.query_rows(
-            "a round",
+    pub fn round_detail(
+        &self,
+        execution_id: &str,
+        team_id: &str,
+        round_number: u32,
+    ) -> Result<Option<RoundDetail>> {
+        let mut v = self.details_where(
+            "l.execution_id = ? AND l.team_id = ? AND l.round_number = ?",
+            params![execution_id, team_id, round_number],
+        )?;
+        Ok(if v.is_empty() {
+            None
+        } else {
+            Some(v.remove(0))
+        })
+    }
+
+    /// Every round of an execution in detail, by team id then round (the HTML report).
+    pub fn round_details(&self, execution_id: &str) -> Result<Vec<RoundDetail>> {
+        self.details_where("l.execution_id = ?", [execution_id])
+    }
+
+    fn details_where(&self, filter: &str, params: impl duckdb::Params) -> Result<Vec<RoundDetail>> {
+        type Raw = (
+            RoundDetail,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let sql = format!(
             "SELECT l.team_name, l.score, l.score_details, l.submission_content, l.submission_sha256,
                  h.prompt, h.prompt_sha256, (l.pii_masked OR coalesce(h.pii_masked, FALSE)),
                  s.should_continue, s.reasoning, s.confidence_score, s.judgment, coalesce(s.exit_reason, l.exit_reason),
                  l.final_submission, l.exit_reason, h.member_submissions_record, h.message_history, s.stage_usage,
-                 s.round_started_at, s.round_ended_at
+                 s.round_started_at, s.round_ended_at, l.execution_id, l.team_id, l.round_number
              FROM leader_board l
              LEFT JOIN round_status s
                ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
              LEFT JOIN round_history h
                ON h.execution_id = l.execution_id AND h.team_id = l.team_id AND h.round_number = l.round_number
-             WHERE l.execution_id = ? AND l.team_id = ? AND l.round_number = ?",
-            params![execution_id, team_id, round_number],
-            |r| {
-                Ok((
-                    RoundDetail {
-                        execution_id: execution_id.to_string(),
-                        team_id: team_id.to_string(),
-                        team_name: r.get(0)?,
-                        round_number,
-                        score: r.get(1)?,
-                        score_details: Value::Null,
-                        submission_content: r.get(3)?,
-                        submission_sha256: r.get(4)?,
-                        prompt: r.get(5)?,
-                        prompt_sha256: r.get(6)?,
-                        pii_masked: r.get(7)?,
-                        decision: StoredDecision {
-                            should_continue: r.get(8)?,
-                            reasoning: r.get(9)?,
-                            confidence_score: r.get(10)?,
-                            judgment: None,
-                            exit_reason: r.get(12)?,
-                        },
-                        final_submission: r.get(13)?,
-                        exit_reason: r.get(14)?,
-                        member_submissions: None,
-                        leader_messages: Vec::new(),
-                        usage: RoundUsage::default(),
-                        round_started_at: ts(r, 18)?,
-                        round_ended_at: ts(r, 19)?,
+             WHERE {filter}
+             ORDER BY l.team_id, l.round_number"
+        );
+        let rows: Vec<Raw> = self.query_rows("rounds", &sql, params, |r| {
+            Ok((
+                RoundDetail {
+                    execution_id: r.get(20)?,
+                    team_id: r.get(21)?,
+                    team_name: r.get(0)?,
+                    round_number: u32_of(r.get(22)?),
+                    score: r.get(1)?,
+                    score_details: Value::Null,
+                    submission_content: r.get(3)?,
+                    submission_sha256: r.get(4)?,
+                    prompt: r.get(5)?,
+                    prompt_sha256: r.get(6)?,
+                    pii_masked: r.get(7)?,
+                    decision: StoredDecision {
+                        should_continue: r.get(8)?,
+                        reasoning: r.get(9)?,
+                        confidence_score: r.get(10)?,
+                        judgment: None,
+                        exit_reason: r.get(12)?,
                     },
-                    r.get(2)?,
-                    r.get(11)?,
-                    r.get(15)?,
-                    r.get(16)?,
-                    r.get(17)?,
-                ))
-            },
-        )?;
-        let Some((mut d, details, judgment, members, messages, usage)) = rows.into_iter().next() else {
-            return Ok(None);
-        };
-        d.score_details = parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
-        d.decision.judgment = judgment_of(judgment);
-        d.member_submissions = parse_json(members, "round_history.member_submissions_record")?;
-        d.leader_messages = match parse_json(messages, "round_history.message_history")? {
-            Some(Value::Array(items)) => items,
-            Some(other) => vec![other],
-            None => Vec::new(),
-        };
-        d.usage = usage_of(usage);
-        Ok(Some(d))
+                    final_submission: r.get(13)?,
+                    exit_reason: r.get(14)?,
+                    member_submissions: None,
+                    leader_messages: Vec::new(),
+                    usage: RoundUsage::default(),
+                    round_started_at: ts(r, 18)?,
+                    round_ended_at: ts(r, 19)?,
+                },
+                r.get(2)?,
+                r.get(11)?,
+                r.get(15)?,
+                r.get(16)?,
+                r.get(17)?,
+            ))
+        })?;
+        rows.into_iter()
+            .map(|(mut d, details, judgment, members, messages, usage)| {
+                d.score_details =
+                    parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
+                d.decision.judgment = judgment_of(judgment);
+                d.member_submissions =
+                    parse_json(members, "round_history.member_submissions_record")?;
+                d.leader_messages = match parse_json(messages, "round_history.message_history")? {
+                    Some(Value::Array(items)) => items,
+                    Some(other) => vec![other],
+                    None => Vec::new(),
+                };
+                d.usage = usage_of(usage);
+                Ok(d)
+            })
+            .collect()
     }
 
     /// Stored executions, most recently started first (`limit` = None: all). Executions that
     /// only have rounds (imported from the original, which wrote its summary at the very end)
     /// are listed with status `incomplete`.
     pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionRow>> {
+        self.executions_where(None, limit)
+    }
+
+    fn executions_where(&self, id: Option<&str>, limit: Option<usize>) -> Result<Vec<ExecutionRow>> {
         let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
+        let (lb_where, ids_where) = match id {
+            Some(_) => ("WHERE execution_id = $1", "WHERE execution_id = $1"),
+            None => ("", ""),
+        };
         let sql = format!(
             "WITH lb AS (
-                 SELECT execution_id, count(*) AS rounds, min(created_at) AS first_at FROM leader_board GROUP BY execution_id),
+                 SELECT execution_id, count(*) AS rounds, min(created_at) AS first_at FROM leader_board {lb_where}
+                 GROUP BY execution_id),
              rs AS (
                  SELECT execution_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
                         sum(cost_usd) AS cost_usd
-                 FROM round_status GROUP BY execution_id),
-             ids AS (SELECT execution_id FROM execution_summary UNION SELECT execution_id FROM lb)
+                 FROM round_status {lb_where} GROUP BY execution_id),
+             ids AS (SELECT execution_id FROM execution_summary {ids_where} UNION SELECT execution_id FROM lb)
              SELECT ids.execution_id, coalesce(e.user_prompt, ''), coalesce(e.status, 'incomplete'),
                  coalesce(e.total_teams, 0), e.best_team_id, e.best_score, e.total_execution_time_seconds,
                  coalesce(e.created_at, lb.first_at), e.completed_at, coalesce(lb.rounds, 0),
@@ -275,7 +367,7 @@ impl Store {
              ORDER BY coalesce(e.created_at, lb.first_at) DESC, ids.execution_id
              {limit}"
         );
-        self.query_rows("executions", &sql, [], |r| {
+        let map = |r: &Row<'_>| {
             Ok(ExecutionRow {
                 execution_id: r.get(0)?,
                 user_prompt: r.get(1)?,
@@ -291,13 +383,20 @@ impl Store {
                 output_tokens: u64_of(r.get::<_, Option<i64>>(11)?.unwrap_or(0)),
                 cost_usd: r.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
             })
-        })
+        };
+        match id {
+            Some(id) => self.query_rows("executions", &sql, [id], map),
+            None => self.query_rows("executions", &sql, [], map),
+        }
     }
 
     /// One execution's row (see [`Store::executions`]).
     pub fn execution(&self, execution_id: &str) -> Result<Option<ExecutionRow>> {
         // The list query is cheap enough; filter after resolving.
-        Ok(self.executions(None)?.into_iter().find(|e| e.execution_id == execution_id))
+        Ok(self
+            .executions(None)?
+            .into_iter()
+            .find(|e| e.execution_id == execution_id))
     }
 
     /// The most recently started execution, if any.
@@ -307,7 +406,9 @@ impl Store {
             "SELECT execution_id FROM (
                  SELECT execution_id, created_at FROM execution_summary
                  UNION ALL
-                 SELECT execution_id, max(created_at) FROM leader_board GROUP BY execution_id)
+                 SELECT execution_id, min(created_at) FROM leader_board
+                 WHERE execution_id NOT IN (SELECT execution_id FROM execution_summary)
+                 GROUP BY execution_id)
              ORDER BY created_at DESC, execution_id LIMIT 1",
             [],
             |r| r.get::<_, String>(0),
@@ -321,7 +422,12 @@ impl Store {
         if id.is_empty() {
             return Err(StoreError::ExecutionNotFound(id_or_prefix.to_string()));
         }
-        let pattern = format!("{}%", id.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let pattern = format!(
+            "{}%",
+            id.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
         let mut ids = self.query_rows(
             "execution ids",
             "SELECT DISTINCT execution_id FROM (
@@ -337,7 +443,10 @@ impl Store {
         match ids.len() {
             0 => Err(StoreError::ExecutionNotFound(id.to_string())),
             1 => Ok(ids.remove(0)),
-            _ => Err(StoreError::AmbiguousExecution { prefix: id.to_string(), candidates: ids }),
+            _ => Err(StoreError::AmbiguousExecution {
+                prefix: id.to_string(),
+                candidates: ids,
+            }),
         }
     }
 
@@ -368,12 +477,16 @@ impl Store {
         let Some((mut state, teams)) = rows.into_iter().next() else {
             return Ok(None);
         };
-        state.teams = serde_json::from_str::<Vec<TeamRef>>(&teams).map_err(|e| StoreError::decode("execution_summary.teams", e))?;
+        state.teams = serde_json::from_str::<Vec<TeamRef>>(&teams)
+            .map_err(|e| StoreError::decode("execution_summary.teams", e))?;
         Ok(Some(state))
     }
 
     /// [`Store::execution_state`] on tokio's blocking pool.
-    pub async fn execution_state_async(&self, execution_id: &str) -> Result<Option<ExecutionState>> {
+    pub async fn execution_state_async(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<ExecutionState>> {
         let id = execution_id.to_string();
         self.read_async(move |s| s.execution_state(&id)).await
     }
@@ -381,7 +494,19 @@ impl Store {
     /// The stored `ExecutionSummary` of a finished execution (`None` while it runs or when
     /// unknown).
     pub fn execution_summary(&self, execution_id: &str) -> Result<Option<ExecutionSummary>> {
-        type Raw = (String, String, String, Option<String>, Option<f64>, Option<f64>, String, Option<DateTime<Utc>>, Option<String>, Option<String>, Option<String>);
+        type Raw = (
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<f64>,
+            Option<f64>,
+            String,
+            Option<DateTime<Utc>>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
         let rows: Vec<Raw> = self.query_rows(
             "the execution summary",
             "SELECT user_prompt, status, team_results, best_team_id, best_score, total_execution_time_seconds,
@@ -404,15 +529,26 @@ impl Store {
                 ))
             },
         )?;
-        let Some((user_prompt, status, results, best_team_id, best_score, time, failed, created_at, usage, by_role, stop_reason)) =
-            rows.into_iter().next()
+        let Some((
+            user_prompt,
+            status,
+            results,
+            best_team_id,
+            best_score,
+            time,
+            failed,
+            created_at,
+            usage,
+            by_role,
+            stop_reason,
+        )) = rows.into_iter().next()
         else {
             return Ok(None);
         };
-        let team_results: Vec<LeaderboardEntry> =
-            serde_json::from_str(&results).map_err(|e| StoreError::decode("execution_summary.team_results", e))?;
-        let failed_teams_info: Vec<FailedTeamInfo> =
-            serde_json::from_str(&failed).map_err(|e| StoreError::decode("execution_summary.failed_teams_info", e))?;
+        let team_results: Vec<LeaderboardEntry> = serde_json::from_str(&results)
+            .map_err(|e| StoreError::decode("execution_summary.team_results", e))?;
+        let failed_teams_info: Vec<FailedTeamInfo> = serde_json::from_str(&failed)
+            .map_err(|e| StoreError::decode("execution_summary.failed_teams_info", e))?;
         Ok(Some(ExecutionSummary {
             execution_id: execution_id.to_string(),
             user_prompt,
@@ -422,10 +558,18 @@ impl Store {
             total_execution_time_seconds: time.unwrap_or(0.0),
             failed_teams_info,
             created_at: created_at.unwrap_or_else(epoch),
-            status: ExecutionStatus::parse(&status)
-                .ok_or_else(|| StoreError::decode("execution_summary.status", format!("unknown status `{status}`")))?,
-            usage: usage.and_then(|u| serde_json::from_str::<Usage>(&u).ok()).unwrap_or_default(),
-            usage_by_role: by_role.and_then(|u| serde_json::from_str::<UsageByRole>(&u).ok()).unwrap_or_default(),
+            status: ExecutionStatus::parse(&status).ok_or_else(|| {
+                StoreError::decode(
+                    "execution_summary.status",
+                    format!("unknown status `{status}`"),
+                )
+            })?,
+            usage: usage
+                .and_then(|u| serde_json::from_str::<Usage>(&u).ok())
+                .unwrap_or_default(),
+            usage_by_role: by_role
+                .and_then(|u| serde_json::from_str::<UsageByRole>(&u).ok())
+                .unwrap_or_default(),
             stop_reason,
         }))
     }
@@ -433,16 +577,24 @@ impl Store {
     /// An execution with one line per team (configured teams first, in configuration order,
     /// then any other team that has rounds).
     pub fn execution_overview(&self, execution_id: &str) -> Result<ExecutionOverview> {
-        let execution = self.execution(execution_id)?.ok_or_else(|| StoreError::ExecutionNotFound(execution_id.to_string()))?;
+        let execution = self
+            .execution(execution_id)?
+            .ok_or_else(|| StoreError::ExecutionNotFound(execution_id.to_string()))?;
         let extra: Vec<(Option<i64>, Option<String>, String, Option<String>)> = self.query_rows(
             "the execution",
             "SELECT max_rounds, stop_reason, failed_teams_info, teams FROM execution_summary WHERE execution_id = ?",
             [execution_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )?;
-        let (max_rounds, stop_reason, failed, configured) = extra.into_iter().next().unwrap_or((None, None, "[]".into(), None));
+        let (max_rounds, stop_reason, failed, configured) =
+            extra
+                .into_iter()
+                .next()
+                .unwrap_or((None, None, "[]".into(), None));
         let failed: Vec<FailedTeamInfo> = serde_json::from_str(&failed).unwrap_or_default();
-        let configured: Vec<TeamRef> = configured.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        let configured: Vec<TeamRef> = configured
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
         let rounds = self.completed_rounds(execution_id)?;
         let mut teams: Vec<TeamOverview> = configured
             .iter()
@@ -506,26 +658,48 @@ impl Store {
                 input_tokens: execution.input_tokens,
                 output_tokens: execution.output_tokens,
                 cost_usd: execution.cost_usd,
-                ..self.execution_summary(execution_id)?.map(|s| s.usage).unwrap_or_default()
+                ..self
+                    .execution_summary(execution_id)?
+                    .map(|s| s.usage)
+                    .unwrap_or_default()
             }
         };
-        Ok(ExecutionOverview { execution, max_rounds: max_rounds.map(u32_of), stop_reason, teams, usage })
+        Ok(ExecutionOverview {
+            execution,
+            max_rounds: max_rounds.map(u32_of),
+            stop_reason,
+            teams,
+            usage,
+        })
     }
 
     /// A leaderboard: per execution, each team's chosen round (its final submission, else its
     /// best score, ties → the later round); across executions (`All`), each team id's best
     /// round, ties → the earlier round. Rows are ranked by score, ties by team id. Returns the
     /// execution id shown (`None` for `All`, or when there is no execution at all).
-    pub fn leaderboard(&self, scope: &LeaderboardScope) -> Result<(Option<String>, Vec<LeaderboardRow>)> {
+    pub fn leaderboard(
+        &self,
+        scope: &LeaderboardScope,
+    ) -> Result<(Option<String>, Vec<LeaderboardRow>)> {
         let (exec, filter, order) = match scope {
-            LeaderboardScope::All => (None, "TRUE", "l.score DESC, l.created_at ASC, l.execution_id, l.round_number"),
+            LeaderboardScope::All => (
+                None,
+                "TRUE",
+                "l.score DESC, l.created_at ASC, l.execution_id, l.round_number",
+            ),
             LeaderboardScope::Latest => match self.latest_execution()? {
                 Some(id) => (Some(id), "l.execution_id = $1", ""),
                 None => return Ok((None, Vec::new())),
             },
-            LeaderboardScope::Execution(id) => (Some(self.resolve_execution(id)?), "l.execution_id = $1", ""),
+            LeaderboardScope::Execution(id) => {
+                (Some(self.resolve_execution(id)?), "l.execution_id = $1", "")
+            }
         };
-        let order = if order.is_empty() { "l.final_submission DESC, l.score DESC, l.round_number DESC" } else { order };
+        let order = if order.is_empty() {
+            "l.final_submission DESC, l.score DESC, l.round_number DESC"
+        } else {
+            order
+        };
         let sql = format!(
             "WITH best AS (
                  SELECT l.team_id, l.score, l.round_number, l.execution_id, l.final_submission, l.exit_reason,
@@ -607,8 +781,10 @@ impl Store {
             return Err(StoreError::Invalid(format!("unknown table `{table}`")));
         }
         let conn = self.connection()?;
-        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
-            .map(u64_of)
-            .map_err(StoreError::db(format!("counting {table}")))
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(u64_of)
+        .map_err(StoreError::db(format!("counting {table}")))
     }
 }

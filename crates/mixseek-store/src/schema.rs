@@ -19,11 +19,23 @@ use std::path::Path;
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// Our tables, in dependency-free creation order.
-pub const TABLES: [&str; 6] =
-    ["schema_version", "execution_summary", "round_history", "leader_board", "round_status", "llm_calls"];
+pub const TABLES: [&str; 6] = [
+    "schema_version",
+    "execution_summary",
+    "round_history",
+    "leader_board",
+    "round_status",
+    "llm_calls",
+];
 
 /// Tables whose rows belong to one execution (exported, filtered by `execution_id`).
-pub const EXECUTION_TABLES: [&str; 5] = ["execution_summary", "leader_board", "round_history", "round_status", "llm_calls"];
+pub const EXECUTION_TABLES: [&str; 5] = [
+    "execution_summary",
+    "leader_board",
+    "round_history",
+    "round_status",
+    "llm_calls",
+];
 
 /// Columns holding JSON text.
 pub const JSON_COLUMNS: [&str; 10] = [
@@ -221,7 +233,12 @@ pub fn detect(conn: &Connection) -> Result<Found> {
             .map_err(StoreError::db("reading schema_version"))?;
         return Ok(Found::Version(v.unwrap_or(0)));
     }
-    for t in ["leader_board", "round_history", "execution_summary", "round_status"] {
+    for t in [
+        "leader_board",
+        "round_history",
+        "execution_summary",
+        "round_status",
+    ] {
         if table_exists(conn, t)? {
             return Ok(Found::Original);
         }
@@ -235,7 +252,11 @@ pub fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
     if let Found::Version(v) = found
         && v > SCHEMA_VERSION
     {
-        return Err(StoreError::SchemaTooNew { path: path.to_path_buf(), found: v, supported: SCHEMA_VERSION });
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: v,
+            supported: SCHEMA_VERSION,
+        });
     }
     Ok(found)
 }
@@ -252,12 +273,13 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         return Ok(());
     }
     let run = |sql: &str| -> Result<()> {
-        conn.execute_batch(sql).map_err(|source| StoreError::Migration {
-            path: path.to_path_buf(),
-            from,
-            to: SCHEMA_VERSION,
-            source,
-        })
+        conn.execute_batch(sql)
+            .map_err(|source| StoreError::Migration {
+                path: path.to_path_buf(),
+                from,
+                to: SCHEMA_VERSION,
+                source,
+            })
     };
     run("BEGIN TRANSACTION")?;
     let result = (|| -> Result<()> {
@@ -271,7 +293,11 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
                 });
             }
         }
-        let description = if from == 0 { "created" } else { "upgraded from the original MixSeek schema" };
+        let description = if from == 0 {
+            "created"
+        } else {
+            "upgraded from the original MixSeek schema"
+        };
         run(&format!(
             "INSERT INTO schema_version (version, description) VALUES ({SCHEMA_VERSION}, '{description}')"
         ))
@@ -296,7 +322,13 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
 fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     run(SEQUENCES)?;
     run(SCHEMA_VERSION_TABLE)?;
-    for ddl in [EXECUTION_SUMMARY, ROUND_HISTORY, LEADER_BOARD, ROUND_STATUS, LLM_CALLS] {
+    for ddl in [
+        EXECUTION_SUMMARY,
+        ROUND_HISTORY,
+        LEADER_BOARD,
+        ROUND_STATUS,
+        LLM_CALLS,
+    ] {
         run(ddl)?;
     }
     Ok(())
@@ -324,14 +356,34 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
                 ("execution_id", "execution_id", "execution_id"),
                 ("user_prompt", "user_prompt", "user_prompt"),
                 ("status", "status", "status"),
-                ("team_results", "CAST(team_results AS VARCHAR)", "team_results"),
+                (
+                    "team_results",
+                    "CAST(team_results AS VARCHAR)",
+                    "team_results",
+                ),
                 ("total_teams", "total_teams", "total_teams"),
                 ("best_team_id", "best_team_id", "best_team_id"),
                 ("best_score", "best_score", "best_score"),
-                ("total_execution_time_seconds", "total_execution_time_seconds", "total_execution_time_seconds"),
-                ("completed_at", "CAST(completed_at AS TIMESTAMPTZ)", "completed_at"),
-                ("created_at", "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)", "created_at"),
-                ("updated_at", "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)", "created_at"),
+                (
+                    "total_execution_time_seconds",
+                    "total_execution_time_seconds",
+                    "total_execution_time_seconds",
+                ),
+                (
+                    "completed_at",
+                    "CAST(completed_at AS TIMESTAMPTZ)",
+                    "completed_at",
+                ),
+                (
+                    "created_at",
+                    "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
+                (
+                    "updated_at",
+                    "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
             ],
         },
         Rebuild {
@@ -343,10 +395,26 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
                 ("team_id", "team_id", "team_id"),
                 ("team_name", "team_name", "team_name"),
                 ("round_number", "round_number", "round_number"),
-                ("message_history", "CAST(message_history AS VARCHAR)", "message_history"),
-                ("member_submissions_record", "CAST(member_submissions_record AS VARCHAR)", "member_submissions_record"),
-                ("created_at", "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)", "created_at"),
-                ("updated_at", "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)", "created_at"),
+                (
+                    "message_history",
+                    "CAST(message_history AS VARCHAR)",
+                    "message_history",
+                ),
+                (
+                    "member_submissions_record",
+                    "CAST(member_submissions_record AS VARCHAR)",
+                    "member_submissions_record",
+                ),
+                (
+                    "created_at",
+                    "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
+                (
+                    "updated_at",
+                    "CAST(coalesce(created_at, now()) AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
             ],
         },
         Rebuild {
@@ -358,14 +426,34 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
                 ("team_id", "team_id", "team_id"),
                 ("team_name", "team_name", "team_name"),
                 ("round_number", "round_number", "round_number"),
-                ("submission_content", "submission_content", "submission_content"),
-                ("submission_format", "submission_format", "submission_format"),
+                (
+                    "submission_content",
+                    "submission_content",
+                    "submission_content",
+                ),
+                (
+                    "submission_format",
+                    "submission_format",
+                    "submission_format",
+                ),
                 ("score", "CAST(score AS DOUBLE)", "score"),
-                ("score_details", "CAST(score_details AS VARCHAR)", "score_details"),
+                (
+                    "score_details",
+                    "CAST(score_details AS VARCHAR)",
+                    "score_details",
+                ),
                 ("final_submission", "final_submission", "final_submission"),
                 ("exit_reason", "exit_reason", "exit_reason"),
-                ("created_at", "CAST(created_at AS TIMESTAMPTZ)", "created_at"),
-                ("updated_at", "CAST(updated_at AS TIMESTAMPTZ)", "updated_at"),
+                (
+                    "created_at",
+                    "CAST(created_at AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
+                (
+                    "updated_at",
+                    "CAST(updated_at AS TIMESTAMPTZ)",
+                    "updated_at",
+                ),
             ],
         },
         Rebuild {
@@ -379,11 +467,31 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
                 ("round_number", "round_number", "round_number"),
                 ("should_continue", "should_continue", "should_continue"),
                 ("reasoning", "reasoning", "reasoning"),
-                ("confidence_score", "CAST(confidence_score AS DOUBLE)", "confidence_score"),
-                ("round_started_at", "CAST(round_started_at AS TIMESTAMPTZ)", "round_started_at"),
-                ("round_ended_at", "CAST(round_ended_at AS TIMESTAMPTZ)", "round_ended_at"),
-                ("created_at", "CAST(created_at AS TIMESTAMPTZ)", "created_at"),
-                ("updated_at", "CAST(updated_at AS TIMESTAMPTZ)", "updated_at"),
+                (
+                    "confidence_score",
+                    "CAST(confidence_score AS DOUBLE)",
+                    "confidence_score",
+                ),
+                (
+                    "round_started_at",
+                    "CAST(round_started_at AS TIMESTAMPTZ)",
+                    "round_started_at",
+                ),
+                (
+                    "round_ended_at",
+                    "CAST(round_ended_at AS TIMESTAMPTZ)",
+                    "round_ended_at",
+                ),
+                (
+                    "created_at",
+                    "CAST(created_at AS TIMESTAMPTZ)",
+                    "created_at",
+                ),
+                (
+                    "updated_at",
+                    "CAST(updated_at AS TIMESTAMPTZ)",
+                    "updated_at",
+                ),
             ],
         },
     ];
@@ -404,7 +512,12 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
                 exprs.push(*expr);
             }
         }
-        run(&format!("INSERT INTO {} ({}) SELECT {} FROM {old}", rb.table, names.join(", "), exprs.join(", ")))?;
+        run(&format!(
+            "INSERT INTO {} ({}) SELECT {} FROM {old}",
+            rb.table,
+            names.join(", "),
+            exprs.join(", ")
+        ))?;
         run(&format!("DROP TABLE {old}"))?;
     }
     // The original's sequences exist already and are ahead of the copied ids.
@@ -420,13 +533,18 @@ mod tests {
     fn fresh_database_gets_the_latest_schema() {
         let conn = Connection::open_in_memory().expect("db");
         migrate(&conn, Path::new(":memory:")).expect("migrate");
-        assert_eq!(detect(&conn).expect("detect"), Found::Version(SCHEMA_VERSION));
+        assert_eq!(
+            detect(&conn).expect("detect"),
+            Found::Version(SCHEMA_VERSION)
+        );
         for t in TABLES {
             assert!(table_exists(&conn, t).expect("catalogue"), "{t}");
         }
         // idempotent
         migrate(&conn, Path::new(":memory:")).expect("again");
-        let n: i64 = conn.query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0)).expect("count");
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0))
+            .expect("count");
         assert_eq!(n, 1);
     }
 
@@ -434,9 +552,22 @@ mod tests {
     fn newer_schema_is_refused() {
         let conn = Connection::open_in_memory().expect("db");
         migrate(&conn, Path::new("x.db")).expect("migrate");
-        conn.execute_batch("INSERT INTO schema_version (version, description) VALUES (99, 'future')").expect("insert");
+        conn.execute_batch(
+            "INSERT INTO schema_version (version, description) VALUES (99, 'future')",
+        )
+        .expect("insert");
         let err = migrate(&conn, Path::new("x.db")).expect_err("refused");
-        assert!(matches!(err, StoreError::SchemaTooNew { found: 99, supported: SCHEMA_VERSION, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                StoreError::SchemaTooNew {
+                    found: 99,
+                    supported: SCHEMA_VERSION,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("upgrade mixseek"), "{err}");
     }
 }

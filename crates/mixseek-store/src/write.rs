@@ -11,7 +11,9 @@ use crate::model::RoundUsage;
 use crate::pii::{PiiMasker, sha256_hex};
 use chrono::{DateTime, Utc};
 use duckdb::{Connection, params};
-use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, RoundRecord, TeamRef, Usage};
+use mixseek_core::{
+    Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, RoundRecord, TeamRef, Usage,
+};
 use std::collections::HashMap;
 
 /// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
@@ -26,7 +28,8 @@ fn u64_i64(v: u64) -> i64 {
 }
 
 fn json_text<T: serde::Serialize>(v: &T, what: &str) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| StoreError::Invalid(format!("cannot serialize {what}: {e}")))
+    serde_json::to_string(v)
+        .map_err(|e| StoreError::Invalid(format!("cannot serialize {what}: {e}")))
 }
 
 /// Masks a JSON document's strings and serializes it.
@@ -54,7 +57,12 @@ CREATE TEMP TABLE IF NOT EXISTS stage_llm_calls (
 
 /// Writes the `round_history`, `leader_board` and `round_status` rows of each record (upserts;
 /// the last record wins when a batch holds the same key twice).
-pub(crate) fn write_rounds(conn: &Connection, masker: &PiiMasker, records: &[&RoundRecord], now: DateTime<Utc>) -> Result<()> {
+pub(crate) fn write_rounds(
+    conn: &Connection,
+    masker: &PiiMasker,
+    records: &[&RoundRecord],
+    now: DateTime<Utc>,
+) -> Result<()> {
     if records.is_empty() {
         return Ok(());
     }
@@ -72,23 +80,34 @@ pub(crate) fn write_rounds(conn: &Connection, masker: &PiiMasker, records: &[&Ro
                 r.score_details.overall_score, r.team_id, r.round_number
             )));
         }
-        last.insert((r.execution_id.as_str(), r.team_id.as_str(), r.round_number), i);
+        last.insert(
+            (r.execution_id.as_str(), r.team_id.as_str(), r.round_number),
+            i,
+        );
     }
-    conn.execute_batch(STAGE_ROUNDS).map_err(StoreError::db("creating the staging table"))?;
-    conn.execute_batch("DELETE FROM stage_rounds").map_err(StoreError::db("clearing the staging table"))?;
+    conn.execute_batch(STAGE_ROUNDS)
+        .map_err(StoreError::db("creating the staging table"))?;
+    conn.execute_batch("DELETE FROM stage_rounds")
+        .map_err(StoreError::db("clearing the staging table"))?;
     let now_us = micros(&now);
     {
         let mut app = conn
             .appender_to_catalog_and_db("stage_rounds", "temp", "main")
             .map_err(StoreError::db("opening the round appender"))?;
         for (i, r) in records.iter().enumerate() {
-            if last.get(&(r.execution_id.as_str(), r.team_id.as_str(), r.round_number)) != Some(&i) {
+            if last.get(&(r.execution_id.as_str(), r.team_id.as_str(), r.round_number)) != Some(&i)
+            {
                 continue;
             }
             let submission = masker.mask(&r.submission_content);
             let prompt = masker.mask(&r.prompt);
-            let (messages, m1) = masked_json(masker, serde_json::Value::Array(r.leader_messages.clone()), "leader messages")?;
-            let (members, m2) = masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
+            let (messages, m1) = masked_json(
+                masker,
+                serde_json::Value::Array(r.leader_messages.clone()),
+                "leader messages",
+            )?;
+            let (members, m2) =
+                masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
             let details_value = serde_json::to_value(&r.score_details)
                 .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
             let (details, m3) = masked_json(masker, details_value, "score_details")?;
@@ -97,7 +116,11 @@ pub(crate) fn write_rounds(conn: &Connection, masker: &PiiMasker, records: &[&Ro
                 || m3
                 || matches!(submission, std::borrow::Cow::Owned(_))
                 || matches!(prompt, std::borrow::Cow::Owned(_));
-            let usage = RoundUsage { agent: r.agent_usage, evaluation: r.evaluation_usage, judgment: Usage::default() };
+            let usage = RoundUsage {
+                agent: r.agent_usage,
+                evaluation: r.evaluation_usage,
+                judgment: Usage::default(),
+            };
             let total = usage.total();
             let stage_usage = json_text(&usage, "usage")?;
             app.append_row(params![
@@ -126,7 +149,8 @@ pub(crate) fn write_rounds(conn: &Connection, masker: &PiiMasker, records: &[&Ro
             ])
             .map_err(StoreError::db("staging a round"))?;
         }
-        app.flush().map_err(StoreError::db("flushing the round appender"))?;
+        app.flush()
+            .map_err(StoreError::db("flushing the round appender"))?;
     }
     let statements = [
         (
@@ -194,7 +218,9 @@ pub(crate) fn write_decision(
     if let Some(c) = decision.confidence_score
         && !(0.0..=1.0).contains(&c)
     {
-        return Err(StoreError::Invalid(format!("confidence_score must be between 0.0 and 1.0, got {c}")));
+        return Err(StoreError::Invalid(format!(
+            "confidence_score must be between 0.0 and 1.0, got {c}"
+        )));
     }
     let stored: Option<Option<String>> = conn
         .query_row(
@@ -222,7 +248,11 @@ pub(crate) fn write_decision(
     let reasoning = masker.mask(&decision.reasoning);
     let judgment = match &decision.judgment {
         Some(j) => {
-            let (text, _) = masked_json(masker, serde_json::to_value(j).unwrap_or_default(), "judgment")?;
+            let (text, _) = masked_json(
+                masker,
+                serde_json::to_value(j).unwrap_or_default(),
+                "judgment",
+            )?;
             Some(text)
         }
         None => None,
@@ -258,6 +288,7 @@ pub(crate) fn write_decision(
 
 /// The execution row at the start of a run (status `running`). A resumed run keeps the
 /// original prompt and start time.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_execution(
     conn: &Connection,
     masker: &PiiMasker,
@@ -270,8 +301,11 @@ pub(crate) fn start_execution(
 ) -> Result<()> {
     let prompt = masker.mask(user_prompt);
     let masked = matches!(prompt, std::borrow::Cow::Owned(_));
-    let (teams_json, teams_masked) =
-        masked_json(masker, serde_json::to_value(teams).unwrap_or_default(), "teams")?;
+    let (teams_json, teams_masked) = masked_json(
+        masker,
+        serde_json::to_value(teams).unwrap_or_default(),
+        "teams",
+    )?;
     conn.execute(
         &format!(
             "INSERT INTO execution_summary (execution_id, user_prompt, status, total_teams, teams, config_hash,
@@ -325,14 +359,28 @@ pub(crate) fn finish_team(
                 "UPDATE leader_board SET final_submission = TRUE, exit_reason = ?, updated_at = {TS}
                  WHERE execution_id = ? AND team_id = ? AND round_number = ?"
             ),
-            params![reason, micros(&now), execution_id, team_id, best.round_number],
+            params![
+                reason,
+                micros(&now),
+                execution_id,
+                team_id,
+                best.round_number
+            ],
         )
         .map_err(StoreError::db("marking the final submission"))?;
     if n == 0 {
-        tracing::warn!(execution_id, team_id, round = best.round_number, "final round was not stored; storing it now");
+        tracing::warn!(
+            execution_id,
+            team_id,
+            round = best.round_number,
+            "final round was not stored; storing it now"
+        );
         let submission = masker.mask(&best.submission_content);
-        let (details, _) =
-            masked_json(masker, serde_json::to_value(&best.score_details).unwrap_or_default(), "score_details")?;
+        let (details, _) = masked_json(
+            masker,
+            serde_json::to_value(&best.score_details).unwrap_or_default(),
+            "score_details",
+        )?;
         conn.execute(
             &format!(
                 "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
@@ -362,12 +410,24 @@ pub(crate) fn finish_team(
 }
 
 /// The execution row at the end of a run (upsert: a run without a start row still gets one).
-pub(crate) fn finish_execution(conn: &Connection, masker: &PiiMasker, s: &ExecutionSummary, now: DateTime<Utc>) -> Result<()> {
+pub(crate) fn finish_execution(
+    conn: &Connection,
+    masker: &PiiMasker,
+    s: &ExecutionSummary,
+    now: DateTime<Utc>,
+) -> Result<()> {
     let prompt = masker.mask(&s.user_prompt);
     let mut masked = matches!(prompt, std::borrow::Cow::Owned(_));
-    let (results, m1) = masked_json(masker, serde_json::to_value(&s.team_results).unwrap_or_default(), "team_results")?;
-    let (failed, m2) =
-        masked_json(masker, serde_json::to_value(&s.failed_teams_info).unwrap_or_default(), "failed_teams_info")?;
+    let (results, m1) = masked_json(
+        masker,
+        serde_json::to_value(&s.team_results).unwrap_or_default(),
+        "team_results",
+    )?;
+    let (failed, m2) = masked_json(
+        masker,
+        serde_json::to_value(&s.failed_teams_info).unwrap_or_default(),
+        "failed_teams_info",
+    )?;
     masked |= m1 || m2;
     conn.execute(
         &format!(
@@ -417,8 +477,10 @@ pub(crate) fn write_llm_calls(conn: &Connection, calls: &[&LlmCallRecord]) -> Re
     if calls.is_empty() {
         return Ok(());
     }
-    conn.execute_batch(STAGE_CALLS).map_err(StoreError::db("creating the staging table"))?;
-    conn.execute_batch("DELETE FROM stage_llm_calls").map_err(StoreError::db("clearing the staging table"))?;
+    conn.execute_batch(STAGE_CALLS)
+        .map_err(StoreError::db("creating the staging table"))?;
+    conn.execute_batch("DELETE FROM stage_llm_calls")
+        .map_err(StoreError::db("clearing the staging table"))?;
     {
         let mut app = conn
             .appender_to_catalog_and_db("stage_llm_calls", "temp", "main")
@@ -445,7 +507,8 @@ pub(crate) fn write_llm_calls(conn: &Connection, calls: &[&LlmCallRecord]) -> Re
             ])
             .map_err(StoreError::db("staging an LLM call"))?;
         }
-        app.flush().map_err(StoreError::db("flushing the llm_calls appender"))?;
+        app.flush()
+            .map_err(StoreError::db("flushing the llm_calls appender"))?;
     }
     conn.execute(
         "INSERT INTO llm_calls (execution_id, team_id, round_number, role, model, input_tokens, output_tokens,

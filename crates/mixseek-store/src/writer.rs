@@ -26,6 +26,9 @@ const MAX_BATCH: usize = 4096;
 /// Sleeps between the attempts of a transient failure (3 attempts in all).
 const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
 
+/// Where the writer gets "now" (the `created_at` / `updated_at` / `completed_at` it stores).
+pub type Clock = fn() -> DateTime<Utc>;
+
 enum Op {
     Event(Box<Event>),
     LlmCall(Box<LlmCallRecord>),
@@ -66,19 +69,24 @@ pub struct StoreWriter {
 
 impl std::fmt::Debug for StoreWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoreWriter").field("path", &self.inner.path).finish()
+        f.debug_struct("StoreWriter")
+            .field("path", &self.inner.path)
+            .finish()
     }
 }
 
 impl StoreWriter {
-    pub(crate) fn start(store: &Store, masker: PiiMasker) -> Result<StoreWriter> {
+    pub(crate) fn start(store: &Store, masker: PiiMasker, clock: Clock) -> Result<StoreWriter> {
         let conn = store.connection()?;
         let (tx, rx) = mpsc::channel::<Job>();
         let path = store.path().to_path_buf();
         let thread = std::thread::Builder::new()
             .name("mixseek-store-writer".into())
-            .spawn(move || run(conn, masker, rx))
-            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
+            .spawn(move || run(conn, masker, clock, rx))
+            .map_err(|source| StoreError::Io {
+                path: path.clone(),
+                source,
+            })?;
         Ok(StoreWriter {
             inner: Arc::new(WriterInner {
                 sender: Mutex::new(Some(tx)),
@@ -100,7 +108,9 @@ impl StoreWriter {
     fn send(&self, op: Op, reply: Option<oneshot::Sender<Result<()>>>) -> Result<()> {
         let guard = self.inner.sender.lock().unwrap_or_else(|e| e.into_inner());
         let sender = guard.as_ref().ok_or(StoreError::WriterStopped)?;
-        sender.send(Job { op, reply }).map_err(|_| StoreError::WriterStopped)
+        sender
+            .send(Job { op, reply })
+            .map_err(|_| StoreError::WriterStopped)
     }
 
     async fn submit(&self, op: Op) -> Result<()> {
@@ -136,7 +146,10 @@ impl StoreWriter {
         }
         let mut first_err = None;
         for rx in waits {
-            let r = rx.await.map_err(|_| StoreError::WriterStopped).and_then(|r| r);
+            let r = rx
+                .await
+                .map_err(|_| StoreError::WriterStopped)
+                .and_then(|r| r);
             if let Err(e) = r
                 && first_err.is_none()
             {
@@ -165,7 +178,7 @@ impl EventSink for StoreWriter {
     }
 }
 
-fn run(conn: Connection, masker: PiiMasker, rx: mpsc::Receiver<Job>) {
+fn run(conn: Connection, masker: PiiMasker, clock: Clock, rx: mpsc::Receiver<Job>) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -174,19 +187,22 @@ fn run(conn: Connection, masker: PiiMasker, rx: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        process(&conn, &masker, batch);
+        process(&conn, &masker, clock(), batch);
     }
     tracing::debug!("database writer stopped");
 }
 
-fn process(conn: &Connection, masker: &PiiMasker, batch: Vec<Job>) {
-    let now = mixseek_core::time::now_utc();
+fn process(conn: &Connection, masker: &PiiMasker, now: DateTime<Utc>, batch: Vec<Job>) {
     let refs: Vec<&Job> = batch.iter().collect();
     let first = in_transaction(conn, |c| apply(c, masker, &refs, now));
     let outcome: Vec<Result<()>> = match first {
         Ok(()) => batch.iter().map(|_| Ok(())).collect(),
         Err(e) if batch.len() == 1 => {
-            vec![if e.is_transient() { with_retries(|| in_transaction(conn, |c| apply(c, masker, &refs, now)), e) } else { Err(e) }]
+            vec![if e.is_transient() {
+                with_retries(|| in_transaction(conn, |c| apply(c, masker, &refs, now)), e)
+            } else {
+                Err(e)
+            }]
         }
         Err(e) => {
             tracing::debug!(error = %e, jobs = batch.len(), "batch write failed; writing the events one by one");
@@ -195,9 +211,10 @@ fn process(conn: &Connection, masker: &PiiMasker, batch: Vec<Job>) {
                 .map(|job| {
                     let one = [job];
                     match in_transaction(conn, |c| apply(c, masker, &one, now)) {
-                        Err(e) if e.is_transient() => {
-                            with_retries(|| in_transaction(conn, |c| apply(c, masker, &one, now)), e)
-                        }
+                        Err(e) if e.is_transient() => with_retries(
+                            || in_transaction(conn, |c| apply(c, masker, &one, now)),
+                            e,
+                        ),
                         other => other,
                     }
                 })
@@ -236,9 +253,16 @@ fn with_retries(mut attempt: impl FnMut() -> Result<()>, first: StoreError) -> R
 }
 
 /// begin → f → commit; on error a best-effort rollback whose own error never hides the first.
-pub(crate) fn in_transaction(conn: &Connection, f: impl FnOnce(&Connection) -> Result<()>) -> Result<()> {
-    conn.execute_batch("BEGIN TRANSACTION").map_err(StoreError::db("beginning a transaction"))?;
-    let result = f(conn).and_then(|()| conn.execute_batch("COMMIT").map_err(StoreError::db("committing")));
+pub(crate) fn in_transaction(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<()>,
+) -> Result<()> {
+    conn.execute_batch("BEGIN TRANSACTION")
+        .map_err(StoreError::db("beginning a transaction"))?;
+    let result = f(conn).and_then(|()| {
+        conn.execute_batch("COMMIT")
+            .map_err(StoreError::db("committing"))
+    });
     if result.is_err()
         && let Err(rb) = conn.execute_batch("ROLLBACK")
     {
@@ -278,17 +302,54 @@ fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc
     Ok(())
 }
 
-fn apply_event(conn: &Connection, masker: &PiiMasker, event: &Event, now: DateTime<Utc>) -> Result<()> {
+fn apply_event(
+    conn: &Connection,
+    masker: &PiiMasker,
+    event: &Event,
+    now: DateTime<Utc>,
+) -> Result<()> {
     match event {
-        Event::ExecutionStarted { execution_id, user_prompt, teams, config_hash, max_rounds, at } => {
-            write::start_execution(conn, masker, execution_id, user_prompt, teams, config_hash, *max_rounds, *at)
-        }
+        Event::ExecutionStarted {
+            execution_id,
+            user_prompt,
+            teams,
+            config_hash,
+            max_rounds,
+            at,
+        } => write::start_execution(
+            conn,
+            masker,
+            execution_id,
+            user_prompt,
+            teams,
+            config_hash,
+            *max_rounds,
+            *at,
+        ),
         Event::Evaluated(r) => write::write_rounds(conn, masker, &[&**r], now),
-        Event::Judged { execution_id, team_id, round_number, decision, .. } => {
-            write::write_decision(conn, masker, execution_id, team_id, *round_number, decision, now)
-        }
+        Event::Judged {
+            execution_id,
+            team_id,
+            round_number,
+            decision,
+            ..
+        } => write::write_decision(
+            conn,
+            masker,
+            execution_id,
+            team_id,
+            *round_number,
+            decision,
+            now,
+        ),
         Event::LlmCall(c) => write::write_llm_calls(conn, &[&**c]),
-        Event::TeamFinished { execution_id, team_id, best, exit_reason, .. } => write::finish_team(
+        Event::TeamFinished {
+            execution_id,
+            team_id,
+            best,
+            exit_reason,
+            ..
+        } => write::finish_team(
             conn,
             masker,
             execution_id,

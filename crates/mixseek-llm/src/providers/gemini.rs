@@ -1,15 +1,511 @@
-//! placeholder (being written)
-use crate::backend::{Backend, RawResponse};
+//! Google Gemini API (`POST {base_url}/v1beta/models/{model}:generateContent`, key in the
+//! `x-goog-api-key` header, never in the URL).
+//!
+//! Structured output sets `responseMimeType: application/json` and `responseSchema`.
+//! Gemini's schema dialect is a subset of OpenAPI 3: [`to_gemini_schema`] inlines `$ref`s,
+//! turns `["T", "null"]` and `anyOf` with `null` into `nullable`, `const` into a one-value
+//! `enum`, upper-cases types and drops keywords Gemini rejects (`$schema`, `$defs`,
+//! `additionalProperties`, `title`, …). The answer is still validated against the original
+//! schema by [`generate_structured`](crate::generate_structured). Tool parameters are
+//! converted the same way. Function calls get ids `call_<n>` when Gemini sends none.
+
+use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
 use crate::providers::HttpCommon;
-use crate::types::ChatRequest;
+use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
+use serde_json::{Map, Value, json};
 use std::sync::atomic::AtomicU32;
 
-pub(crate) struct GeminiBackend { c: HttpCommon }
-impl GeminiBackend { pub fn new(c: HttpCommon) -> Self { Self { c } } }
+pub(crate) struct GeminiBackend {
+    c: HttpCommon,
+}
+
+impl GeminiBackend {
+    pub fn new(c: HttpCommon) -> Self {
+        Self { c }
+    }
+}
+
+const KEPT: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "properties",
+    "required",
+    "items",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "anyOf",
+    "propertyOrdering",
+    "minLength",
+    "maxLength",
+    "pattern",
+];
+
+/// Converts a JSON schema to Gemini's `Schema` dialect (see the module docs).
+pub fn to_gemini_schema(schema: &Value) -> Value {
+    convert(schema, schema, 0)
+}
+
+fn resolve<'a>(root: &'a Value, r: &str) -> Option<&'a Value> {
+    let path = r.strip_prefix('#')?;
+    if path.is_empty() {
+        Some(root)
+    } else {
+        root.pointer(path)
+    }
+}
+
+fn convert(s: &Value, root: &Value, depth: u32) -> Value {
+    if depth > 16 {
+        return json!({"type": "STRING"});
+    }
+    let Some(obj) = s.as_object() else {
+        return json!({"type": "STRING"});
+    };
+    if let Some(r) = obj.get("$ref").and_then(|r| r.as_str()) {
+        let mut target = resolve(root, r).map_or_else(
+            || json!({"type": "STRING"}),
+            |t| convert(t, root, depth + 1),
+        );
+        if let (Some(d), Some(t)) = (obj.get("description"), target.as_object_mut()) {
+            t.insert("description".into(), d.clone());
+        }
+        return target;
+    }
+    let mut out = Map::new();
+    let mut nullable = obj
+        .get("nullable")
+        .and_then(|n| n.as_bool())
+        .unwrap_or(false);
+    match obj.get("type") {
+        Some(Value::String(t)) => {
+            out.insert("type".into(), json!(t.to_ascii_uppercase()));
+        }
+        Some(Value::Array(ts)) => {
+            let non_null: Vec<&str> = ts
+                .iter()
+                .filter_map(|t| t.as_str())
+                .filter(|t| *t != "null")
+                .collect();
+            nullable |= non_null.len() < ts.len();
+            if let Some(t) = non_null.first() {
+                out.insert("type".into(), json!(t.to_ascii_uppercase()));
+            }
+        }
+        _ => {}
+    }
+    if let Some(options) = obj
+        .get("anyOf")
+        .or_else(|| obj.get("oneOf"))
+        .and_then(|a| a.as_array())
+    {
+        let non_null: Vec<&Value> = options
+            .iter()
+            .filter(|o| o.get("type").and_then(|t| t.as_str()) != Some("null"))
+            .collect();
+        nullable |= non_null.len() < options.len();
+        if non_null.len() == 1 {
+            if let Value::Object(inner) = convert(non_null[0], root, depth + 1) {
+                for (k, v) in inner {
+                    out.entry(k).or_insert(v);
+                }
+            }
+        } else if !non_null.is_empty() {
+            out.insert(
+                "anyOf".into(),
+                Value::Array(
+                    non_null
+                        .iter()
+                        .map(|o| convert(o, root, depth + 1))
+                        .collect(),
+                ),
+            );
+        }
+    }
+    if let Some(c) = obj.get("const") {
+        out.insert("enum".into(), json!([c_to_string(c)]));
+        out.entry("type").or_insert(json!("STRING"));
+    }
+    for (k, v) in obj {
+        if !KEPT.contains(&k.as_str()) || k == "type" || k == "anyOf" {
+            continue;
+        }
+        match k.as_str() {
+            "properties" => {
+                if let Some(props) = v.as_object() {
+                    let converted: Map<String, Value> = props
+                        .iter()
+                        .map(|(n, p)| (n.clone(), convert(p, root, depth + 1)))
+                        .collect();
+                    out.insert(
+                        "propertyOrdering".into(),
+                        Value::Array(props.keys().map(|k| json!(k)).collect()),
+                    );
+                    out.insert("properties".into(), Value::Object(converted));
+                }
+            }
+            "items" => {
+                out.insert("items".into(), convert(v, root, depth + 1));
+            }
+            "enum" => {
+                // Gemini enums are strings only.
+                let values: Vec<Value> = v
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter(|x| !x.is_null())
+                            .map(|x| json!(c_to_string(x)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !values.is_empty()
+                    && values.len()
+                        == v.as_array()
+                            .map_or(0, |a| a.iter().filter(|x| !x.is_null()).count())
+                    && v.as_array()
+                        .is_some_and(|a| a.iter().all(|x| x.is_string() || x.is_null()))
+                {
+                    out.insert("enum".into(), Value::Array(values));
+                }
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if out.get("enum").is_some() {
+        out.insert("format".into(), json!("enum"));
+        out.insert("type".into(), json!("STRING"));
+    }
+    if !out.contains_key("type") && !out.contains_key("anyOf") {
+        let t = if out.contains_key("properties") {
+            "OBJECT"
+        } else if out.contains_key("items") {
+            "ARRAY"
+        } else {
+            "STRING"
+        };
+        out.insert("type".into(), json!(t));
+    }
+    if nullable {
+        out.insert("nullable".into(), json!(true));
+    }
+    Value::Object(out)
+}
+
+fn c_to_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The generateContent body of `request`.
+pub fn request_body(request: &ChatRequest) -> Value {
+    let mut contents: Vec<Value> = Vec::new();
+    let mut push = |role: &str, part: Value| {
+        if let Some(last) = contents.last_mut()
+            && last["role"] == role
+            && let Some(parts) = last["parts"].as_array_mut()
+        {
+            parts.push(part);
+            return;
+        }
+        contents.push(json!({"role": role, "parts": [part]}));
+    };
+    for m in &request.messages {
+        match m {
+            Message::User { content } => push("user", json!({"text": content})),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                if let Some(c) = content.as_deref().filter(|c| !c.is_empty()) {
+                    push("model", json!({"text": c}));
+                }
+                for t in tool_calls {
+                    let args = if t.arguments.is_object() {
+                        t.arguments.clone()
+                    } else {
+                        json!({"value": t.arguments})
+                    };
+                    push(
+                        "model",
+                        json!({"functionCall": {"name": t.name, "args": args}}),
+                    );
+                }
+            }
+            Message::Tool { name, content, .. } => {
+                let response = match serde_json::from_str::<Value>(content) {
+                    Ok(v @ Value::Object(_)) => v,
+                    _ => json!({"content": content}),
+                };
+                push(
+                    "user",
+                    json!({"functionResponse": {"name": name, "response": response}}),
+                );
+            }
+        }
+    }
+    let mut body = json!({"contents": contents});
+    if let Some(s) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        body["systemInstruction"] = json!({"parts": [{"text": s}]});
+    }
+    if !request.tools.is_empty() {
+        let decls: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": to_gemini_schema(&t.parameters)}))
+            .collect();
+        body["tools"] = json!([{"functionDeclarations": decls}]);
+    }
+    let p = &request.params;
+    let mut cfg = Map::new();
+    if let Some(t) = p.temperature {
+        cfg.insert("temperature".into(), json!(t));
+    }
+    if let Some(m) = p.max_tokens {
+        cfg.insert("maxOutputTokens".into(), json!(m));
+    }
+    if let Some(t) = p.top_p {
+        cfg.insert("topP".into(), json!(t));
+    }
+    if let Some(s) = p.seed {
+        cfg.insert("seed".into(), json!(s));
+    }
+    if !p.stop.is_empty() {
+        cfg.insert("stopSequences".into(), json!(p.stop));
+    }
+    if let Some(s) = &request.response_schema {
+        cfg.insert("responseMimeType".into(), json!("application/json"));
+        cfg.insert("responseSchema".into(), to_gemini_schema(&s.schema));
+    }
+    if !cfg.is_empty() {
+        body["generationConfig"] = Value::Object(cfg);
+    }
+    body
+}
+
+/// Parses a generateContent answer.
+pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
+    let candidate = v
+        .get("candidates")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first());
+    let Some(candidate) = candidate else {
+        let reason = v
+            .pointer("/promptFeedback/blockReason")
+            .and_then(|r| r.as_str());
+        return Err(match reason {
+            Some(r) => format!("the prompt was blocked ({r})"),
+            None => "the answer has no `candidates`".to_string(),
+        });
+    };
+    let parts = candidate
+        .pointer("/content/parts")
+        .and_then(|p| p.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let mut text = String::new();
+    let mut has_text = false;
+    let mut tool_calls = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        if part.get("thought").and_then(|t| t.as_bool()) == Some(true) {
+            continue;
+        }
+        if let Some(t) = part.get("text").and_then(|t| t.as_str()) {
+            has_text = true;
+            text.push_str(t);
+        }
+        if let Some(fc) = part.get("functionCall") {
+            let name = fc
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or_else(|| "a functionCall has no name".to_string())?;
+            let id = fc
+                .get("id")
+                .and_then(|i| i.as_str())
+                .map_or_else(|| format!("call_{i}"), str::to_string);
+            tool_calls.push(ToolCall {
+                id,
+                name: name.to_string(),
+                arguments: fc.get("args").cloned().unwrap_or(json!({})),
+            });
+        }
+    }
+    let finish_reason = match candidate.get("finishReason").and_then(|f| f.as_str()) {
+        _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
+        Some("STOP") | None => FinishReason::Stop,
+        Some("MAX_TOKENS") => FinishReason::Length,
+        Some("SAFETY")
+        | Some("RECITATION")
+        | Some("BLOCKLIST")
+        | Some("PROHIBITED_CONTENT")
+        | Some("SPII") => FinishReason::ContentFilter,
+        Some(o) => FinishReason::Other(o.to_string()),
+    };
+    let usage = v
+        .get("usageMetadata")
+        .filter(|u| u.is_object())
+        .and_then(|u| {
+            let input = u.get("promptTokenCount").and_then(|x| x.as_u64());
+            let output = u.get("candidatesTokenCount").and_then(|x| x.as_u64());
+            if input.is_none() && output.is_none() {
+                return None;
+            }
+            let thoughts = u
+                .get("thoughtsTokenCount")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0);
+            Some(TokenCounts {
+                input_tokens: input.unwrap_or(0),
+                output_tokens: output.unwrap_or(0) + thoughts,
+                cached_tokens: u
+                    .get("cachedContentTokenCount")
+                    .and_then(|x| x.as_u64())
+                    .unwrap_or(0),
+            })
+        });
+    Ok(RawResponse {
+        text: has_text.then_some(text),
+        tool_calls,
+        usage,
+        finish_reason,
+    })
+}
+
 #[async_trait::async_trait]
 impl Backend for GeminiBackend {
-    async fn send(&self, model: &str, _r: &ChatRequest, _a: &AtomicU32) -> Result<RawResponse, LlmError> {
-        Err(LlmError::new(ErrorKind::Config, &self.c.provider, model, "wip"))
+    async fn send(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        _attempts: &AtomicU32,
+    ) -> Result<RawResponse, LlmError> {
+        let secrets = self.c.secrets();
+        let ex = Exchange {
+            provider: &self.c.provider,
+            model,
+            secrets: &secrets,
+        };
+        let model_path = model.strip_prefix("models/").unwrap_or(model);
+        let url = format!(
+            "{}/v1beta/models/{model_path}:generateContent",
+            self.c.base_url
+        );
+        let mut builder = self.c.post(&url);
+        if let Some(k) = &self.c.api_key {
+            builder = builder.header("x-goog-api-key", k);
+        }
+        let v = ex.post_json(builder, &request_body(request)).await?;
+        parse_response(&v).map_err(|m| ex.error(ErrorKind::Parse, m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_are_converted_to_gemini_dialect() {
+        let s = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "J",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "a": {"type": ["number", "null"], "minimum": 0},
+                "b": {"$ref": "#/$defs/B"},
+                "c": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "d": {"const": "x"},
+                "e": {"type": "array", "items": {"type": "integer"}}
+            },
+            "required": ["a"],
+            "$defs": {"B": {"type": "string", "enum": ["p", "q"]}}
+        });
+        let g = to_gemini_schema(&s);
+        assert_eq!(g["type"], "OBJECT");
+        assert!(
+            g.get("$schema").is_none()
+                && g.get("additionalProperties").is_none()
+                && g.get("title").is_none()
+                && g.get("$defs").is_none()
+        );
+        assert_eq!(
+            g["properties"]["a"],
+            json!({"type": "NUMBER", "minimum": 0, "nullable": true})
+        );
+        assert_eq!(g["properties"]["b"]["enum"], json!(["p", "q"]));
+        assert_eq!(
+            g["properties"]["c"],
+            json!({"type": "STRING", "nullable": true})
+        );
+        assert_eq!(g["properties"]["d"]["enum"], json!(["x"]));
+        assert_eq!(g["properties"]["e"]["items"]["type"], "INTEGER");
+        assert_eq!(g["propertyOrdering"], json!(["a", "b", "c", "d", "e"]));
+        assert_eq!(g["required"], json!(["a"]));
+    }
+
+    #[test]
+    fn body_and_answer() {
+        let mut r = ChatRequest::user("hi")
+            .with_system("sys")
+            .with_schema("S", json!({"type": "object"}));
+        r.params.max_tokens = Some(50);
+        r.params.seed = Some(7);
+        r.messages.push(Message::assistant_tool_calls(
+            None,
+            vec![ToolCall {
+                id: "c".into(),
+                name: "f".into(),
+                arguments: json!({"q": 1}),
+            }],
+        ));
+        r.messages.push(Message::tool_result("c", "f", "plain"));
+        let b = request_body(&r);
+        assert_eq!(b["systemInstruction"], json!({"parts": [{"text": "sys"}]}));
+        assert_eq!(
+            b["contents"][1],
+            json!({"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"q": 1}}}]})
+        );
+        assert_eq!(
+            b["contents"][2]["parts"][0]["functionResponse"]["response"],
+            json!({"content": "plain"})
+        );
+        assert_eq!(b["generationConfig"]["maxOutputTokens"], 50);
+        assert_eq!(b["generationConfig"]["seed"], 7);
+        assert_eq!(
+            b["generationConfig"]["responseMimeType"],
+            "application/json"
+        );
+
+        let v = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "{\"a\":"}, {"text": "1}"}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2, "thoughtsTokenCount": 3}});
+        let p = parse_response(&v).expect("ok");
+        assert_eq!(p.text.as_deref(), Some("{\"a\":1}"));
+        assert_eq!(
+            p.usage,
+            Some(TokenCounts {
+                input_tokens: 4,
+                output_tokens: 5,
+                cached_tokens: 0
+            })
+        );
+        let blocked = parse_response(&json!({"promptFeedback": {"blockReason": "SAFETY"}}));
+        assert!(blocked.is_err_and(|e| e.contains("SAFETY")));
+        let fc = parse_response(&json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {"x": 1}}}]}, "finishReason": "STOP"}]})).expect("ok");
+        assert_eq!(
+            (
+                fc.tool_calls[0].id.as_str(),
+                fc.finish_reason.clone(),
+                fc.text
+            ),
+            ("call_0", FinishReason::ToolCalls, None)
+        );
     }
 }

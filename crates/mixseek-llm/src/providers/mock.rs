@@ -53,7 +53,13 @@ pub struct MockOptions {
 
 impl MockOptions {
     pub fn parse(model: &str) -> Self {
-        let mut o = MockOptions { should_continue: true, latency: Duration::ZERO, fail_pct: 0, tools: true, usage: true };
+        let mut o = MockOptions {
+            should_continue: true,
+            latency: Duration::ZERO,
+            fail_pct: 0,
+            tools: true,
+            usage: true,
+        };
         for w in model.split(['-', '+']).map(str::to_ascii_lowercase) {
             match w.as_str() {
                 "stop" => o.should_continue = false,
@@ -63,9 +69,11 @@ impl MockOptions {
                 _ => {
                     if let Some(n) = w.strip_suffix("pct").and_then(|n| n.parse::<u32>().ok()) {
                         o.fail_pct = n.min(100);
-                    } else if let Some(n) = w.strip_suffix("ms").and_then(|n| n.parse::<u64>().ok()) {
+                    } else if let Some(n) = w.strip_suffix("ms").and_then(|n| n.parse::<u64>().ok())
+                    {
                         o.latency = Duration::from_millis(n);
-                    } else if let Some(n) = w.strip_suffix('s').and_then(|n| n.parse::<u64>().ok()) {
+                    } else if let Some(n) = w.strip_suffix('s').and_then(|n| n.parse::<u64>().ok())
+                    {
                         o.latency = Duration::from_secs(n);
                     }
                 }
@@ -135,7 +143,10 @@ fn called_tools(request: &ChatRequest) -> Vec<&str> {
         .messages
         .iter()
         .flat_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => tool_calls.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            Message::Assistant { tool_calls, .. } => tool_calls
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>(),
             _ => Vec::new(),
         })
         .collect()
@@ -146,12 +157,29 @@ pub fn answer(model: &str, request: &ChatRequest) -> RawResponse {
     let opts = MockOptions::parse(model);
     let seed = request_seed(model, request);
     let (text, tool_calls) = if let Some(schema) = &request.response_schema {
-        let mut g = Generator { root: &schema.schema, seed, opts: &opts, task: last_user(request), depth: 0 };
+        let mut g = Generator {
+            root: &schema.schema,
+            seed,
+            opts: &opts,
+            task: last_user(request),
+            depth: 0,
+        };
         let v = g.value(&schema.schema, "");
-        (Some(serde_json::to_string(&v).unwrap_or_default()), Vec::new())
+        (
+            Some(serde_json::to_string(&v).unwrap_or_default()),
+            Vec::new(),
+        )
     } else {
         let called = called_tools(request);
-        let pending: Vec<&ToolSpec> = if opts.tools { request.tools.iter().filter(|t| !called.contains(&t.name.as_str())).collect() } else { Vec::new() };
+        let pending: Vec<&ToolSpec> = if opts.tools {
+            request
+                .tools
+                .iter()
+                .filter(|t| !called.contains(&t.name.as_str()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         if pending.is_empty() {
             (Some(text_answer(model, request, seed)), Vec::new())
         } else {
@@ -159,25 +187,50 @@ pub fn answer(model: &str, request: &ChatRequest) -> RawResponse {
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let mut g = Generator { root: &t.parameters, seed: seed ^ hash64(&[&t.name]), opts: &opts, task: last_user(request), depth: 0 };
-                    ToolCall { id: format!("mock_call_{:08x}_{i}", seed as u32), name: t.name.clone(), arguments: g.value(&t.parameters, "") }
+                    let mut g = Generator {
+                        root: &t.parameters,
+                        seed: seed ^ hash64(&[&t.name]),
+                        opts: &opts,
+                        task: last_user(request),
+                        depth: 0,
+                    };
+                    ToolCall {
+                        id: format!("mock_call_{:08x}_{i}", seed as u32),
+                        name: t.name.clone(),
+                        arguments: g.value(&t.parameters, ""),
+                    }
                 })
                 .collect();
             (None, calls)
         }
     };
-    let finish_reason = if tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-    let out_chars = text.as_deref().map_or(0, str::len) + tool_calls.iter().map(|t: &ToolCall| t.arguments.to_string().len() + t.name.len()).sum::<usize>();
+    let finish_reason = if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    let out_chars = text.as_deref().map_or(0, str::len)
+        + tool_calls
+            .iter()
+            .map(|t: &ToolCall| t.arguments.to_string().len() + t.name.len())
+            .sum::<usize>();
     let usage = opts.usage.then(|| TokenCounts {
         input_tokens: estimate_tokens(request),
         output_tokens: (out_chars as u64).div_ceil(4) + 1,
         cached_tokens: 0,
     });
-    RawResponse { text, tool_calls, usage, finish_reason }
+    RawResponse {
+        text,
+        tool_calls,
+        usage,
+        finish_reason,
+    }
 }
 
 fn text_answer(model: &str, request: &ChatRequest, seed: u64) -> String {
-    let mut out = format!("[mock answer from mock:{model}] This is a made-up answer from the offline mock provider, not a real model.\n\n");
+    let mut out = format!(
+        "[mock answer from mock:{model}] This is a made-up answer from the offline mock provider, not a real model.\n\n"
+    );
     let task = last_user(request);
     if !task.is_empty() {
         out.push_str(&format!("Task: {}\n", shorten(task, 160)));
@@ -214,16 +267,13 @@ impl Generator<'_> {
         self.seed ^ hash64(&[name, salt])
     }
 
-    fn resolve<'s>(&self, schema: &'s Value) -> Option<&'s Value>
-    where
-        'a: 's,
-    {
+    fn resolve(&self, schema: &Value) -> Option<Value> {
         let r = schema.get("$ref")?.as_str()?;
         let path = r.strip_prefix('#')?;
         if path.is_empty() {
-            return Some(self.root);
+            return Some(self.root.clone());
         }
-        self.root.pointer(path)
+        self.root.pointer(path).cloned()
     }
 
     fn value(&mut self, schema: &Value, name: &str) -> Value {
@@ -242,20 +292,35 @@ impl Generator<'_> {
             return json!(format!("mock {name}"));
         };
         if obj.contains_key("$ref") {
-            let target = self.resolve(schema).cloned().unwrap_or(Value::Bool(true));
+            let target = self.resolve(schema).unwrap_or(Value::Bool(true));
             return self.value(&target, name);
         }
         if let Some(c) = obj.get("const") {
             return c.clone();
         }
-        if let Some(e) = obj.get("enum").and_then(|e| e.as_array()).filter(|e| !e.is_empty()) {
+        if let Some(e) = obj
+            .get("enum")
+            .and_then(|e| e.as_array())
+            .filter(|e| !e.is_empty())
+        {
             let non_null: Vec<&Value> = e.iter().filter(|v| !v.is_null()).collect();
-            let pool = if non_null.is_empty() { e.iter().collect() } else { non_null };
+            let pool = if non_null.is_empty() {
+                e.iter().collect()
+            } else {
+                non_null
+            };
             return pool[(self.h(name, "enum") % pool.len() as u64) as usize].clone();
         }
         for key in ["anyOf", "oneOf"] {
-            if let Some(options) = obj.get(key).and_then(|o| o.as_array()).filter(|o| !o.is_empty()) {
-                let pick = options.iter().find(|o| o.get("type").and_then(|t| t.as_str()) != Some("null")).unwrap_or(&options[0]);
+            if let Some(options) = obj
+                .get(key)
+                .and_then(|o| o.as_array())
+                .filter(|o| !o.is_empty())
+            {
+                let pick = options
+                    .iter()
+                    .find(|o| o.get("type").and_then(|t| t.as_str()) != Some("null"))
+                    .unwrap_or(&options[0]);
                 let pick = pick.clone();
                 return self.value(&pick, name);
             }
@@ -263,7 +328,7 @@ impl Generator<'_> {
         if let Some(all) = obj.get("allOf").and_then(|o| o.as_array()) {
             let mut merged = Map::new();
             for part in all {
-                let part = self.resolve(part).cloned().unwrap_or_else(|| part.clone());
+                let part = self.resolve(part).unwrap_or_else(|| part.clone());
                 if let Some(p) = part.as_object() {
                     for (k, v) in p {
                         merged.entry(k.clone()).or_insert_with(|| v.clone());
@@ -279,7 +344,12 @@ impl Generator<'_> {
         }
         let ty = match obj.get("type") {
             Some(Value::String(t)) => t.clone(),
-            Some(Value::Array(ts)) => ts.iter().filter_map(|t| t.as_str()).find(|t| *t != "null").unwrap_or("null").to_string(),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(|t| t.as_str())
+                .find(|t| *t != "null")
+                .unwrap_or("null")
+                .to_string(),
             _ if obj.contains_key("properties") => "object".to_string(),
             _ if obj.contains_key("items") => "array".to_string(),
             _ => "string".to_string(),
@@ -315,8 +385,13 @@ impl Generator<'_> {
 
     fn array(&mut self, obj: &Map<String, Value>, name: &str) -> Value {
         let min = obj.get("minItems").and_then(|m| m.as_u64()).unwrap_or(1);
-        let max = obj.get("maxItems").and_then(|m| m.as_u64()).unwrap_or(min.max(2));
-        let n = (min.max(1) + self.h(name, "len") % 2).min(max.max(min)).min(16);
+        let max = obj
+            .get("maxItems")
+            .and_then(|m| m.as_u64())
+            .unwrap_or(min.max(2));
+        let n = (min.max(1) + self.h(name, "len") % 2)
+            .min(max.max(min))
+            .min(16);
         let items = obj.get("items").cloned().unwrap_or(Value::Bool(true));
         let base = self.seed;
         let mut out = Vec::new();
@@ -332,13 +407,17 @@ impl Generator<'_> {
         if name == "should_continue" {
             return json!(self.opts.should_continue);
         }
-        json!(self.h(name, "bool") % 2 == 0)
+        json!(self.h(name, "bool").is_multiple_of(2))
     }
 
     fn number(&self, obj: &Map<String, Value>, name: &str, integer: bool) -> Value {
         let f = |k: &str| obj.get(k).and_then(|v| v.as_f64());
         let mut lo = f("minimum").unwrap_or(0.0);
-        let mut hi = f("maximum").unwrap_or(if name.contains("confidence") { 1.0 } else { 100.0 });
+        let mut hi = f("maximum").unwrap_or(if name.contains("confidence") {
+            1.0
+        } else {
+            100.0
+        });
         if let Some(x) = f("exclusiveMinimum") {
             lo = lo.max(x + if integer { 1.0 } else { 0.01 });
         }
@@ -365,17 +444,44 @@ impl Generator<'_> {
 
     fn string(&self, obj: &Map<String, Value>, name: &str) -> Value {
         let lname = name.to_ascii_lowercase();
-        let mut s = if ["task", "query", "prompt", "instruction", "question", "input", "request", "message"].iter().any(|k| lname.contains(k)) {
-            if self.task.is_empty() { "mock task".to_string() } else { shorten(self.task, 400) }
-        } else if ["reason", "comment", "explanation", "feedback", "rationale"].iter().any(|k| lname.contains(k)) {
-            format!("Mock {} (offline mock provider, not a real model): variant {}.", name.replace('_', " "), self.h(name, "s") % 1000)
+        let mut s = if [
+            "task",
+            "query",
+            "prompt",
+            "instruction",
+            "question",
+            "input",
+            "request",
+            "message",
+        ]
+        .iter()
+        .any(|k| lname.contains(k))
+        {
+            if self.task.is_empty() {
+                "mock task".to_string()
+            } else {
+                shorten(self.task, 400)
+            }
+        } else if ["reason", "comment", "explanation", "feedback", "rationale"]
+            .iter()
+            .any(|k| lname.contains(k))
+        {
+            format!(
+                "Mock {} (offline mock provider, not a real model): variant {}.",
+                name.replace('_', " "),
+                self.h(name, "s") % 1000
+            )
         } else {
             match obj.get("format").and_then(|f| f.as_str()) {
                 Some("date-time") => "2025-01-01T00:00:00Z".to_string(),
                 Some("date") => "2025-01-01".to_string(),
                 Some("email") => "mock@example.com".to_string(),
                 Some("uri") => "https://example.com/mock".to_string(),
-                _ => format!("mock {} {}", if name.is_empty() { "value" } else { name }, self.h(name, "s") % 1000),
+                _ => format!(
+                    "mock {} {}",
+                    if name.is_empty() { "value" } else { name },
+                    self.h(name, "s") % 1000
+                ),
             }
         };
         let min = obj.get("minLength").and_then(|m| m.as_u64()).unwrap_or(0) as usize;
@@ -391,17 +497,31 @@ impl Generator<'_> {
 
 #[async_trait::async_trait]
 impl Backend for MockBackend {
-    async fn send(&self, model: &str, request: &ChatRequest, attempts: &AtomicU32) -> Result<RawResponse, LlmError> {
+    async fn send(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        attempts: &AtomicU32,
+    ) -> Result<RawResponse, LlmError> {
         let opts = MockOptions::parse(model);
         if !opts.latency.is_zero() {
             tokio::time::sleep(opts.latency).await;
         }
         if opts.fail_pct > 0 {
             let attempt = attempts.load(Ordering::Relaxed);
-            let roll = hash64(&[model, &request_seed(model, request).to_string(), &attempt.to_string()]) % 100;
+            let roll = hash64(&[
+                model,
+                &request_seed(model, request).to_string(),
+                &attempt.to_string(),
+            ]) % 100;
             if roll < u64::from(opts.fail_pct) {
-                return Err(LlmError::new(ErrorKind::Server, "mock", model, format!("injected failure ({}% of attempts fail)", opts.fail_pct))
-                    .with_status(503));
+                return Err(LlmError::new(
+                    ErrorKind::Server,
+                    "mock",
+                    model,
+                    format!("injected failure ({}% of attempts fail)", opts.fail_pct),
+                )
+                .with_status(503));
             }
         }
         Ok(answer(model, request))
@@ -419,8 +539,14 @@ mod tests {
         let o = MockOptions::parse("judge-stop");
         assert!(!o.should_continue);
         let o = MockOptions::parse("member-150ms-fail-10pct");
-        assert_eq!((o.latency, o.fail_pct, o.should_continue), (Duration::from_millis(150), 10, true));
-        assert_eq!(MockOptions::parse("slow-2s").latency, Duration::from_secs(2));
+        assert_eq!(
+            (o.latency, o.fail_pct, o.should_continue),
+            (Duration::from_millis(150), 10, true)
+        );
+        assert_eq!(
+            MockOptions::parse("slow-2s").latency,
+            Duration::from_secs(2)
+        );
         assert!(!MockOptions::parse("x+nousage+notools").usage);
     }
 
@@ -432,7 +558,10 @@ mod tests {
         assert!(text.contains("mock"), "{text}");
         assert!(text.contains("haiku"), "{text}");
         assert_eq!(a, answer("default", &r));
-        assert!(a.usage.is_some_and(|u| u.input_tokens > 0 && u.output_tokens > 0));
+        assert!(
+            a.usage
+                .is_some_and(|u| u.input_tokens > 0 && u.output_tokens > 0)
+        );
         assert!(answer("nousage", &r).usage.is_none());
     }
 
@@ -448,15 +577,32 @@ mod tests {
         assert_eq!(first.tool_calls.len(), 2);
         assert_eq!(first.tool_calls[0].arguments["task"], "do it");
         assert_eq!(first.finish_reason, FinishReason::ToolCalls);
-        r.messages.push(Message::assistant_tool_calls(None, first.tool_calls.clone()));
+        r.messages.push(Message::assistant_tool_calls(
+            None,
+            first.tool_calls.clone(),
+        ));
         for c in &first.tool_calls {
-            r.messages.push(Message::tool_result(&c.id, &c.name, format!("result of {}", c.name)));
+            r.messages.push(Message::tool_result(
+                &c.id,
+                &c.name,
+                format!("result of {}", c.name),
+            ));
         }
         let second = answer("leader", &r);
         assert!(second.tool_calls.is_empty());
         let text = second.text.unwrap_or_default();
-        assert!(text.contains("result of a") && text.contains("result of b"), "{text}");
-        assert!(answer("leader-notools", &ChatRequest::user("x").with_tools(vec![tool("a")])).tool_calls.is_empty());
+        assert!(
+            text.contains("result of a") && text.contains("result of b"),
+            "{text}"
+        );
+        assert!(
+            answer(
+                "leader-notools",
+                &ChatRequest::user("x").with_tools(vec![tool("a")])
+            )
+            .tool_calls
+            .is_empty()
+        );
     }
 
     fn judge_schema() -> Value {
@@ -483,7 +629,8 @@ mod tests {
         let validator = jsonschema::validator_for(&schema).expect("schema");
         for model in ["judge", "judge-stop", "judge-continue"] {
             let r = ChatRequest::user("judge this").with_schema("J", schema.clone());
-            let v: Value = serde_json::from_str(&answer(model, &r).text.unwrap_or_default()).expect("json");
+            let v: Value =
+                serde_json::from_str(&answer(model, &r).text.unwrap_or_default()).expect("json");
             assert!(validator.is_valid(&v), "{v}");
             assert_eq!(v["should_continue"], json!(model != "judge-stop"));
         }
@@ -498,7 +645,8 @@ mod tests {
                 let r = ChatRequest::user("same submission")
                     .with_schema("S", schema.clone())
                     .with_caller(CallerTag::run("e", team, round, Role::Evaluator));
-                let v: Value = serde_json::from_str(&answer("eval", &r).text.unwrap_or_default()).expect("json");
+                let v: Value = serde_json::from_str(&answer("eval", &r).text.unwrap_or_default())
+                    .expect("json");
                 let s = v["score"].as_f64().expect("number");
                 assert!((0.0..=100.0).contains(&s));
                 scores.push((s * 100.0) as i64);

@@ -28,20 +28,27 @@ fn builtin(name: &str, env: &Env) -> Option<(ProviderKind, String, &'static [&'s
     match name {
         "openai" => Some((
             ProviderKind::OpenaiCompatible,
-            env.get("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
+            env.get("OPENAI_BASE_URL")
+                .unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
             &["OPENAI_API_KEY"],
         )),
         "anthropic" => Some((
             ProviderKind::Anthropic,
-            env.get("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".to_string()),
+            env.get("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| "https://api.anthropic.com".to_string()),
             &["ANTHROPIC_API_KEY"],
         )),
         "google-gla" => Some((
             ProviderKind::Gemini,
-            env.get("GOOGLE_GLA_BASE_URL").unwrap_or_else(|| "https://generativelanguage.googleapis.com".to_string()),
+            env.get("GOOGLE_GLA_BASE_URL")
+                .unwrap_or_else(|| "https://generativelanguage.googleapis.com".to_string()),
             &["GOOGLE_API_KEY", "GEMINI_API_KEY"],
         )),
-        "grok" | "xai" => Some((ProviderKind::OpenaiCompatible, "https://api.x.ai/v1".to_string(), &["GROK_API_KEY", "XAI_API_KEY"])),
+        "grok" | "xai" => Some((
+            ProviderKind::OpenaiCompatible,
+            "https://api.x.ai/v1".to_string(),
+            &["GROK_API_KEY", "XAI_API_KEY"],
+        )),
         _ => None,
     }
 }
@@ -54,28 +61,45 @@ pub(crate) fn build_backend(
     http: &reqwest::Client,
 ) -> Result<(Arc<dyn Backend>, String), LlmError> {
     if name == "mock" {
-        return Ok((Arc::new(mock::MockBackend::new()), "mock://offline".to_string()));
+        return Ok((
+            Arc::new(mock::MockBackend::new()),
+            "mock://offline".to_string(),
+        ));
     }
     let builtin = builtin(name, env);
-    let kind = s.kind.or(builtin.as_ref().map(|b| b.0)).unwrap_or(ProviderKind::OpenaiCompatible);
+    let kind = s
+        .kind
+        .or(builtin.as_ref().map(|b| b.0))
+        .unwrap_or(ProviderKind::OpenaiCompatible);
     let base_url = match (&s.base_url, &builtin) {
         (Some(u), _) => u.clone(),
         (None, Some(b)) => b.1.clone(),
         (None, None) => {
-            return Err(LlmError::config(name, format!("provider `{name}` has no base_url; set [providers.{name}] base_url")));
+            return Err(LlmError::config(
+                name,
+                format!("provider `{name}` has no base_url; set [providers.{name}] base_url"),
+            ));
         }
     };
     let base_url = base_url.trim_end_matches('/').to_string();
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(LlmError::config(name, format!("base_url `{base_url}` is not an http(s) URL")));
+        return Err(LlmError::config(
+            name,
+            format!("base_url `{base_url}` is not an http(s) URL"),
+        ));
     }
     let api_key = match (&s.api_key_env, &builtin) {
-        (Some(var), _) => Some(
-            env.get(var).ok_or_else(|| LlmError::config(name, format!("{var} environment variable not found")))?,
-        ),
-        (None, Some((_, _, vars))) => Some(vars.iter().find_map(|v| env.get(v)).ok_or_else(|| {
-            LlmError::config(name, format!("{} environment variable not found", vars.join(" or ")))
+        (Some(var), _) => Some(env.get(var).ok_or_else(|| {
+            LlmError::config(name, format!("{var} environment variable not found"))
         })?),
+        (None, Some((_, _, vars))) => {
+            Some(vars.iter().find_map(|v| env.get(v)).ok_or_else(|| {
+                LlmError::config(
+                    name,
+                    format!("{} environment variable not found", vars.join(" or ")),
+                )
+            })?)
+        }
         (None, None) => None,
     };
     let common = providers_common(name, base_url.clone(), api_key, s, http);
@@ -112,12 +136,22 @@ impl HttpCommon {
     }
 }
 
-fn providers_common(name: &str, base_url: String, api_key: Option<String>, s: &ProviderSettings, http: &reqwest::Client) -> HttpCommon {
+fn providers_common(
+    name: &str,
+    base_url: String,
+    api_key: Option<String>,
+    s: &ProviderSettings,
+    http: &reqwest::Client,
+) -> HttpCommon {
     HttpCommon {
         provider: name.to_string(),
         base_url,
         api_key,
-        headers: s.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        headers: s
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         http: http.clone(),
     }
 }

@@ -12,7 +12,7 @@ use crate::error::{ErrorKind, LlmError};
 use crate::providers::HttpCommon;
 use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 /// How structured output is requested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,10 @@ pub(crate) struct OpenAiBackend {
 
 impl OpenAiBackend {
     pub fn new(c: HttpCommon) -> Self {
-        Self { c, mode: AtomicU8::new(StructuredMode::JsonSchema as u8) }
+        Self {
+            c,
+            mode: AtomicU8::new(StructuredMode::JsonSchema as u8),
+        }
     }
 
     /// The structured-output mode this provider currently starts with.
@@ -69,7 +72,12 @@ pub fn schema_instruction(schema: &Value) -> String {
 }
 
 /// The Chat Completions body of `request` for `model`.
-pub fn request_body(model: &str, request: &ChatRequest, mode: StructuredMode, max_completion_tokens: bool) -> Value {
+pub fn request_body(
+    model: &str,
+    request: &ChatRequest,
+    mode: StructuredMode,
+    max_completion_tokens: bool,
+) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let mut system = request.system.clone().unwrap_or_default();
     if let Some(s) = &request.response_schema
@@ -130,7 +138,11 @@ pub fn request_body(model: &str, request: &ChatRequest, mode: StructuredMode, ma
         body["temperature"] = json!(t);
     }
     if let Some(m) = p.max_tokens {
-        body[if max_completion_tokens { "max_completion_tokens" } else { "max_tokens" }] = json!(m);
+        body[if max_completion_tokens {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }] = json!(m);
     }
     if let Some(t) = p.top_p {
         body["top_p"] = json!(t);
@@ -151,11 +163,16 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         .and_then(|c| c.as_array())
         .and_then(|c| c.first())
         .ok_or_else(|| "the answer has no `choices`".to_string())?;
-    let message = choice.get("message").ok_or_else(|| "the answer's choice has no `message`".to_string())?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| "the answer's choice has no `message`".to_string())?;
     let text = match message.get("content") {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Array(parts)) => {
-            let s: String = parts.iter().filter_map(|p| p.get("text").and_then(|t| t.as_str())).collect();
+            let s: String = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+                .collect();
             Some(s)
         }
         _ => None,
@@ -163,16 +180,30 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(|t| t.as_array()) {
         for (i, c) in calls.iter().enumerate() {
-            let f = c.get("function").ok_or_else(|| "a tool call has no `function`".to_string())?;
-            let name = f.get("name").and_then(|n| n.as_str()).ok_or_else(|| "a tool call has no name".to_string())?;
+            let f = c
+                .get("function")
+                .ok_or_else(|| "a tool call has no `function`".to_string())?;
+            let name = f
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or_else(|| "a tool call has no name".to_string())?;
             let arguments = match f.get("arguments") {
                 Some(Value::String(s)) if s.trim().is_empty() => json!({}),
-                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                Some(Value::String(s)) => {
+                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+                }
                 Some(other) => other.clone(),
                 None => json!({}),
             };
-            let id = c.get("id").and_then(|i| i.as_str()).map_or_else(|| format!("call_{i}"), str::to_string);
-            tool_calls.push(ToolCall { id, name: name.to_string(), arguments });
+            let id = c
+                .get("id")
+                .and_then(|i| i.as_str())
+                .map_or_else(|| format!("call_{i}"), str::to_string);
+            tool_calls.push(ToolCall {
+                id,
+                name: name.to_string(),
+                arguments,
+            });
         }
     }
     let finish_reason = match choice.get("finish_reason").and_then(|f| f.as_str()) {
@@ -197,10 +228,18 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         Some(TokenCounts {
             input_tokens: input.unwrap_or(0),
             output_tokens: output.unwrap_or(0),
-            cached_tokens: u.pointer("/prompt_tokens_details/cached_tokens").and_then(|x| x.as_u64()).unwrap_or(0),
+            cached_tokens: u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0),
         })
     });
-    Ok(RawResponse { text, tool_calls, usage, finish_reason })
+    Ok(RawResponse {
+        text,
+        tool_calls,
+        usage,
+        finish_reason,
+    })
 }
 
 /// Whether a 400/422 answer rejects the structured-output mode we used.
@@ -219,9 +258,18 @@ fn rejects_mode(err: &LlmError, mode: StructuredMode) -> bool {
 
 #[async_trait::async_trait]
 impl Backend for OpenAiBackend {
-    async fn send(&self, model: &str, request: &ChatRequest, attempts: &AtomicU32) -> Result<RawResponse, LlmError> {
+    async fn send(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        attempts: &AtomicU32,
+    ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
-        let ex = Exchange { provider: &self.c.provider, model, secrets: &secrets };
+        let ex = Exchange {
+            provider: &self.c.provider,
+            model,
+            secrets: &secrets,
+        };
         let url = format!("{}/chat/completions", self.c.base_url);
         let mut mode = self.structured_mode();
         loop {
@@ -233,7 +281,9 @@ impl Backend for OpenAiBackend {
             match ex.post_json(builder, &body).await {
                 Ok(v) => return parse_response(&v).map_err(|m| ex.error(ErrorKind::Parse, m)),
                 Err(e) if request.response_schema.is_some() && rejects_mode(&e, mode) => {
-                    let Some(next) = mode.next() else { return Err(e) };
+                    let Some(next) = mode.next() else {
+                        return Err(e);
+                    };
                     tracing::warn!(provider = %self.c.provider, model, from = ?mode, to = ?next, error = %e.message, "the server rejected the structured-output mode; falling back");
                     // Remember the downgrade for the later calls of this provider.
                     self.mode.fetch_max(next as u8, Ordering::Relaxed);
@@ -253,24 +303,51 @@ mod tests {
 
     #[test]
     fn body_carries_messages_tools_schema_and_params() {
-        let mut r = ChatRequest::user("hi").with_system("sys").with_schema("Out", json!({"type": "object"}));
-        r.messages.push(Message::assistant_tool_calls(None, vec![ToolCall { id: "c1".into(), name: "f".into(), arguments: json!({"a": 1}) }]));
+        let mut r = ChatRequest::user("hi")
+            .with_system("sys")
+            .with_schema("Out", json!({"type": "object"}));
+        r.messages.push(Message::assistant_tool_calls(
+            None,
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "f".into(),
+                arguments: json!({"a": 1}),
+            }],
+        ));
         r.messages.push(Message::tool_result("c1", "f", "result"));
-        r.tools = vec![ToolSpec { name: "f".into(), description: "d".into(), parameters: json!({"type": "object"}) }];
+        r.tools = vec![ToolSpec {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
         r.params.temperature = Some(0.2);
         r.params.max_tokens = Some(100);
         r.params.stop = vec!["END".into()];
         let b = request_body("gpt", &r, StructuredMode::JsonSchema, false);
-        assert_eq!(b["messages"][0], json!({"role": "system", "content": "sys"}));
-        assert_eq!(b["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
-        assert_eq!(b["messages"][3], json!({"role": "tool", "tool_call_id": "c1", "content": "result"}));
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "result"})
+        );
         assert_eq!(b["response_format"]["type"], "json_schema");
         assert_eq!(b["response_format"]["json_schema"]["name"], "Out");
         assert_eq!(b["max_tokens"], 100);
         assert_eq!(b["stop"], json!(["END"]));
         let b2 = request_body("gpt", &r, StructuredMode::JsonObject, true);
         assert_eq!(b2["response_format"], json!({"type": "json_object"}));
-        assert!(b2["messages"][0]["content"].as_str().unwrap_or("").contains("JSON schema"));
+        assert!(
+            b2["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("JSON schema")
+        );
         assert_eq!(b2["max_completion_tokens"], 100);
         let b3 = request_body("gpt", &r, StructuredMode::Instruction, false);
         assert!(b3.get("response_format").is_none());
@@ -286,9 +363,22 @@ mod tests {
         assert_eq!(r.text, None);
         assert_eq!(r.tool_calls[0].arguments, json!({"q": "a"}));
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(r.usage, Some(TokenCounts { input_tokens: 10, output_tokens: 3, cached_tokens: 4 }));
-        let no_usage = parse_response(&json!({"choices": [{"message": {"content": "hi"}, "finish_reason": "length"}]})).expect("ok");
-        assert_eq!((no_usage.usage, no_usage.finish_reason), (None, FinishReason::Length));
+        assert_eq!(
+            r.usage,
+            Some(TokenCounts {
+                input_tokens: 10,
+                output_tokens: 3,
+                cached_tokens: 4
+            })
+        );
+        let no_usage = parse_response(
+            &json!({"choices": [{"message": {"content": "hi"}, "finish_reason": "length"}]}),
+        )
+        .expect("ok");
+        assert_eq!(
+            (no_usage.usage, no_usage.finish_reason),
+            (None, FinishReason::Length)
+        );
         assert!(parse_response(&json!({"id": "x"})).is_err());
     }
 }

@@ -4,7 +4,9 @@
 
 use crate::error::{Result, StoreError};
 use chrono::{DateTime, Utc};
-use comfy_table::{CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle};
+use comfy_table::{
+    CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle,
+};
 
 /// Cell alignment of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +24,13 @@ pub struct Grid {
 
 impl Grid {
     pub fn new(columns: &[(&str, Align)]) -> Self {
-        Self { columns: columns.iter().map(|(t, a)| ((*t).to_string(), *a)).collect(), rows: Vec::new() }
+        Self {
+            columns: columns
+                .iter()
+                .map(|(t, a)| ((*t).to_string(), *a))
+                .collect(),
+            rows: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, row: Vec<String>) {
@@ -38,8 +46,16 @@ impl Grid {
             .content_lines(ContentLineStyle::new('│', '│', '│'))
             .bottom_border(LineStyle::new('└', '─', '┴', '┘'));
         let mut table = Table::new();
-        table.load_style(STYLE).set_content_arrangement(ContentArrangement::Disabled).force_no_tty();
-        table.set_header(self.columns.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>());
+        table
+            .load_style(STYLE)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .force_no_tty();
+        table.set_header(
+            self.columns
+                .iter()
+                .map(|(t, _)| t.clone())
+                .collect::<Vec<_>>(),
+        );
         for row in &self.rows {
             table.add_row(row.clone());
         }
@@ -56,7 +72,12 @@ impl Grid {
 
     /// A GitHub-flavoured Markdown table (pipes escaped, line breaks as `<br>`).
     pub fn to_markdown(&self) -> String {
-        let cell = |s: &str| s.replace('\\', "\\\\").replace('|', "\\|").replace("\r\n", "<br>").replace('\n', "<br>");
+        let cell = |s: &str| {
+            s.replace('\\', "\\\\")
+                .replace('|', "\\|")
+                .replace("\r\n", "<br>")
+                .replace('\n', "<br>")
+        };
         let mut out = String::new();
         out.push('|');
         for (t, _) in &self.columns {
@@ -84,20 +105,28 @@ impl Grid {
 /// RFC 4180 CSV of serializable flat rows (header from the field names). With no rows the
 /// header comes from `header`.
 pub fn csv_of<T: serde::Serialize>(rows: &[T], header: &[&str]) -> Result<String> {
-    let mut w = csv::WriterBuilder::new().has_headers(true).from_writer(Vec::new());
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(true)
+        .from_writer(Vec::new());
     if rows.is_empty() {
-        w.write_record(header).map_err(|e| StoreError::Export(e.to_string()))?;
+        w.write_record(header)
+            .map_err(|e| StoreError::Export(e.to_string()))?;
     }
     for r in rows {
-        w.serialize(r).map_err(|e| StoreError::Export(e.to_string()))?;
+        w.serialize(r)
+            .map_err(|e| StoreError::Export(e.to_string()))?;
     }
-    let bytes = w.into_inner().map_err(|e| StoreError::Export(e.to_string()))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| StoreError::Export(e.to_string()))?;
     String::from_utf8(bytes).map_err(|e| StoreError::Export(e.to_string()))
 }
 
 /// Pretty JSON with a trailing newline.
 pub fn json_of<T: serde::Serialize + ?Sized>(value: &T) -> Result<String> {
-    serde_json::to_string_pretty(value).map(|s| s + "\n").map_err(|e| StoreError::Export(e.to_string()))
+    serde_json::to_string_pretty(value)
+        .map(|s| s + "\n")
+        .map_err(|e| StoreError::Export(e.to_string()))
 }
 
 /// `2025-11-19 12:34:56 UTC`.
@@ -120,7 +149,11 @@ pub fn opt_score(s: Option<f64>) -> String {
 
 /// `$0.0123`, or `—` when nothing was priced.
 pub fn cost(c: f64) -> String {
-    if c == 0.0 { "—".into() } else { format!("${c:.4}") }
+    if c == 0.0 {
+        "—".into()
+    } else {
+        format!("${c:.4}")
+    }
 }
 
 /// The first 8 characters of an execution id (any unique prefix is accepted back).
@@ -150,7 +183,9 @@ pub fn decision(should_continue: Option<bool>) -> String {
 }
 
 pub fn or_dash(s: Option<&str>) -> String {
-    s.filter(|s| !s.is_empty()).map(str::to_string).unwrap_or_else(|| "—".into())
+    s.filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| "—".into())
 }
 
 #[cfg(test)]
@@ -161,7 +196,10 @@ mod tests {
     fn markdown_escapes_pipes_and_newlines() {
         let mut g = Grid::new(&[("A", Align::Left), ("N", Align::Right)]);
         g.push(vec!["a|b\nc".into(), "1".into()]);
-        assert_eq!(g.to_markdown(), "| A | N |\n| --- | ---: |\n| a\\|b<br>c | 1 |\n");
+        assert_eq!(
+            g.to_markdown(),
+            "| A | N |\n| --- | ---: |\n| a\\|b<br>c | 1 |\n"
+        );
     }
 
     #[test]

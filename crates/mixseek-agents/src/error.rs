@@ -1,0 +1,61 @@
+//! [`AgentError`]: why a team's agents could not be built or why the leader's run failed.
+//! Member failures are not errors: they become `ERROR` submissions and tool errors the
+//! leader sees.
+
+use mixseek_llm::LlmError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AgentError {
+    /// A member (or the leader) cannot be built from its settings: unsupported type, a
+    /// provider-native tool the provider or the LLM layer cannot offer, a bad command.
+    #[error("member `{member}`: {message}")]
+    Unsupported {
+        member: String,
+        message: String,
+        /// What to do instead.
+        hint: Option<String>,
+    },
+
+    /// The model of an agent cannot be used (unknown provider, missing API key, bad id).
+    #[error("{agent}: cannot use model `{model}`: {source}")]
+    Model {
+        agent: String,
+        model: String,
+        #[source]
+        source: LlmError,
+    },
+
+    /// The leader's LLM call failed.
+    #[error("leader call failed: {0}")]
+    Leader(#[source] LlmError),
+
+    /// The leader kept sending invalid calls of one tool.
+    #[error("Tool '{tool}' exceeded max retries count of {max_retries}: {last_error}")]
+    ToolRetries { tool: String, max_retries: u32, last_error: String },
+
+    /// The leader answered without any text.
+    #[error("the leader gave no final answer: {0}")]
+    NoAnswer(String),
+
+    /// An injection rule or context problem while building a prompt.
+    #[error("prompt error: {0}")]
+    Prompt(#[from] mixseek_prompt::PromptError),
+}
+
+impl AgentError {
+    /// The hint to show with the error, when there is one.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            AgentError::Unsupported { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether running the same round again may succeed (a transient LLM failure).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            AgentError::Leader(e) => e.is_transient(),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The HTTP fetcher behind `web_fetch` members: a real GET of an `http`/`https` URL, with a
+//! time limit, a size limit, redirects followed by hand (each hop checked again), the
+//! resolved address pinned for the connection (no DNS rebinding between check and use),
+//! private and loopback addresses refused unless `allow_private_network = true`, optional
+//! allowed/blocked domain lists, and HTML turned into text.
+
+pub mod address;
+pub mod html;
+
+use mixseek_config::MemberSettings;
+use reqwest::Url;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// The limits and rules of one member's fetches (`[tool_settings.web_fetch]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchSettings {
+    /// Connect to private, loopback and link-local addresses too (member key
+    /// `allow_private_network`).
+    pub allow_private_network: bool,
+    /// Bytes of a response body read at most (`max_bytes`, default 2 000 000); the rest is cut.
+    pub max_bytes: usize,
+    /// Characters of page text given to the model at most (`max_chars`, default 20 000, or
+    /// 4 × `max_content_tokens`).
+    pub max_chars: usize,
+    /// Time limit of one fetch, redirects included (`timeout_seconds`, default 20).
+    pub timeout: Duration,
+    /// Redirects followed at most (`max_redirects`, default 5).
+    pub max_redirects: u32,
+    /// Only these domains (and their subdomains) may be fetched (`allowed_domains`).
+    pub allowed_domains: Vec<String>,
+    /// These domains (and their subdomains) may not be fetched (`blocked_domains`).
+    pub blocked_domains: Vec<String>,
+    /// Fetches per task (`max_uses`, default 5).
+    pub max_uses: u32,
+}
+
+impl Default for FetchSettings {
+    fn default() -> Self {
+        Self {
+            allow_private_network: false,
+            max_bytes: 2_000_000,
+            max_chars: 20_000,
+            timeout: Duration::from_secs(20),
+            max_redirects: 5,
+            allowed_domains: Vec::new(),
+            blocked_domains: Vec::new(),
+            max_uses: 5,
+        }
+    }
+}
+
+impl FetchSettings {
+    /// From a member's settings: `allow_private_network` and `tool_settings.web_fetch`.
+    pub fn from_member(settings: &MemberSettings) -> Self {
+        let mut s = Self { allow_private_network: settings.allow_private_network, ..Self::default() };
+        let ts = settings.effective_tool_settings();
+        let Some(wf) = ts.get("web_fetch").and_then(|v| v.as_object()) else { return s };
+        let num = |k: &str| wf.get(k).and_then(serde_json::Value::as_u64);
+        let list = |k: &str| -> Vec<String> {
+            wf.get(k)
+                .and_then(|v| v.as_array())
+                .map(|a| a.iter().filter_map(|d| d.as_str()).map(|d| d.trim().trim_start_matches('.').to_ascii_lowercase()).collect())
+                .unwrap_or_default()
+        };
+        if let Some(n) = num("max_bytes").filter(|n| *n > 0) {
+            s.max_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = num("max_content_tokens").filter(|n| *n > 0) {
+            s.max_chars = usize::try_from(n.saturating_mul(4)).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = num("max_chars").filter(|n| *n > 0) {
+            s.max_chars = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(t) = wf.get("timeout_seconds").and_then(serde_json::Value::as_f64).filter(|t| *t > 0.0) {
+            s.timeout = Duration::from_secs_f64(t.min(3600.0));
+        }
+        if let Some(n) = num("max_redirects") {
+            s.max_redirects = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        if let Some(n) = num("max_uses").filter(|n| *n > 0) {
+            s.max_uses = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        s.allowed_domains = list("allowed_domains");
+        s.blocked_domains = list("blocked_domains");
+        s
+    }
+}
+
+/// A fetched page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchedPage {
+    /// The final URL (after redirects).
+    pub url: String,
+    pub status: u16,
+    pub content_type: String,
+    pub title: Option<String>,
+    pub text: String,
+    /// The body or the text was cut at a limit.
+    pub truncated: bool,
+}
+
+impl FetchedPage {
+    /// The tool result the model reads.
+    pub fn to_tool_result(&self) -> String {
+        let mut s = format!("URL: {}\n", self.url);
+        if let Some(t) = &self.title {
+            s.push_str(&format!("Title: {t}\n"));
+        }
+        s.push_str(&format!("Content-Type: {}\n\n{}", self.content_type, self.text));
+        if self.truncated {
+            s.push_str("\n\n[truncated: the page is longer than the fetch limit]");
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    #[error("invalid URL `{url}`: {message}")]
+    InvalidUrl { url: String, message: String },
+    #[error("only http and https URLs can be fetched, not `{scheme}:`")]
+    Scheme { scheme: String },
+    #[error("refused to fetch {url}: {host} is {reason} (set allow_private_network = true on the member to allow it)")]
+    PrivateAddress { url: String, host: String, reason: &'static str },
+    #[error("refused to fetch {url}: the domain `{host}` is {why}")]
+    Domain { url: String, host: String, why: &'static str },
+    #[error("cannot resolve `{host}`: {message}")]
+    Resolve { host: String, message: String },
+    #[error("no answer from {url} within {seconds} s")]
+    Timeout { url: String, seconds: f64 },
+    #[error("fetching {url} failed: {message}")]
+    Http { url: String, message: String },
+    #[error("{url} answered HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("more than {max} redirects starting at {url}")]
+    TooManyRedirects { url: String, max: u32 },
+    #[error("{url} is `{content_type}`, not text or HTML")]
+    UnsupportedContent { url: String, content_type: String },
+}
+
+fn domain_matches(host: &str, domain: &str) -> bool {
+    host == domain || host.ends_with(&format!(".{domain}"))
+}
+
+/// The host of `url` without IPv6 brackets, lower-case.
+fn host_of(url: &Url) -> Option<String> {
+    url.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
+}
+
+/// Checks scheme, domain lists and the addresses `url` resolves to; returns the host and
+/// the address to connect to.
+async fn checked_target(url: &Url, settings: &FetchSettings) -> Result<(String, SocketAddr), FetchError> {
+    let scheme = url.scheme();
+    if scheme != "http" && scheme != "https" {
+        return Err(FetchError::Scheme { scheme: scheme.to_string() });
+    }
+    let host = host_of(url).filter(|h| !h.is_empty()).ok_or_else(|| FetchError::InvalidUrl {
+        url: url.to_string(),
+        message: "no host".into(),
+    })?;
+    if !settings.allowed_domains.is_empty() && !settings.allowed_domains.iter().any(|d| domain_matches(&host, d)) {
+        return Err(FetchError::Domain { url: url.to_string(), host, why: "not in allowed_domains" });
+    }
+    if settings.blocked_domains.iter().any(|d| domain_matches(&host, d)) {
+        return Err(FetchError::Domain { url: url.to_string(), host, why: "in blocked_domains" });
+    }
+    let port = url.port_or_known_default().unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| FetchError::Resolve { host: host.clone(), message: e.to_string() })?
+            .collect(),
+    };
+    let first = *addrs.first().ok_or_else(|| FetchError::Resolve { host: host.clone(), message: "no address".into() })?;
+    if !settings.allow_private_network {
+        // Every address must be public: the connection could use any of them.
+        if let Some(reason) = addrs.iter().find_map(|a| address::non_public_reason(a.ip())) {
+            return Err(FetchError::PrivateAddress { url: url.to_string(), host, reason });
+        }
+    }
+    Ok((host, first))
+}
+
+/// Fetches `url` under `settings` (see the module docs).
+pub async fn fetch(url: &str, settings: &FetchSettings) -> Result<FetchedPage, FetchError> {
+    let parsed = Url::parse(url.trim()).map_err(|e| FetchError::InvalidUrl { url: url.to_string(), message: e.to_string() })?;
+    match tokio::time::timeout(settings.timeout, fetch_following(parsed, settings)).await {
+        Ok(r) => r,
+        Err(_) => Err(FetchError::Timeout { url: url.trim().to_string(), seconds: settings.timeout.as_secs_f64() }),
+    }
+}
+
+async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<FetchedPage, FetchError> {
+    let mut url = start.clone();
+    for _ in 0..=settings.max_redirects {
+        let (host, addr) = checked_target(&url, settings).await?;
+        let http_err = |e: reqwest::Error| FetchError::Http { url: url.to_string(), message: e.to_string() };
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent(concat!("mixseek-web-fetch/", env!("CARGO_PKG_VERSION")));
+        if host.parse::<IpAddr>().is_err() {
+            builder = builder.resolve(&host, addr);
+        }
+        let client = builder.build().map_err(http_err)?;
+        let mut resp = client
+            .get(url.clone())
+            .header("accept", "text/html,text/plain;q=0.9,*/*;q=0.5")
+            .send()
+            .await
+            .map_err(http_err)?;
+        let status = resp.status();
+        if status.is_redirection() {
+            let location = resp.headers().get("location").and_then(|l| l.to_str().ok()).map(str::to_string);
+            let Some(location) = location else {
+                return Err(FetchError::Status { url: url.to_string(), status: status.as_u16() });
+            };
+            url = url.join(&location).map_err(|e| FetchError::InvalidUrl { url: location.clone(), message: e.to_string() })?;
+            continue;
+        }
+        if !status.is_success() {
+            return Err(FetchError::Status { url: url.to_string(), status: status.as_u16() });
+        }
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|c| c.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let is_html = mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml";
+        let is_text = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml") || mime.ends_with("+json");
+        if !is_html && !is_text {
+            return Err(FetchError::UnsupportedContent { url: url.to_string(), content_type: mime });
+        }
+        let mut body: Vec<u8> = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = resp.chunk().await.map_err(http_err)? {
+            let room = settings.max_bytes.saturating_sub(body.len());
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let raw = String::from_utf8_lossy(&body);
+        let (title, mut text) = if is_html {
+            let page = html::html_to_text(&raw);
+            (page.title, page.text)
+        } else {
+            (None, raw.trim().to_string())
+        };
+        if let Some((cut, _)) = text.char_indices().nth(settings.max_chars) {
+            text.truncate(cut);
+            truncated = true;
+        }
+        return Ok(FetchedPage { url: url.to_string(), status: status.as_u16(), content_type: mime, title, text, truncated });
+    }
+    Err(FetchError::TooManyRedirects { url: start.to_string(), max: settings.max_redirects })
+}

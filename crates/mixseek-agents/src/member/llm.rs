@@ -1,0 +1,134 @@
+//! `plain` members: one LLM call with the member's instruction (plus the member-phase
+//! injection rules: domain context, language) and the task.
+
+use crate::context::{AgentDeps, RoundContext};
+use crate::error::AgentError;
+use crate::history::{answer_json, message_json, system_json};
+use crate::instructions::{default_member_instruction, join_system};
+use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
+use crate::params::{generation_params, request_timeout};
+use mixseek_config::MemberSettings;
+use mixseek_core::{MemberStatus, Role, Usage};
+use mixseek_llm::{ChatModel, ChatRequest, FinishReason, GenerationParams, Message};
+use mixseek_prompt::InjectionPhase;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What every LLM-backed member shares: its model, instruction and parameters.
+#[derive(Clone)]
+pub(crate) struct LlmSetup {
+    pub name: String,
+    pub agent_type: String,
+    pub model: Arc<dyn ChatModel>,
+    pub instruction: String,
+    pub params: GenerationParams,
+    pub timeout: Option<Duration>,
+    pub deps: AgentDeps,
+}
+
+impl LlmSetup {
+    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+        let name = settings.name.clone().unwrap_or_else(|| "member".into());
+        let agent_type = settings.agent_type.clone().unwrap_or_else(|| "plain".into());
+        let model_id = settings.model.clone().unwrap_or_default();
+        let model = deps
+            .registry
+            .model_with_fallbacks(&model_id, &settings.fallback_models)
+            .map_err(|source| AgentError::Model { agent: format!("member `{name}`"), model: model_id.clone(), source })?;
+        let instruction = match &settings.system_instruction {
+            Some(i) => i.0.clone(),
+            None => default_member_instruction(&agent_type).to_string(),
+        };
+        Ok(Self {
+            instruction: join_system(&instruction, settings.system_prompt.as_deref()),
+            params: generation_params(
+                settings.temperature,
+                settings.max_tokens,
+                settings.top_p,
+                settings.seed,
+                settings.stop_sequences.as_deref(),
+            ),
+            timeout: request_timeout(settings.timeout_seconds),
+            name,
+            agent_type,
+            model,
+            deps: deps.clone(),
+        })
+    }
+
+    /// The system prompt and first user message of a task, with the member-phase rules.
+    pub fn prompts(&self, task: &str, ctx: &RoundContext) -> Result<(Option<String>, String), mixseek_prompt::PromptError> {
+        let system = self.deps.system_prompt(InjectionPhase::Member, &self.instruction, ctx)?;
+        let user = self.deps.user_prompt(InjectionPhase::Member, task, ctx)?;
+        Ok((system, user))
+    }
+
+    pub fn request(&self, system: Option<String>, messages: Vec<Message>, ctx: &RoundContext) -> ChatRequest {
+        ChatRequest {
+            system,
+            messages,
+            params: self.params.clone(),
+            timeout: self.timeout,
+            caller: ctx.caller(Role::Member),
+            ..ChatRequest::default()
+        }
+    }
+}
+
+/// A `plain` member.
+pub struct LlmMember {
+    setup: LlmSetup,
+}
+
+impl LlmMember {
+    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+        Ok(Self { setup: LlmSetup::new(settings, deps)? })
+    }
+}
+
+/// The output of a final text answer: success, a warning when cut at the token limit, an
+/// error when empty.
+pub(crate) fn text_output(text: Option<&str>, finish: &FinishReason, usage: Usage, messages: Vec<serde_json::Value>) -> MemberOutput {
+    let text = text.unwrap_or("");
+    if text.trim().is_empty() {
+        let why = if *finish == FinishReason::Length { "the token limit was reached before any text" } else { "the model returned no text" };
+        return MemberOutput::error(why, usage, messages);
+    }
+    let mut out = MemberOutput::success(text, usage, messages);
+    if *finish == FinishReason::Length {
+        out.status = MemberStatus::Warning;
+        out.error_message = Some("the answer was cut at the token limit (max_tokens)".into());
+    }
+    out
+}
+
+#[async_trait::async_trait]
+impl MemberAgent for LlmMember {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+    fn agent_type(&self) -> &str {
+        &self.setup.agent_type
+    }
+
+    async fn execute(&self, task: &str, ctx: &RoundContext) -> MemberOutput {
+        if task.trim().is_empty() {
+            return MemberOutput::error(EMPTY_TASK, Usage::default(), Vec::new());
+        }
+        let (system, user) = match self.setup.prompts(task, ctx) {
+            Ok(p) => p,
+            Err(e) => return MemberOutput::error(e.to_string(), Usage::default(), Vec::new()),
+        };
+        let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
+        let user_msg = Message::user(user);
+        history.push(message_json(&user_msg));
+        let request = self.setup.request(system, vec![user_msg], ctx);
+        match self.setup.model.chat(&request).await {
+            Ok(resp) => {
+                history.push(answer_json(&Message::assistant(resp.text_or_empty()), &resp.model, &resp.usage));
+                text_output(resp.text.as_deref(), &resp.finish_reason, resp.usage, history)
+            }
+            Err(e) => MemberOutput::error(e.to_string(), Usage::default(), history),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Member agents: the [`MemberAgent`] interface, what a member returns ([`MemberOutput`]),
+//! and building a member from its settings ([`build_member`]) with the checks preflight can
+//! run without building anything ([`check_member`]).
+//!
+//! Types: `plain` (one LLM call, [`llm::LlmMember`]), `web_fetch` (an LLM with a `fetch_url`
+//! tool doing real HTTP GETs, [`web_fetch::WebFetchMember`]), `command` (an external program
+//! speaking JSON on stdin/stdout, [`command::CommandMember`]). `web_search` and
+//! `code_execution` need a provider-native tool; see [`native`].
+
+pub mod command;
+pub mod llm;
+pub mod native;
+pub mod web_fetch;
+
+use crate::context::{AgentDeps, RoundContext};
+use crate::error::AgentError;
+use mixseek_config::MemberSettings;
+use mixseek_core::{MemberStatus, Usage};
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a member returns for one task. Failures are values, not errors: the leader gets
+/// them as tool errors and the round goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberOutput {
+    pub status: MemberStatus,
+    /// The answer (`""` on error).
+    pub content: String,
+    pub error_message: Option<String>,
+    /// Real token usage of the member's LLM calls (or what a command reported).
+    pub usage: Usage,
+    /// The member's own message history (JSON messages).
+    pub messages: Vec<serde_json::Value>,
+}
+
+impl MemberOutput {
+    pub fn success(content: impl Into<String>, usage: Usage, messages: Vec<serde_json::Value>) -> Self {
+        Self { status: MemberStatus::Success, content: content.into(), error_message: None, usage, messages }
+    }
+    pub fn error(message: impl Into<String>, usage: Usage, messages: Vec<serde_json::Value>) -> Self {
+        Self { status: MemberStatus::Error, content: String::new(), error_message: Some(message.into()), usage, messages }
+    }
+}
+
+/// A member agent. Built fresh every round; may be called several times (and concurrently)
+/// within the round.
+#[async_trait::async_trait]
+pub trait MemberAgent: Send + Sync {
+    fn name(&self) -> &str;
+    fn agent_type(&self) -> &str;
+    /// Executes `task` in the round `ctx`. Never panics on bad input; failures come back as
+    /// an `ERROR` output.
+    async fn execute(&self, task: &str, ctx: &RoundContext) -> MemberOutput;
+}
+
+/// The message of a blank task (the original's `EMPTY_TASK`).
+pub const EMPTY_TASK: &str = "Task cannot be empty or contain only whitespace";
+
+/// Checks what can be checked without building: the type is supported and, for
+/// provider-native types, that the model's provider can offer the tool. For preflight.
+pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
+    let name = settings.name.clone().unwrap_or_else(|| "member".into());
+    let unsupported = |message: String, hint: &str| AgentError::Unsupported { member: name.clone(), message, hint: Some(hint.to_string()) };
+    match settings.agent_type.as_deref() {
+        Some("plain" | "web_fetch") => Ok(()),
+        Some("command") => {
+            if settings.command.as_ref().is_none_or(|c| c.first().is_none_or(|p| p.trim().is_empty())) {
+                return Err(unsupported("type = \"command\" needs a command".into(), "command = [\"python3\", \"agent.py\"]"));
+            }
+            Ok(())
+        }
+        Some(t @ ("web_search" | "code_execution")) => native::check(&name, t, settings.model.as_deref().unwrap_or("")),
+        Some("custom") => Err(unsupported(
+            "type = \"custom\" (Python plugins) is not supported".into(),
+            "write the agent as a program and use type = \"command\" with command = [\"python3\", \"agent.py\"]",
+        )),
+        Some(other) => Err(unsupported(
+            format!("unsupported agent type `{other}`"),
+            "one of: plain, web_fetch, web_search, code_execution, command",
+        )),
+        None => Err(unsupported("a member needs a type".into(), "type = \"plain\"")),
+    }
+}
+
+/// Builds a member from its settings. `base_dir` is the folder of the file that defined it
+/// (the working directory of a `command` member).
+pub fn build_member(settings: &MemberSettings, deps: &AgentDeps, base_dir: Option<&Path>) -> Result<Arc<dyn MemberAgent>, AgentError> {
+    check_member(settings)?;
+    match settings.agent_type.as_deref() {
+        Some("command") => Ok(Arc::new(command::CommandMember::new(settings, base_dir)?)),
+        Some("web_fetch") => Ok(Arc::new(web_fetch::WebFetchMember::new(settings, deps)?)),
+        _ => Ok(Arc::new(llm::LlmMember::new(settings, deps)?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(toml_src: &str) -> MemberSettings {
+        toml::from_str(toml_src).expect("toml")
+    }
+
+    #[test]
+    fn checks_by_type() {
+        assert!(check_member(&member("name = \"a\"\ntype = \"plain\"\nmodel = \"mock:x\"")).is_ok());
+        assert!(check_member(&member("name = \"a\"\ntype = \"web_fetch\"\nmodel = \"mock:x\"")).is_ok());
+        let e = check_member(&member("name = \"a\"\ntype = \"command\"")).expect_err("no command");
+        assert!(e.to_string().contains("needs a command"), "{e}");
+        let e = check_member(&member("name = \"a\"\ntype = \"custom\"")).expect_err("custom");
+        assert!(e.hint().is_some_and(|h| h.contains("type = \"command\"")));
+        let e = check_member(&member("name = \"a\"\ntype = \"telepathy\"\nmodel = \"mock:x\"")).expect_err("unknown");
+        assert_eq!(e.to_string(), "member `a`: unsupported agent type `telepathy`");
+    }
+}

@@ -1,0 +1,124 @@
+//! `web_fetch` members: an LLM with a `fetch_url` tool that mixseek executes itself — a real
+//! HTTP GET through [`crate::fetch`] (limits, private-address refusal, HTML to text). The
+//! model may fetch up to `max_uses` pages per task, then answers.
+
+use crate::context::{AgentDeps, RoundContext};
+use crate::error::AgentError;
+use crate::fetch::{FetchSettings, fetch};
+use crate::history::{answer_json, message_json, system_json};
+use crate::member::llm::{LlmSetup, text_output};
+use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
+use mixseek_config::MemberSettings;
+use mixseek_core::Usage;
+use mixseek_llm::{Message, ToolSpec};
+use serde_json::json;
+
+/// The tool's name.
+pub const FETCH_TOOL: &str = "fetch_url";
+
+/// The `fetch_url` tool as the model sees it.
+pub fn fetch_tool() -> ToolSpec {
+    ToolSpec {
+        name: FETCH_TOOL.into(),
+        description: "Fetch a web page with an HTTP GET and return its text (HTML is converted to text). Only http and https URLs.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"url": {"type": "string", "description": "The http(s) URL to fetch"}},
+            "required": ["url"]
+        }),
+    }
+}
+
+/// The message asking for the final answer once the fetch budget is spent.
+pub const FINAL_ANSWER_REQUEST: &str =
+    "You have used all the fetches you may make for this task. Answer now with what you have, without calling any tool.";
+
+/// A `web_fetch` member.
+pub struct WebFetchMember {
+    setup: LlmSetup,
+    fetch: FetchSettings,
+}
+
+impl WebFetchMember {
+    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+        Ok(Self { setup: LlmSetup::new(settings, deps)?, fetch: FetchSettings::from_member(settings) })
+    }
+
+    /// Runs one `fetch_url` call; the result text (errors included) goes back to the model.
+    async fn run_tool(&self, args: &serde_json::Value, uses: &mut u32) -> String {
+        let Some(url) = args.get("url").and_then(|u| u.as_str()).filter(|u| !u.trim().is_empty()) else {
+            return "Error: the `url` argument (a non-empty string) is required".into();
+        };
+        if *uses >= self.fetch.max_uses {
+            return format!("Error: fetch limit reached ({} fetches per task); answer with what you have", self.fetch.max_uses);
+        }
+        *uses += 1;
+        match fetch(url, &self.fetch).await {
+            Ok(page) => page.to_tool_result(),
+            Err(e) => {
+                tracing::info!(member = %self.setup.name, url, error = %e, "fetch_url failed");
+                format!("Error: {e}")
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl MemberAgent for WebFetchMember {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+    fn agent_type(&self) -> &str {
+        "web_fetch"
+    }
+
+    async fn execute(&self, task: &str, ctx: &RoundContext) -> MemberOutput {
+        if task.trim().is_empty() {
+            return MemberOutput::error(EMPTY_TASK, Usage::default(), Vec::new());
+        }
+        let (system, user) = match self.setup.prompts(task, ctx) {
+            Ok(p) => p,
+            Err(e) => return MemberOutput::error(e.to_string(), Usage::default(), Vec::new()),
+        };
+        let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
+        let mut messages = vec![Message::user(user)];
+        history.push(message_json(&messages[0]));
+        let mut usage = Usage::default();
+        let mut uses = 0u32;
+        let mut final_requested = false;
+        // One turn per allowed fetch, one to answer, one more after the final request.
+        let turns = self.fetch.max_uses.saturating_add(2);
+        for turn in 0..turns {
+            let mut request = self.setup.request(system.clone(), messages.clone(), ctx);
+            request.tools = vec![fetch_tool()];
+            let resp = match self.setup.model.chat(&request).await {
+                Ok(r) => r,
+                Err(e) => return MemberOutput::error(e.to_string(), usage, history),
+            };
+            usage += resp.usage;
+            let assistant = Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
+            history.push(answer_json(&assistant, &resp.model, &resp.usage));
+            if resp.tool_calls.is_empty() || turn + 1 == turns {
+                return text_output(resp.text.as_deref(), &resp.finish_reason, usage, history);
+            }
+            messages.push(assistant);
+            for call in &resp.tool_calls {
+                let result = if call.name == FETCH_TOOL {
+                    self.run_tool(&call.arguments, &mut uses).await
+                } else {
+                    format!("Error: unknown tool `{}`; the only tool is `{FETCH_TOOL}`", call.name)
+                };
+                let msg = Message::tool_result(&call.id, &call.name, result);
+                history.push(message_json(&msg));
+                messages.push(msg);
+            }
+            if uses >= self.fetch.max_uses && !final_requested {
+                final_requested = true;
+                let msg = Message::user(FINAL_ANSWER_REQUEST);
+                history.push(message_json(&msg));
+                messages.push(msg);
+            }
+        }
+        MemberOutput::error("the model gave no final answer", usage, history)
+    }
+}

@@ -1,0 +1,65 @@
+//! `mixseek team PROMPT -c TEAM.toml`: runs one team through its rounds (evaluation and
+//! judgment from the workspace's configs, else the defaults; no store) and prints each
+//! round's score and the final submission. The logic lives in `mixseek_round::standalone`.
+
+use crate::context::Ctx;
+use crate::error::CliError;
+use crate::output::TextOrJson;
+use mixseek_round::{StandaloneError, StandaloneOptions, run_team};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The task for the team
+    pub prompt: String,
+    /// Team TOML (relative: against the workspace, then the current directory)
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Output format
+    #[arg(short = 'f', long = "output-format", alias = "format", value_enum, default_value = "text")]
+    pub format: TextOrJson,
+    /// Rounds at most (1..=10, default 5)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub max_rounds: Option<u32>,
+    /// Rounds always played before the judgment is asked (default: 2, or max-rounds if lower)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub min_rounds: Option<u32>,
+}
+
+pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+    if args.prompt.trim().is_empty() {
+        return Err(CliError::usage("user_prompt cannot be empty"));
+    }
+    let team_file = ctx.resolve_config_path(&args.config)?;
+    let options = StandaloneOptions {
+        workspace: ctx.workspace.clone(),
+        team_entry: args.config.display().to_string(),
+        team_file,
+        prompt: args.prompt,
+        max_rounds: args.max_rounds,
+        min_rounds: args.min_rounds,
+        env: mixseek_config::EnvVars::from_process(),
+        llm_env: mixseek_llm::Env::process(),
+    };
+    let run = run_team(options).await.map_err(|e| {
+        let hint = e.hint().map(str::to_string);
+        let err = match e {
+            StandaloneError::Config(l) => CliError::from(l),
+            other => CliError::usage(other.to_string()),
+        };
+        match hint {
+            Some(h) => err.with_hint(h),
+            None => err,
+        }
+    })?;
+    let out = match args.format {
+        TextOrJson::Text => run.report.to_text(),
+        TextOrJson::Json => run.report.to_json(),
+    };
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{out}");
+    }
+    Ok(if run.completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

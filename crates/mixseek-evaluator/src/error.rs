@@ -1,0 +1,129 @@
+//! [`EvaluatorError`] (why an evaluator cannot be built or an evaluation failed) and
+//! [`MetricFailure`] (one metric that failed, with the original's `… | Provider: … | Metric: …
+//! | Retries: …` text).
+
+use mixseek_prompt::PromptError;
+use serde::Serialize;
+use std::fmt;
+
+/// One metric that could not be scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricFailure {
+    /// The reported metric name (the canonical built-in name, or the configured name).
+    pub metric_name: String,
+    /// What went wrong, coarsely: an LLM error kind (`parse`, `schema`, `check`, `timeout`,
+    /// `transport`, `server`, `rate_limited`, `permanent`, `config`) or, for command metrics,
+    /// `spawn`, `timeout`, `exit`, `bad_output`; `internal` for a crashed task.
+    pub kind: String,
+    /// The cause, e.g. `Failed to evaluate after retries: [openai] gpt-4o: schema error: …`.
+    pub message: String,
+    /// Provider of the judge that failed (LLM metrics).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The metric's repair budget (`max_retries`, as the original reports it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// The judge's (or the command's) last raw output, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<String>,
+}
+
+impl fmt::Display for MetricFailure {
+    /// The original's evaluator API error text: the parts joined by ` | `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(p) = self.provider.as_deref().filter(|p| !p.is_empty()) {
+            write!(f, " | Provider: {p}")?;
+        }
+        if !self.metric_name.is_empty() {
+            write!(f, " | Metric: {}", self.metric_name)?;
+        }
+        if let Some(n) = self.retries {
+            write!(f, " | Retries: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything that can go wrong building an evaluator or evaluating a submission.
+#[derive(Debug, thiserror::Error)]
+pub enum EvaluatorError {
+    /// The configuration is invalid (weights, names, parameters). The message is the
+    /// original's where it has one (weight rules, empty names).
+    #[error("{0}")]
+    Config(String),
+    /// A metric name that is neither a built-in nor a custom metric.
+    #[error("{0}")]
+    UnknownMetric(String),
+    /// A judge model id that is malformed or cannot be used (unknown provider, missing API
+    /// key).
+    #[error("metric '{metric}': judge model '{model}' cannot be used: {message}")]
+    Model { metric: String, model: String, message: String },
+    /// The evaluation request is invalid (empty prompt or submission, blank ids).
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The evaluator prompt could not be built (template or injection error).
+    #[error("evaluator prompt: {0}")]
+    Prompt(#[from] PromptError),
+    /// A metric failed and `on_metric_error = "fail"`.
+    #[error("{0}")]
+    Metric(MetricFailure),
+    /// Every metric failed (`on_metric_error = "skip"` has nothing left to score with).
+    #[error("every metric failed: {}", join_failures(.0))]
+    AllMetricsFailed(Vec<MetricFailure>),
+}
+
+fn join_failures(f: &[MetricFailure]) -> String {
+    f.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+impl EvaluatorError {
+    /// True when the input (configuration or request) is at fault, not the evaluation: the
+    /// CLI exits 2 for these and 1 for the others.
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            EvaluatorError::Config(_)
+                | EvaluatorError::UnknownMetric(_)
+                | EvaluatorError::Model { .. }
+                | EvaluatorError::InvalidRequest(_)
+                | EvaluatorError::Prompt(_)
+        )
+    }
+
+    /// The metric failures this error carries.
+    pub fn failures(&self) -> &[MetricFailure] {
+        match self {
+            EvaluatorError::Metric(f) => std::slice::from_ref(f),
+            EvaluatorError::AllMetricsFailed(f) => f,
+            _ => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_text_joins_the_parts_like_the_original() {
+        let mut f = MetricFailure {
+            metric_name: "ClarityCoherence".into(),
+            kind: "schema".into(),
+            message: "Failed to evaluate after retries: boom".into(),
+            provider: Some("google-gla".into()),
+            retries: Some(3),
+            raw_output: None,
+        };
+        assert_eq!(
+            f.to_string(),
+            "Failed to evaluate after retries: boom | Provider: google-gla | Metric: ClarityCoherence | Retries: 3"
+        );
+        f.provider = Some(String::new());
+        f.retries = Some(0);
+        assert_eq!(f.to_string(), "Failed to evaluate after retries: boom | Metric: ClarityCoherence | Retries: 0");
+        f.retries = None;
+        f.metric_name.clear();
+        assert_eq!(f.to_string(), "Failed to evaluate after retries: boom");
+    }
+}

@@ -1,0 +1,117 @@
+//! The logic of `mixseek evaluate` (the CLI command is a thin wrapper): find and load the
+//! evaluator file (explicit path, else `WORKSPACE/configs/evaluator.toml`, else the built-in
+//! defaults with a log line) with `MIXSEEK_EVALUATOR__*` overrides, the workspace's prompt
+//! builder settings, a model registry reading the process environment, then evaluate one
+//! submission as team `standalone-evaluation`.
+
+use crate::error::EvaluatorError;
+use crate::evaluator::{EvaluationOutcome, Evaluator};
+use crate::plan::MetricKind;
+use crate::request::{EvaluationRequest, STANDALONE_TEAM_ID};
+use mixseek_config::load::load_evaluator;
+use mixseek_config::{EnvVars, Origin, SourceMap};
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
+use mixseek_prompt::PromptBuilder;
+use mixseek_prompt::load::load_workspace_settings;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What to evaluate and where the settings are.
+#[derive(Debug, Clone)]
+pub struct StandaloneArgs {
+    /// The workspace (for `configs/evaluator.toml` and `configs/prompt_builder.toml`).
+    pub workspace: PathBuf,
+    /// An explicit evaluator file (already resolved); it must exist.
+    pub config: Option<PathBuf>,
+    pub prompt: String,
+    pub submission: String,
+}
+
+/// A finished standalone evaluation.
+#[derive(Debug, Clone)]
+pub struct Standalone {
+    pub outcome: EvaluationOutcome,
+    /// True when a judge was the offline `mock:` provider (the scores are made up).
+    pub mock_judges: bool,
+}
+
+/// Why `mixseek evaluate` could not produce a score.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StandaloneError {
+    /// Bad input: configuration, request (exit 2).
+    #[error("{message}")]
+    Input { message: String, hint: Option<String> },
+    /// The evaluation ran and failed (exit 1).
+    #[error("{message}")]
+    Failed { message: String, hint: Option<String> },
+}
+
+fn input(message: impl Into<String>, hint: Option<&str>) -> StandaloneError {
+    StandaloneError::Input { message: message.into(), hint: hint.map(str::to_string) }
+}
+
+fn from_evaluator(e: EvaluatorError) -> StandaloneError {
+    let hint = match &e {
+        EvaluatorError::Model { .. } => {
+            Some("check default_model / model / judges in the evaluator file and the provider's API key variable (e.g. OPENAI_API_KEY)")
+        }
+        EvaluatorError::UnknownMetric(_) => Some("built-in metrics: ClarityCoherence, Coverage, LLMPlain, Relevance"),
+        _ => None,
+    };
+    let message = format!("Evaluation failed: {e}");
+    if e.is_input_error() {
+        input(message, hint)
+    } else {
+        StandaloneError::Failed { message, hint: hint.map(str::to_string) }
+    }
+}
+
+/// Loads everything and evaluates `args.submission`.
+pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, StandaloneError> {
+    let origin = match &args.config {
+        Some(path) => {
+            if !path.is_file() {
+                return Err(input(format!("Evaluation config file not found: {}", path.display()), Some("check the path given with -c/--config")));
+            }
+            tracing::debug!(path = %path.display(), "Loading custom config");
+            Origin::Explicit(path.clone())
+        }
+        None => {
+            let implicit = args.workspace.join("configs").join("evaluator.toml");
+            if implicit.is_file() {
+                tracing::debug!(path = %implicit.display(), "Using default config");
+                Origin::Workspace(implicit)
+            } else {
+                tracing::warn!("Configuration file not found: {}. Using default configuration.", implicit.display());
+                Origin::BuiltIn
+            }
+        }
+    };
+    let mut sources = SourceMap::default();
+    let part = load_evaluator(origin.clone(), &EnvVars::from_process(), &mut sources);
+    for w in &part.warnings.items {
+        tracing::warn!("{w}");
+    }
+    if !part.errors.is_empty() {
+        let text: Vec<String> = part.errors.items.iter().map(ToString::to_string).collect();
+        return Err(input(format!("invalid evaluator configuration:\n  {}", text.join("\n  ")), None));
+    }
+    let Some(settings) = part.value else {
+        return Err(input("the evaluator configuration could not be loaded", None));
+    };
+    let pb_settings = load_workspace_settings(&args.workspace).map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
+    let builder = PromptBuilder::new(&pb_settings).map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
+    let registry = ModelRegistry::new(RegistryConfig::new().with_env(Env::process()))
+        .map_err(|e| StandaloneError::Failed { message: e.to_string(), hint: None })?;
+    let mut evaluator = Evaluator::new(settings, Arc::new(registry), Arc::new(builder)).map_err(from_evaluator)?;
+    if let Some(dir) = origin.file().and_then(|f| f.parent()).filter(|d| !d.as_os_str().is_empty()) {
+        evaluator = evaluator.with_working_dir(dir);
+    }
+    let mock_judges = evaluator.metrics().iter().any(|m| matches!(&m.kind, MetricKind::Llm(l) if l.uses_mock()));
+    let request = EvaluationRequest {
+        team_id: Some(STANDALONE_TEAM_ID.to_string()),
+        ..EvaluationRequest::new(args.prompt, args.submission)
+    };
+    let outcome = evaluator.evaluate(&request).await.map_err(from_evaluator)?;
+    Ok(Standalone { outcome, mock_judges })
+}

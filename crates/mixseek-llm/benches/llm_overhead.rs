@@ -1,0 +1,192 @@
+//! Calls per second and per-call overhead of the LLM layer, against the testkit's fake
+//! OpenAI server at 0 ms latency (in process, on 127.0.0.1).
+//!
+//! Measures, sequentially (one call at a time) and with 32 concurrent callers:
+//! * `raw reqwest`: the same POST with a bare reqwest client (the floor: HTTP + fake server);
+//! * `ChatModel::chat`: through a registry model (limits, retry loop, parsing, pricing,
+//!   observer/ledger);
+//! * `mock:` through the trait (the pipeline without HTTP).
+//!
+//! Per-call overhead = mean latency through the trait − mean latency of raw reqwest.
+//! Run with `cargo bench -p mixseek-llm --bench llm_overhead` (optionally `-- N` calls).
+
+use mixseek_llm::{ChatModel, ChatRequest, Env, ModelRegistry, ProviderSettings, RegistryConfig};
+use mixseek_testkit::{FakeLlm, Reply};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CONCURRENCY: usize = 32;
+
+fn report(name: &str, calls: usize, elapsed: Duration) -> f64 {
+    let per_call_us = elapsed.as_secs_f64() * 1e6 / calls as f64;
+    let _ = writeln!(
+        std::io::stdout(),
+        "{name:<44} {calls:>7} calls  {:>9.0} calls/s  {per_call_us:>8.1} µs/call",
+        calls as f64 / elapsed.as_secs_f64()
+    );
+    per_call_us
+}
+
+async fn raw_sequential(
+    client: &reqwest::Client,
+    url: &str,
+    body: &serde_json::Value,
+    n: usize,
+) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        let r = client
+            .post(url)
+            .bearer_auth("sk-bench")
+            .json(body)
+            .send()
+            .await
+            .expect("send");
+        let _v: serde_json::Value = r.json().await.expect("json");
+    }
+    t.elapsed()
+}
+
+async fn trait_sequential(model: &Arc<dyn ChatModel>, req: &ChatRequest, n: usize) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        model.chat(req).await.expect("chat");
+    }
+    t.elapsed()
+}
+
+async fn raw_concurrent(
+    client: &reqwest::Client,
+    url: &str,
+    body: &serde_json::Value,
+    n: usize,
+) -> Duration {
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..CONCURRENCY {
+        let (client, url, body) = (client.clone(), url.to_string(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..n / CONCURRENCY {
+                let r = client
+                    .post(&url)
+                    .bearer_auth("sk-bench")
+                    .json(&body)
+                    .send()
+                    .await
+                    .expect("send");
+                let _v: serde_json::Value = r.json().await.expect("json");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join");
+    }
+    t.elapsed()
+}
+
+async fn trait_concurrent(model: &Arc<dyn ChatModel>, req: &ChatRequest, n: usize) -> Duration {
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..CONCURRENCY {
+        let (model, req) = (model.clone(), req.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..n / CONCURRENCY {
+                model.chat(&req).await.expect("chat");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join");
+    }
+    t.elapsed()
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(4000);
+    let n = n.max(CONCURRENCY);
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::text("ok"));
+    let url = fake.base_url();
+    let providers = [(
+        "openai".to_string(),
+        ProviderSettings {
+            max_in_flight: 256,
+            ..ProviderSettings::default()
+        },
+    )]
+    .into_iter()
+    .collect();
+    let registry = ModelRegistry::new(RegistryConfig::new().with_providers(providers).with_env(
+        Env::from_map([
+            ("OPENAI_API_KEY", "sk-bench"),
+            ("OPENAI_BASE_URL", url.as_str()),
+        ]),
+    ))
+    .expect("registry");
+    let model = registry.model("openai:gpt-4o").expect("model");
+    let mock = registry.model("mock:bench").expect("mock");
+    let req = ChatRequest::user("Say ok").with_system("You are terse.");
+    let body = serde_json::json!({"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say ok"}]});
+    let client = reqwest::Client::new();
+    let chat_url = format!("{url}/chat/completions");
+
+    // Warm up connections and allocators.
+    raw_sequential(&client, &chat_url, &body, 200).await;
+    trait_sequential(&model, &req, 200).await;
+
+    let _ = writeln!(
+        std::io::stdout(),
+        "mixseek-llm overhead benchmark ({n} calls per row, fake OpenAI server at 0 ms)"
+    );
+    let raw = report(
+        "raw reqwest, sequential",
+        n,
+        raw_sequential(&client, &chat_url, &body, n).await,
+    );
+    let via = report(
+        "ChatModel::chat, sequential",
+        n,
+        trait_sequential(&model, &req, n).await,
+    );
+    let raw_c = report(
+        &format!("raw reqwest, {CONCURRENCY} concurrent"),
+        n,
+        raw_concurrent(&client, &chat_url, &body, n).await,
+    );
+    let via_c = report(
+        &format!("ChatModel::chat, {CONCURRENCY} concurrent"),
+        n,
+        trait_concurrent(&model, &req, n).await,
+    );
+    let mock_us = report(
+        "mock: through the trait, sequential",
+        n,
+        trait_sequential(&mock, &req, n).await,
+    );
+    report(
+        &format!("mock: through the trait, {CONCURRENCY} concurrent"),
+        n,
+        trait_concurrent(&mock, &req, n).await,
+    );
+    let _ = writeln!(
+        std::io::stdout(),
+        "per-call overhead of the trait over raw HTTP: {:.1} µs sequential, {:.1} µs/call at {CONCURRENCY} concurrent",
+        via - raw,
+        via_c - raw_c
+    );
+    let _ = writeln!(
+        std::io::stdout(),
+        "pipeline cost without HTTP (mock:): {mock_us:.1} µs/call"
+    );
+    let ledger = registry.ledger().total();
+    let _ = writeln!(
+        std::io::stdout(),
+        "ledger: {} requests booked",
+        ledger.requests
+    );
+}

@@ -1,0 +1,368 @@
+//! Retries, timeouts, limits and model fallbacks: each path has a test that fails if it
+//! breaks.
+
+use super::*;
+use mixseek_llm::{ChatModel, ChatRequest, ErrorKind};
+use mixseek_testkit::Reply;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[tokio::test]
+async fn every_transient_status_is_retried_and_counted() {
+    let fake = FakeLlm::openai().await;
+    for status in [408, 500, 502, 503, 504, 529] {
+        fake.push(Reply::status(status, "try again"));
+    }
+    fake.push(Reply::text("finally"));
+    let reg = openai_registry(
+        &fake,
+        ProviderSettings {
+            max_attempts: 7,
+            ..fast()
+        },
+    );
+    let r = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect("answer");
+    assert_eq!(r.text.as_deref(), Some("finally"));
+    assert_eq!(r.attempts, 7);
+    assert_eq!(fake.request_count(), 7);
+}
+
+#[tokio::test]
+async fn retries_stop_after_max_attempts_with_the_last_error() {
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::status(503, "overloaded"));
+    let reg = openai_registry(&fake, fast());
+    let err = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect_err("exhausted");
+    assert_eq!(
+        (err.kind, err.status, err.attempts),
+        (ErrorKind::Server, Some(503), 6)
+    );
+    assert_eq!(fake.request_count(), 6, "default: 6 attempts");
+    assert!(
+        err.to_string().contains("overloaded") && err.to_string().contains("after 6 attempts"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn permanent_statuses_are_not_retried() {
+    for status in [400, 401, 403, 404] {
+        let fake = FakeLlm::openai().await;
+        fake.set_default(Reply::status(status, "no"));
+        let reg = openai_registry(&fake, fast());
+        let err = reg
+            .model("openai:gpt-4o")
+            .expect("model")
+            .chat(&ChatRequest::user("x"))
+            .await
+            .expect_err("permanent");
+        assert_eq!(
+            (err.kind, err.status, err.attempts),
+            (ErrorKind::Permanent, Some(status), 1)
+        );
+        assert_eq!(fake.request_count(), 1, "status {status} must fail at once");
+    }
+}
+
+#[tokio::test]
+async fn rate_limit_retry_after_is_honoured() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::rate_limited("1"));
+    fake.push(Reply::text("ok"));
+    // Backoff alone would wait ~1 ms: the wait must come from Retry-After.
+    let reg = openai_registry(&fake, fast());
+    let started = Instant::now();
+    let r = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect("answer");
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "waited only {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.attempts, 2);
+}
+
+#[tokio::test]
+async fn retry_after_as_http_date_is_honoured() {
+    let fake = FakeLlm::openai().await;
+    let at = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
+    fake.push(Reply::rate_limited(&at));
+    fake.push(Reply::text("ok"));
+    let reg = openai_registry(&fake, fast());
+    let started = Instant::now();
+    reg.model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect("answer");
+    // HTTP dates have 1 s resolution: at least ~1 s must have been waited.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "waited only {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_time_limit_fails_at_once() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::rate_limited("120"));
+    let reg = openai_registry(&fake, fast());
+    let started = Instant::now();
+    let err = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x").with_timeout(Duration::from_secs(5)))
+        .await
+        .expect_err("no time");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(err.kind, ErrorKind::RateLimited);
+    assert_eq!(err.retry_after, Some(Duration::from_secs(120)));
+    assert_eq!(fake.request_count(), 1);
+}
+
+#[tokio::test]
+async fn a_hanging_server_times_out_within_the_call_limit() {
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::hang());
+    let reg = openai_registry(&fake, fast());
+    let started = Instant::now();
+    let err = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x").with_timeout(Duration::from_millis(300)))
+        .await
+        .expect_err("timeout");
+    assert_eq!(err.kind, ErrorKind::Timeout);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(err.to_string().contains("time limit"), "{err}");
+}
+
+#[tokio::test]
+async fn a_slow_answer_then_success_within_the_limit() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::delayed(
+        Duration::from_millis(50),
+        Reply::text("slow but fine"),
+    ));
+    let reg = openai_registry(&fake, fast());
+    let r = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x").with_timeout(Duration::from_secs(5)))
+        .await
+        .expect("ok");
+    assert_eq!(r.text.as_deref(), Some("slow but fine"));
+}
+
+#[tokio::test]
+async fn connection_failures_are_transient() {
+    // A port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let reg = registry(
+        vec![(
+            "local",
+            ProviderSettings {
+                base_url: Some(url),
+                max_attempts: 3,
+                ..fast()
+            },
+        )],
+        &[],
+    );
+    let err = reg
+        .model("local:m")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect_err("refused");
+    assert_eq!((err.kind, err.attempts), (ErrorKind::Transport, 3));
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_a_parse_error() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::malformed());
+    let reg = openai_registry(&fake, fast());
+    let err = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect_err("parse");
+    assert_eq!(err.kind, ErrorKind::Parse);
+    assert!(err.message.contains("not JSON"), "{err}");
+}
+
+#[tokio::test]
+async fn fallback_models_are_tried_in_order_and_attempts_add_up() {
+    let primary = FakeLlm::openai().await;
+    primary.set_default(Reply::status(500, "down"));
+    let second = FakeLlm::anthropic().await;
+    second.set_default(Reply::status(404, "model not found"));
+    let third = FakeLlm::openai().await;
+    third.push(Reply::text("from the third"));
+    let reg = registry(
+        vec![
+            (
+                "openai",
+                ProviderSettings {
+                    max_attempts: 2,
+                    ..fast()
+                },
+            ),
+            (
+                "anthropic",
+                ProviderSettings {
+                    base_url: Some(second.base_url()),
+                    ..fast()
+                },
+            ),
+            (
+                "backup",
+                ProviderSettings {
+                    base_url: Some(third.base_url()),
+                    ..fast()
+                },
+            ),
+        ],
+        &[
+            ("OPENAI_API_KEY", OPENAI_KEY),
+            ("OPENAI_BASE_URL", primary.base_url().as_str()),
+            ("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+        ],
+    );
+    let model = reg
+        .model_with_fallbacks(
+            "openai:gpt-4o",
+            &[
+                "anthropic:claude-haiku-4-5".to_string(),
+                "backup:small".to_string(),
+            ],
+        )
+        .expect("chain");
+    assert_eq!(model.id(), "openai:gpt-4o");
+    let r = model.chat(&ChatRequest::user("x")).await.expect("answer");
+    assert_eq!(r.text.as_deref(), Some("from the third"));
+    assert_eq!(r.model, "backup:small");
+    assert_eq!(r.attempts, 2 + 1 + 1);
+    assert_eq!(
+        (
+            primary.request_count(),
+            second.request_count(),
+            third.request_count()
+        ),
+        (2, 1, 1)
+    );
+    // The call is booked once, under the requested id, with every attempt.
+    let e = reg.ledger().entry(None, None, None, None);
+    assert_eq!((e.calls, e.attempts, e.failed_calls), (1, 4, 0));
+}
+
+#[tokio::test]
+async fn when_every_fallback_fails_the_last_error_is_returned_with_all_attempts() {
+    let a = FakeLlm::openai().await;
+    a.set_default(Reply::status(400, "bad request"));
+    let b = FakeLlm::openai().await;
+    b.set_default(Reply::status(401, "bad key"));
+    let reg = registry(
+        vec![
+            (
+                "a",
+                ProviderSettings {
+                    base_url: Some(a.base_url()),
+                    ..fast()
+                },
+            ),
+            (
+                "b",
+                ProviderSettings {
+                    base_url: Some(b.base_url()),
+                    ..fast()
+                },
+            ),
+        ],
+        &[],
+    );
+    let err = reg
+        .model_with_fallbacks("a:m", &["b:m".to_string()])
+        .expect("chain")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect_err("all fail");
+    assert_eq!(
+        (err.status, err.attempts, err.provider.as_str()),
+        (Some(401), 2, "b")
+    );
+    assert_eq!(reg.ledger().entry(None, None, None, None).failed_calls, 1);
+}
+
+#[tokio::test]
+async fn in_flight_requests_are_limited_per_provider() {
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::delayed(Duration::from_millis(60), Reply::text("ok")));
+    let reg = openai_registry(
+        &fake,
+        ProviderSettings {
+            max_in_flight: 2,
+            ..fast()
+        },
+    );
+    let model = reg.model("openai:gpt-4o").expect("model");
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let m: Arc<dyn ChatModel> = model.clone();
+        tasks.push(tokio::spawn(async move {
+            m.chat(&ChatRequest::user("x")).await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join").expect("answer");
+    }
+    assert_eq!(fake.request_count(), 8);
+    assert_eq!(fake.max_concurrent(), 2);
+}
+
+#[tokio::test]
+async fn default_limits_let_many_calls_run_at_once() {
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::delayed(
+        Duration::from_millis(100),
+        Reply::text("ok"),
+    ));
+    let reg = openai_registry(&fake, fast());
+    let model = reg.model("openai:gpt-4o").expect("model");
+    let mut tasks = Vec::new();
+    for _ in 0..40 {
+        let m = model.clone();
+        tasks.push(tokio::spawn(async move {
+            m.chat(&ChatRequest::user("x")).await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join").expect("answer");
+    }
+    assert!(
+        fake.max_concurrent() >= 32,
+        "only {} in flight",
+        fake.max_concurrent()
+    );
+}

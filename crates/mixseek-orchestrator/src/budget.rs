@@ -1,0 +1,75 @@
+//! Budgets: once the execution's cost or token total reaches a limit, no new round starts and
+//! the run ends cleanly with what it has. Fed by `LlmCall` events.
+
+use mixseek_core::{Event, EventSink, SinkError, Usage};
+use std::sync::Mutex;
+
+#[derive(Debug, Default)]
+pub struct Budget {
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    used: Mutex<Usage>,
+}
+
+impl Budget {
+    pub fn new(max_cost_usd: Option<f64>, max_tokens: Option<u64>) -> Self {
+        Self { max_cost_usd, max_tokens, used: Mutex::new(Usage::default()) }
+    }
+
+    /// Starts from usage already spent (resume).
+    pub fn add(&self, u: Usage) {
+        match self.used.lock() {
+            Ok(mut g) => *g += u,
+            Err(p) => *p.into_inner() += u,
+        }
+    }
+
+    pub fn used(&self) -> Usage {
+        match self.used.lock() {
+            Ok(g) => *g,
+            Err(p) => *p.into_inner(),
+        }
+    }
+
+    /// Why no new round may start, if a limit is reached.
+    pub fn exceeded(&self) -> Option<String> {
+        let u = self.used();
+        if let Some(max) = self.max_cost_usd {
+            if u.cost_usd >= max {
+                return Some(format!("cost budget reached: ${:.4} spent of ${max:.4} (--max-cost-usd / max_cost_usd)", u.cost_usd));
+            }
+        }
+        if let Some(max) = self.max_tokens {
+            if u.total_tokens() >= max {
+                return Some(format!("token budget reached: {} tokens used of {max} (--max-tokens / max_total_tokens)", u.total_tokens()));
+            }
+        }
+        None
+    }
+}
+
+#[async_trait::async_trait]
+impl EventSink for Budget {
+    async fn emit(&self, event: &Event) -> Result<(), SinkError> {
+        if let Event::LlmCall(c) = event {
+            self.add(c.usage);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits() {
+        let b = Budget::new(Some(1.0), Some(100));
+        assert!(b.exceeded().is_none());
+        b.add(Usage { input_tokens: 60, output_tokens: 50, requests: 1, ..Usage::default() });
+        assert!(b.exceeded().is_some_and(|r| r.contains("token budget")));
+        let b = Budget::new(Some(0.5), None);
+        b.add(Usage { cost_usd: 0.6, ..Usage::default() });
+        assert!(b.exceeded().is_some_and(|r| r.contains("cost budget")));
+    }
+}

@@ -1,0 +1,140 @@
+//! `[[hooks]]`: a command gets the event as JSON on stdin, a URL gets it POSTed. Hooks run in
+//! the background; a failing or slow hook is logged and never fails the run. `finish()` waits
+//! for the hooks still running (each bounded by its timeout).
+
+use mixseek_config::HookSettings;
+use mixseek_core::{Event, EventSink, SinkError};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+
+pub struct HookRunner {
+    hooks: Vec<HookSettings>,
+    client: reqwest::Client,
+    tasks: Mutex<JoinSet<()>>,
+}
+
+impl std::fmt::Debug for HookRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookRunner").field("hooks", &self.hooks.len()).finish()
+    }
+}
+
+impl HookRunner {
+    pub fn new(hooks: Vec<HookSettings>) -> Arc<Self> {
+        Arc::new(Self { hooks, client: reqwest::Client::new(), tasks: Mutex::new(JoinSet::new()) })
+    }
+
+    pub async fn finish(&self) {
+        let mut tasks = self.tasks.lock().await;
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+async fn run_command(cmd: Vec<String>, payload: Vec<u8>, timeout: Duration) -> Result<(), String> {
+    let (prog, args) = cmd.split_first().ok_or("empty command")?;
+    let mut child = tokio::process::Command::new(prog)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start `{prog}`: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(&payload).await;
+    }
+    let out = tokio::time::timeout(timeout, child.wait_with_output())
+        .await
+        .map_err(|_| format!("timed out after {}s", timeout.as_secs()))?
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+#[async_trait::async_trait]
+impl EventSink for HookRunner {
+    async fn emit(&self, event: &Event) -> Result<(), SinkError> {
+        let Some(name) = event.hook_name() else { return Ok(()) };
+        let matching: Vec<HookSettings> = self.hooks.iter().filter(|h| h.on == name).cloned().collect();
+        if matching.is_empty() {
+            return Ok(());
+        }
+        let payload = serde_json::to_vec(event).unwrap_or_default();
+        let mut tasks = self.tasks.lock().await;
+        for h in matching {
+            let payload = payload.clone();
+            let client = self.client.clone();
+            let timeout = Duration::from_secs(h.timeout_seconds.max(1));
+            let name = name.to_string();
+            tasks.spawn(async move {
+                let result = if let Some(cmd) = h.command.clone() {
+                    run_command(cmd, payload, timeout).await
+                } else if let Some(url) = h.url.clone() {
+                    client
+                        .post(&url)
+                        .header("content-type", "application/json")
+                        .body(payload)
+                        .timeout(timeout)
+                        .send()
+                        .await
+                        .map_err(|e| e.without_url().to_string())
+                        .and_then(|r| if r.status().is_success() { Ok(()) } else { Err(format!("HTTP {}", r.status())) })
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = result {
+                    tracing::warn!(hook = %name, error = %e, "hook failed (ignored)");
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn command_hooks_get_the_event_and_failures_are_ignored() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let out = dir.path().join("got.json");
+        let hooks = vec![
+            HookSettings {
+                on: "execution_complete".into(),
+                command: Some(vec!["sh".into(), "-c".into(), format!("cat > {}", out.display())]),
+                ..Default::default()
+            },
+            HookSettings { on: "execution_complete".into(), command: Some(vec!["false".into()]), ..Default::default() },
+            HookSettings { on: "team_complete".into(), command: Some(vec!["sh".into(), "-c".into(), format!("touch {}/team", dir.path().display())]), ..Default::default() },
+        ];
+        let runner = HookRunner::new(hooks);
+        let summary = mixseek_core::ExecutionSummary {
+            execution_id: "exec-1".into(),
+            user_prompt: "p".into(),
+            team_results: vec![],
+            best_team_id: None,
+            best_score: None,
+            total_execution_time_seconds: 1.0,
+            failed_teams_info: vec![],
+            created_at: chrono::Utc::now(),
+            status: mixseek_core::ExecutionStatus::Completed,
+            usage: Default::default(),
+            usage_by_role: Default::default(),
+            stop_reason: None,
+        };
+        runner.emit(&Event::ExecutionFinished(Box::new(summary))).await.expect("never fails");
+        runner.finish().await;
+        let got: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("hook wrote")).expect("json");
+        assert_eq!(got["event"], "execution_finished");
+        assert_eq!(got["execution_id"], "exec-1");
+        assert!(!dir.path().join("team").exists(), "team hook must not fire on execution_complete");
+    }
+}

@@ -1,0 +1,486 @@
+//! The round controller: one team's round loop.
+//!
+//! For each round: `RoundStarted` → the team prompt (the original user prompt, the round
+//! number, the team's completed rounds and, from round 2, the ranking) → the leader with
+//! fresh agents, bounded by `submission_timeout_seconds` → `SubmissionReady` → evaluation of
+//! the submission against the **original** user prompt → `Evaluated(RoundRecord)` (awaited:
+//! the store commits the round before the controller goes on) → the continuation rule
+//! ([`crate::continuation`]) → `Judged`. When the team stops, its best round (highest score,
+//! the later round on ties) is marked final and `TeamFinished` is emitted.
+//!
+//! A failure returns a [`TeamFailure`] with the completed rounds and emits nothing more: the
+//! caller decides on retries (resuming with [`RoundController::run`] and the completed
+//! rounds, never re-running one) and then reports the partial result with
+//! [`RoundController::finish_failed`].
+
+use crate::continuation::{from_judgment, from_judgment_error, stored_judgment, without_judgment};
+use crate::error::RoundError;
+use crate::judgment::{JudgmentClient, OnJudgmentError};
+use crate::ports::{EvaluationRequest, NoRanking, RankingSource, SubmissionEvaluator};
+use chrono::Utc;
+use mixseek_agents::{RoundContext, TeamAgents};
+use mixseek_config::OrchestratorSettings;
+use mixseek_core::{
+    Decision, Event, EventSink, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, NullSink, Role, RoundRecord, RoundState, SinkError,
+    TeamStatusKind, Usage, UsageByRole, best_round,
+};
+use mixseek_prompt::{PromptBuilder, PromptContext, RankingEntry, TemplateKind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The round settings of a team run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundSettings {
+    pub min_rounds: u32,
+    pub max_rounds: u32,
+    /// Bound of one leader run (`submission_timeout_seconds`).
+    pub submission_timeout: Option<Duration>,
+    /// Bound of one judgment call (`judgment_timeout_seconds`).
+    pub judgment_timeout: Option<Duration>,
+}
+
+impl Default for RoundSettings {
+    fn default() -> Self {
+        Self::new(&OrchestratorSettings::default())
+    }
+}
+
+impl RoundSettings {
+    /// From the orchestrator's round settings (`judge_on_final_round` and `on_error` come
+    /// with the judgment client's settings).
+    pub fn new(orchestrator: &OrchestratorSettings) -> Self {
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        Self {
+            min_rounds: orchestrator.min_rounds,
+            max_rounds: orchestrator.max_rounds,
+            submission_timeout: secs(orchestrator.submission_timeout_seconds),
+            judgment_timeout: secs(orchestrator.judgment_timeout_seconds),
+        }
+    }
+}
+
+/// A completed round and its continuation decision (`None` when the run stopped between the
+/// round's evaluation and its decision).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletedRound {
+    pub state: RoundState,
+    pub decision: Option<Decision>,
+}
+
+/// A team that finished normally.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamResult {
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    /// Every completed round (resumed ones included), in order.
+    pub rounds: Vec<CompletedRound>,
+    /// The rounds played by this run, as recorded.
+    pub records: Vec<RoundRecord>,
+    /// The best round, marked final (`None` when no round was played).
+    pub best: Option<LeaderboardEntry>,
+    pub exit_reason: ExitReason,
+    /// Usage of this run by role (leader, member, evaluator, judgment).
+    pub usage: UsageByRole,
+}
+
+/// A team run that failed: the error and everything completed before it.
+#[derive(Debug, Clone)]
+pub struct TeamFailure {
+    pub error: RoundError,
+    pub rounds: Vec<CompletedRound>,
+    pub records: Vec<RoundRecord>,
+    pub usage: UsageByRole,
+}
+
+impl TeamFailure {
+    pub fn is_transient(&self) -> bool {
+        self.error.is_transient()
+    }
+}
+
+/// Checked before every new round; `Some(reason)` ends the team with its best round (budget
+/// reached, interrupted).
+pub type StopCheck = Arc<dyn Fn() -> Option<ExitReason> + Send + Sync>;
+
+/// One team's round loop.
+#[derive(Clone)]
+pub struct RoundController {
+    agents: TeamAgents,
+    prompts: PromptBuilder,
+    evaluator: Arc<dyn SubmissionEvaluator>,
+    judgment: JudgmentClient,
+    ranking: Arc<dyn RankingSource>,
+    sink: Arc<dyn EventSink>,
+    settings: RoundSettings,
+    domain_context: Option<String>,
+    language: Option<String>,
+    stop_check: Option<StopCheck>,
+}
+
+impl std::fmt::Debug for RoundController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoundController")
+            .field("team_id", &self.agents.settings().team_id)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Mutable state of one run.
+struct Run {
+    rounds: Vec<CompletedRound>,
+    records: Vec<RoundRecord>,
+    usage: UsageByRole,
+}
+
+impl Run {
+    fn fail(self, error: RoundError) -> TeamFailure {
+        TeamFailure { error, rounds: self.rounds, records: self.records, usage: self.usage }
+    }
+}
+
+impl RoundController {
+    /// A controller without a store (no ranking, events dropped) and without domain context.
+    pub fn new(agents: TeamAgents, prompts: PromptBuilder, evaluator: Arc<dyn SubmissionEvaluator>, judgment: JudgmentClient, settings: RoundSettings) -> Self {
+        Self {
+            agents,
+            prompts,
+            evaluator,
+            judgment,
+            ranking: Arc::new(NoRanking),
+            sink: Arc::new(NullSink),
+            settings,
+            domain_context: None,
+            language: None,
+            stop_check: None,
+        }
+    }
+    pub fn with_ranking(mut self, ranking: Arc<dyn RankingSource>) -> Self {
+        self.ranking = ranking;
+        self
+    }
+    pub fn with_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+    /// The orchestrator's domain context and language; a team's own values replace them.
+    pub fn with_context(mut self, domain_context: Option<String>, language: Option<String>) -> Self {
+        self.domain_context = domain_context;
+        self.language = language;
+        self
+    }
+    pub fn with_stop_check(mut self, check: StopCheck) -> Self {
+        self.stop_check = Some(check);
+        self
+    }
+    pub fn settings(&self) -> &RoundSettings {
+        &self.settings
+    }
+    pub fn team_id(&self) -> &str {
+        &self.agents.settings().team_id
+    }
+    pub fn team_name(&self) -> &str {
+        &self.agents.settings().team_name
+    }
+
+    fn context(&self, execution_id: &str, user_prompt: &str, round_number: u32, rounds: &[CompletedRound], ranking: Option<Vec<RankingEntry>>) -> PromptContext {
+        let team = self.agents.settings();
+        PromptContext {
+            user_prompt: user_prompt.to_string(),
+            round_number,
+            team_id: team.team_id.clone(),
+            team_name: team.team_name.clone(),
+            execution_id: Some(execution_id.to_string()),
+            ranking,
+            domain_context: team.domain_context.clone().or_else(|| self.domain_context.clone()),
+            language: team.language.clone().or_else(|| self.language.clone()),
+            ..PromptContext::default()
+        }
+        .with_rounds(rounds.iter().map(|r| &r.state))
+    }
+
+    async fn ranking_for(&self, execution_id: &str, round_number: u32) -> Result<Option<Vec<RankingEntry>>, RoundError> {
+        if round_number <= 1 {
+            return Ok(None);
+        }
+        self.ranking.ranking(execution_id).await.map_err(|e| RoundError::Ranking(e.0))
+    }
+
+    /// Progress events: a sink failure is logged, not fatal.
+    async fn emit_progress(&self, event: Event) {
+        if let Err(e) = self.sink.emit(&event).await {
+            tracing::warn!(team_id = self.team_id(), error = %e, "an event sink failed on a progress event");
+        }
+    }
+
+    /// Plays the team's rounds, continuing after `completed` (the rounds of an earlier run,
+    /// with their decisions; empty for a fresh start). A completed round is never played
+    /// again: a last round without a decision gets its decision first.
+    pub async fn run(&self, execution_id: &str, user_prompt: &str, completed: Vec<CompletedRound>) -> Result<TeamResult, TeamFailure> {
+        let mut completed = completed;
+        completed.sort_by_key(|r| r.state.round_number);
+        let mut run = Run { rounds: completed, records: Vec::new(), usage: UsageByRole::default() };
+        let pending = run.rounds.last().map(|r| (r.state.round_number, r.decision.clone()));
+        match pending {
+            Some((_, Some(d))) if !d.should_continue => {
+                let reason = d.exit_reason.unwrap_or(ExitReason::MaxRoundsReached);
+                return self.finish(execution_id, run, reason).await;
+            }
+            Some((n, None)) => match self.decide(execution_id, user_prompt, n, &mut run).await {
+                Ok(Some(reason)) => return self.finish(execution_id, run, reason).await,
+                Ok(None) => {}
+                Err(e) => return Err(run.fail(e)),
+            },
+            _ => {}
+        }
+        let start = run.rounds.last().map_or(1, |r| r.state.round_number + 1);
+        for n in start..=self.settings.max_rounds {
+            if let Some(reason) = self.stop_check.as_ref().and_then(|c| c()) {
+                tracing::info!(team_id = self.team_id(), round = n, reason = %reason, "not starting another round");
+                return self.finish(execution_id, run, reason).await;
+            }
+            if let Err(e) = self.play(execution_id, user_prompt, n, &mut run).await {
+                return Err(run.fail(e));
+            }
+            match self.decide(execution_id, user_prompt, n, &mut run).await {
+                Ok(Some(reason)) => return self.finish(execution_id, run, reason).await,
+                Ok(None) => {}
+                Err(e) => return Err(run.fail(e)),
+            }
+        }
+        self.finish(execution_id, run, ExitReason::MaxRoundsReached).await
+    }
+
+    /// Plays round `n` and records it.
+    async fn play(&self, execution_id: &str, user_prompt: &str, n: u32, run: &mut Run) -> Result<(), RoundError> {
+        let team_id = self.team_id().to_string();
+        let team_name = self.team_name().to_string();
+        self.emit_progress(Event::RoundStarted {
+            execution_id: execution_id.into(),
+            team_id: team_id.clone(),
+            team_name: team_name.clone(),
+            round_number: n,
+            at: Utc::now(),
+        })
+        .await;
+        let started_at = Utc::now();
+        let ranking = self.ranking_for(execution_id, n).await?;
+        let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
+        let prompt = self
+            .prompts
+            .render_with_injections(TemplateKind::Team, &ctx)
+            .map_err(|source| RoundError::Prompt { round: n, source })?
+            .prompt;
+        let (domain_context, language) = (ctx.domain_context.clone(), ctx.language.clone());
+        let round_ctx = RoundContext::new(ctx);
+        let leader_run = self.agents.run_round(&prompt, &round_ctx);
+        let outcome = match self.settings.submission_timeout {
+            Some(t) => tokio::time::timeout(t, leader_run)
+                .await
+                .map_err(|_| RoundError::SubmissionTimeout { round: n, seconds: t.as_secs_f64() })?,
+            None => leader_run.await,
+        }
+        .map_err(|source| RoundError::Agents { round: n, source })?;
+        run.usage.add(Role::Leader, outcome.leader_usage);
+        run.usage.add(Role::Member, outcome.member_usage());
+        let agent_usage = outcome.agent_usage();
+        self.emit_progress(Event::SubmissionReady {
+            execution_id: execution_id.into(),
+            team_id: team_id.clone(),
+            team_name: team_name.clone(),
+            round_number: n,
+            submission_chars: outcome.submission.chars().count(),
+            usage: agent_usage,
+            at: Utc::now(),
+        })
+        .await;
+        let request = EvaluationRequest {
+            user_query: user_prompt.to_string(),
+            submission: outcome.submission.clone(),
+            execution_id: execution_id.into(),
+            team_id: team_id.clone(),
+            team_name: team_name.clone(),
+            round_number: n,
+            domain_context,
+            language,
+        };
+        let evaluation = self.evaluator.evaluate(&request).await.map_err(|source| RoundError::Evaluation { round: n, source })?;
+        run.usage.add(Role::Evaluator, evaluation.usage);
+        let ended_at = Utc::now();
+        let record = RoundRecord {
+            execution_id: execution_id.into(),
+            team_id: team_id.clone(),
+            team_name: team_name.clone(),
+            round_number: n,
+            prompt,
+            submission_content: outcome.submission.clone(),
+            score_details: evaluation.score_details.clone(),
+            round_started_at: started_at,
+            round_ended_at: ended_at,
+            leader_messages: outcome.messages.clone(),
+            member_submissions: MemberSubmissionsRecord {
+                execution_id: execution_id.into(),
+                team_id,
+                team_name,
+                round_number: n,
+                submissions: outcome.member_submissions,
+            },
+            agent_usage,
+            evaluation_usage: evaluation.usage,
+        };
+        self.sink
+            .emit(&Event::Evaluated(Box::new(record.clone())))
+            .await
+            .map_err(|e| RoundError::Sink { round: n, message: e.to_string() })?;
+        tracing::info!(team_id = self.team_id(), round = n, score = evaluation.score_details.overall_score, "round evaluated");
+        run.records.push(record);
+        run.rounds.push(CompletedRound {
+            state: RoundState {
+                round_number: n,
+                submission_content: outcome.submission,
+                evaluation_score: evaluation.score_details.overall_score,
+                score_details: evaluation.score_details,
+                improvement_judgment: None,
+                round_started_at: started_at,
+                round_ended_at: ended_at,
+                message_history: outcome.messages,
+            },
+            decision: None,
+        });
+        Ok(())
+    }
+
+    /// The continuation decision after round `n` (the last of `run.rounds`): stored on the
+    /// round and emitted. `Some(reason)` when the team stops.
+    async fn decide(&self, execution_id: &str, user_prompt: &str, n: u32, run: &mut Run) -> Result<Option<ExitReason>, RoundError> {
+        let s = &self.settings;
+        let js = self.judgment.settings();
+        let policy = OnJudgmentError::parse(&js.on_error);
+        let decision = match without_judgment(n, s.min_rounds, s.max_rounds, js.judge_on_final_round) {
+            Some(d) => d,
+            None => {
+                let ranking = self.ranking_for(execution_id, n).await?;
+                let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
+                match self.judgment.judge(&ctx, s.judgment_timeout).await {
+                    Ok(answer) => from_judgment(n, s.max_rounds, answer.judgment, answer.usage),
+                    Err(e) if e.is_call_failure() => {
+                        tracing::warn!(team_id = self.team_id(), round = n, error = %e, policy = policy.as_str(), "judgment failed");
+                        from_judgment_error(n, s.max_rounds, e, policy).map_err(|source| RoundError::Judgment { round: n, source })?
+                    }
+                    Err(source) => return Err(RoundError::Judgment { round: n, source }),
+                }
+            }
+        };
+        run.usage.add(Role::Judgment, decision.usage);
+        self.sink
+            .emit(&Event::Judged {
+                execution_id: execution_id.into(),
+                team_id: self.team_id().into(),
+                team_name: self.team_name().into(),
+                round_number: n,
+                decision: decision.clone(),
+                at: Utc::now(),
+            })
+            .await
+            .map_err(|e| RoundError::Sink { round: n, message: e.to_string() })?;
+        let stop = (!decision.should_continue).then(|| decision.exit_reason.unwrap_or(ExitReason::NoImprovementExpected));
+        if let Some(last) = run.rounds.last_mut() {
+            last.state.improvement_judgment = stored_judgment(&decision);
+            last.decision = Some(decision);
+        }
+        Ok(stop)
+    }
+
+    async fn finish(&self, execution_id: &str, run: Run, exit_reason: ExitReason) -> Result<TeamResult, TeamFailure> {
+        let best = best_entry(execution_id, self.team_id(), self.team_name(), &run.rounds, exit_reason);
+        let event = Event::TeamFinished {
+            execution_id: execution_id.into(),
+            team_id: self.team_id().into(),
+            team_name: self.team_name().into(),
+            status: TeamStatusKind::Completed,
+            best: best.clone().map(Box::new),
+            exit_reason: Some(exit_reason),
+            rounds_completed: rounds_completed(&run.rounds),
+            error_message: None,
+            usage: run.usage.total(),
+            at: Utc::now(),
+        };
+        if let Err(e) = self.sink.emit(&event).await {
+            let round = run.rounds.last().map_or(0, |r| r.state.round_number);
+            return Err(run.fail(RoundError::Sink { round, message: e.to_string() }));
+        }
+        tracing::info!(
+            team_id = self.team_id(),
+            exit_reason = %exit_reason,
+            best_round = best.as_ref().map(|b| b.round_number),
+            best_score = best.as_ref().map(|b| b.score),
+            "team finished"
+        );
+        Ok(TeamResult {
+            execution_id: execution_id.into(),
+            team_id: self.team_id().into(),
+            team_name: self.team_name().into(),
+            rounds: run.rounds,
+            records: run.records,
+            best,
+            exit_reason,
+            usage: run.usage,
+        })
+    }
+
+    /// Reports a failed team (after the caller's retries): its best completed round is
+    /// marked final with exit reason `partial_failure` (`partial_failure_timeout` when
+    /// `timed_out`) and `TeamFinished` is emitted with status `failed` / `timeout`. Returns
+    /// the best round, if any round completed.
+    pub async fn finish_failed(
+        &self,
+        execution_id: &str,
+        rounds: &[CompletedRound],
+        error_message: &str,
+        timed_out: bool,
+        usage: Usage,
+    ) -> Result<Option<LeaderboardEntry>, SinkError> {
+        let reason = if timed_out { ExitReason::PartialFailureTimeout } else { ExitReason::PartialFailure };
+        let best = best_entry(execution_id, self.team_id(), self.team_name(), rounds, reason);
+        self.sink
+            .emit(&Event::TeamFinished {
+                execution_id: execution_id.into(),
+                team_id: self.team_id().into(),
+                team_name: self.team_name().into(),
+                status: if timed_out { TeamStatusKind::Timeout } else { TeamStatusKind::Failed },
+                best: best.clone().map(Box::new),
+                exit_reason: best.as_ref().map(|_| reason),
+                rounds_completed: rounds_completed(rounds),
+                error_message: Some(error_message.to_string()),
+                usage,
+                at: Utc::now(),
+            })
+            .await?;
+        Ok(best)
+    }
+}
+
+fn rounds_completed(rounds: &[CompletedRound]) -> u32 {
+    u32::try_from(rounds.len()).unwrap_or(u32::MAX)
+}
+
+/// The best round (highest score, the later round on ties) as the final leaderboard entry.
+pub fn best_entry(execution_id: &str, team_id: &str, team_name: &str, rounds: &[CompletedRound], exit_reason: ExitReason) -> Option<LeaderboardEntry> {
+    let states: Vec<RoundState> = rounds.iter().map(|r| r.state.clone()).collect();
+    best_round(&states).map(|b| LeaderboardEntry {
+        id: None,
+        execution_id: execution_id.into(),
+        team_id: team_id.into(),
+        team_name: team_name.into(),
+        round_number: b.round_number,
+        submission_content: b.submission_content.clone(),
+        submission_format: "md".into(),
+        score: b.evaluation_score,
+        score_details: b.score_details.clone(),
+        final_submission: true,
+        exit_reason: Some(exit_reason.as_str().to_string()),
+        created_at: b.round_ended_at,
+        updated_at: Utc::now(),
+    })
+}

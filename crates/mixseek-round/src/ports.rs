@@ -1,0 +1,78 @@
+//! What the round controller needs from outside, as small traits: the evaluator
+//! ([`SubmissionEvaluator`]) and the cross-team ranking ([`RankingSource`]). The orchestrator
+//! implements them with the evaluator crate and the DuckDB store; `mixseek team` runs with
+//! [`NoRanking`].
+
+use mixseek_core::{ScoreDetails, Usage};
+use mixseek_prompt::RankingEntry;
+
+/// What is evaluated: the **original** user prompt (not the rendered team prompt) and the
+/// leader's submission, with the ids custom metrics receive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluationRequest {
+    pub user_query: String,
+    pub submission: String,
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    pub round_number: u32,
+    /// The domain context in effect (the team's, else the orchestrator's).
+    pub domain_context: Option<String>,
+    /// The answer language in effect.
+    pub language: Option<String>,
+}
+
+/// The evaluation of one submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub score_details: ScoreDetails,
+    /// Usage of the evaluation's LLM calls.
+    pub usage: Usage,
+}
+
+/// An evaluation that failed (the team's round fails).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct EvaluateError {
+    pub message: String,
+    /// Whether evaluating again may succeed (a transient LLM failure).
+    pub transient: bool,
+}
+
+impl EvaluateError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), transient: false }
+    }
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self { message: message.into(), transient: true }
+    }
+}
+
+/// Scores submissions.
+#[async_trait::async_trait]
+pub trait SubmissionEvaluator: Send + Sync {
+    async fn evaluate(&self, request: &EvaluationRequest) -> Result<Evaluation, EvaluateError>;
+}
+
+/// Reading the ranking failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct RankingError(pub String);
+
+/// The execution's cross-team ranking (best score descending, then `team_id` ascending).
+#[async_trait::async_trait]
+pub trait RankingSource: Send + Sync {
+    /// `None` when there is no store (the prompts then show no ranking).
+    async fn ranking(&self, execution_id: &str) -> Result<Option<Vec<RankingEntry>>, RankingError>;
+}
+
+/// No store: no ranking.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoRanking;
+
+#[async_trait::async_trait]
+impl RankingSource for NoRanking {
+    async fn ranking(&self, _execution_id: &str) -> Result<Option<Vec<RankingEntry>>, RankingError> {
+        Ok(None)
+    }
+}

@@ -1,0 +1,633 @@
+//! The outputs of the report commands as `String`s, in four formats: `table` (box-drawn,
+//! for people), `json` (pretty, full ids and precision), `csv` (RFC 4180, one row per line
+//! item) and `markdown`. Plus the self-contained HTML report ([`html::render`]).
+
+pub mod html;
+pub mod text;
+
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use serde::Serialize;
+use text::{Align, Grid};
+
+/// An output format of the report commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+impl Format {
+    /// The names accepted by `-f/--format`.
+    pub const NAMES: [&'static str; 4] = ["table", "json", "csv", "markdown"];
+
+    pub fn parse(s: &str) -> Result<Format> {
+        match s.to_ascii_lowercase().as_str() {
+            "table" | "text" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "markdown" | "md" => Ok(Format::Markdown),
+            other => Err(StoreError::Invalid(format!(
+                "unknown format `{other}` (expected one of: {})",
+                Format::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+fn with_title(title: &str, body: &str, fmt: Format) -> String {
+    match fmt {
+        Format::Markdown => format!("## {title}\n\n{body}"),
+        _ => format!("{title}\n{body}\n"),
+    }
+}
+
+/// `mixseek leaderboard`. `execution_id` is the execution shown (`None` = across executions).
+pub fn leaderboard(
+    rows: &[LeaderboardRow],
+    execution_id: Option<&str>,
+    fmt: Format,
+) -> Result<String> {
+    match fmt {
+        Format::Json => return text::json_of(rows),
+        Format::Csv => {
+            return text::csv_of(
+                rows,
+                &[
+                    "rank",
+                    "team_id",
+                    "team_name",
+                    "score",
+                    "round_number",
+                    "total_rounds",
+                    "execution_id",
+                    "final_submission",
+                    "exit_reason",
+                    "round_ended_at",
+                ],
+            );
+        }
+        Format::Table | Format::Markdown => {}
+    }
+    let title = match execution_id {
+        Some(id) => format!("🏆 Leaderboard — execution {id}"),
+        None => "🏆 Leaderboard — best round of each team across all executions".to_string(),
+    };
+    if rows.is_empty() {
+        return Ok(with_title(&title, "No evaluated rounds yet.", fmt));
+    }
+    let mut cols = vec![
+        ("Rank", Align::Right),
+        ("Team", Align::Left),
+        ("Team ID", Align::Left),
+        ("Score", Align::Right),
+        ("Round", Align::Right),
+        ("Rounds", Align::Right),
+        ("Exit reason", Align::Left),
+    ];
+    if execution_id.is_none() {
+        cols.push(("Execution", Align::Left));
+    }
+    let mut g = Grid::new(&cols);
+    for r in rows {
+        let mut row = vec![
+            r.rank.to_string(),
+            r.team_name.clone(),
+            r.team_id.clone(),
+            text::score(r.score),
+            r.round_number.to_string(),
+            r.total_rounds.to_string(),
+            if r.final_submission {
+                text::or_dash(r.exit_reason.as_deref())
+            } else {
+                "(running)".into()
+            },
+        ];
+        if execution_id.is_none() {
+            row.push(text::short_id(&r.execution_id));
+        }
+        g.push(row);
+    }
+    let body = if fmt == Format::Markdown {
+        g.to_markdown()
+    } else {
+        g.to_table()
+    };
+    Ok(with_title(&title, &body, fmt))
+}
+
+/// `mixseek executions`.
+pub fn executions(rows: &[ExecutionRow], fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Json => return text::json_of(rows),
+        Format::Csv => {
+            return text::csv_of(
+                rows,
+                &[
+                    "execution_id",
+                    "user_prompt",
+                    "status",
+                    "total_teams",
+                    "best_team_id",
+                    "best_score",
+                    "total_execution_time_seconds",
+                    "rounds",
+                    "input_tokens",
+                    "output_tokens",
+                    "cost_usd",
+                    "created_at",
+                    "completed_at",
+                ],
+            );
+        }
+        Format::Table | Format::Markdown => {}
+    }
+    if rows.is_empty() {
+        return Ok(with_title("Executions", "No executions recorded yet.", fmt));
+    }
+    let mut g = Grid::new(&[
+        ("Execution", Align::Left),
+        ("Started", Align::Left),
+        ("Status", Align::Left),
+        ("Teams", Align::Right),
+        ("Rounds", Align::Right),
+        ("Best team", Align::Left),
+        ("Best", Align::Right),
+        ("Time", Align::Right),
+        ("Cost", Align::Right),
+        ("Prompt", Align::Left),
+    ]);
+    for e in rows {
+        g.push(vec![
+            text::short_id(&e.execution_id),
+            text::time(&e.created_at),
+            e.status.clone(),
+            e.total_teams.to_string(),
+            e.rounds.to_string(),
+            text::or_dash(e.best_team_id.as_deref()),
+            text::opt_score(e.best_score),
+            e.total_execution_time_seconds
+                .map(|t| format!("{t:.1}s"))
+                .unwrap_or_else(|| "—".into()),
+            text::cost(e.cost_usd),
+            text::clip(&e.user_prompt, 40),
+        ]);
+    }
+    let body = if fmt == Format::Markdown {
+        g.to_markdown()
+    } else {
+        g.to_table()
+    };
+    Ok(with_title("Executions (newest first)", &body, fmt))
+}
+
+fn history_grid(rows: &[HistoryRow], with_team: bool) -> Grid {
+    let mut cols = Vec::new();
+    if with_team {
+        cols.push(("Team", Align::Left));
+    }
+    cols.extend([
+        ("Round", Align::Right),
+        ("Score", Align::Right),
+        ("Decision", Align::Left),
+        ("Conf.", Align::Right),
+        ("Final", Align::Left),
+        ("Tokens", Align::Right),
+        ("Cost", Align::Right),
+        ("Ended", Align::Left),
+        ("Reasoning", Align::Left),
+    ]);
+    let mut g = Grid::new(&cols);
+    for r in rows {
+        let mut row = Vec::new();
+        if with_team {
+            row.push(format!("{} ({})", r.team_name, r.team_id));
+        }
+        row.extend([
+            r.round_number.to_string(),
+            text::score(r.score),
+            text::decision(r.should_continue),
+            r.confidence_score
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "—".into()),
+            if r.final_submission {
+                format!("★ {}", text::or_dash(r.exit_reason.as_deref()))
+            } else {
+                String::new()
+            },
+            (r.input_tokens + r.output_tokens).to_string(),
+            text::cost(r.cost_usd),
+            text::opt_time(r.round_ended_at.as_ref()),
+            text::clip(r.reasoning.as_deref().unwrap_or(""), 60),
+        ]);
+        g.push(row);
+    }
+    g
+}
+
+const HISTORY_CSV_HEADER: [&str; 15] = [
+    "execution_id",
+    "team_id",
+    "team_name",
+    "round_number",
+    "score",
+    "should_continue",
+    "reasoning",
+    "confidence_score",
+    "final_submission",
+    "exit_reason",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "round_started_at",
+    "round_ended_at",
+];
+
+/// `mixseek history`.
+pub fn history(
+    rows: &[HistoryRow],
+    execution_id: &str,
+    team_id: Option<&str>,
+    fmt: Format,
+) -> Result<String> {
+    match fmt {
+        Format::Json => return text::json_of(rows),
+        Format::Csv => return text::csv_of(rows, &HISTORY_CSV_HEADER),
+        Format::Table | Format::Markdown => {}
+    }
+    let title = match team_id {
+        Some(t) => format!("History of team {t} — execution {execution_id}"),
+        None => format!("History — execution {execution_id}"),
+    };
+    if rows.is_empty() {
+        return Ok(with_title(&title, "No evaluated rounds.", fmt));
+    }
+    let g = history_grid(rows, team_id.is_none());
+    let body = if fmt == Format::Markdown {
+        g.to_markdown()
+    } else {
+        g.to_table()
+    };
+    Ok(with_title(&title, &body, fmt))
+}
+
+#[derive(Serialize)]
+struct TeamCsv<'a> {
+    team_id: &'a str,
+    team_name: &'a str,
+    rounds: u32,
+    best_score: Option<f64>,
+    best_round: Option<u32>,
+    final_submission: bool,
+    exit_reason: Option<&'a str>,
+    error_message: Option<&'a str>,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: f64,
+}
+
+fn kv_lines(pairs: &[(&str, String)], fmt: Format) -> String {
+    let width = pairs
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    pairs
+        .iter()
+        .map(|(k, v)| match fmt {
+            Format::Markdown => format!("- **{k}**: {}\n", v.replace('\n', " ")),
+            _ => format!("{k:<width$}  {v}\n"),
+        })
+        .collect()
+}
+
+/// `mixseek show EXECUTION_ID`.
+pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Json => return text::json_of(o),
+        Format::Csv => {
+            let rows: Vec<TeamCsv<'_>> = o
+                .teams
+                .iter()
+                .map(|t| TeamCsv {
+                    team_id: &t.team_id,
+                    team_name: &t.team_name,
+                    rounds: t.rounds,
+                    best_score: t.best_score,
+                    best_round: t.best_round,
+                    final_submission: t.final_submission,
+                    exit_reason: t.exit_reason.as_deref(),
+                    error_message: t.error_message.as_deref(),
+                    input_tokens: t.usage.input_tokens,
+                    output_tokens: t.usage.output_tokens,
+                    cost_usd: t.usage.cost_usd,
+                })
+                .collect();
+            return text::csv_of(
+                &rows,
+                &[
+                    "team_id",
+                    "team_name",
+                    "rounds",
+                    "best_score",
+                    "best_round",
+                    "final_submission",
+                    "exit_reason",
+                    "error_message",
+                    "input_tokens",
+                    "output_tokens",
+                    "cost_usd",
+                ],
+            );
+        }
+        Format::Table | Format::Markdown => {}
+    }
+    let e = &o.execution;
+    let mut pairs = vec![
+        ("Execution", e.execution_id.clone()),
+        ("Status", e.status.clone()),
+        ("Prompt", e.user_prompt.clone()),
+        ("Started", text::time(&e.created_at)),
+        ("Completed", text::opt_time(e.completed_at.as_ref())),
+        (
+            "Duration",
+            e.total_execution_time_seconds
+                .map(|t| format!("{t:.1}s"))
+                .unwrap_or_else(|| "—".into()),
+        ),
+        (
+            "Max rounds",
+            o.max_rounds
+                .map(|m| m.to_string())
+                .unwrap_or_else(|| "—".into()),
+        ),
+        (
+            "Best",
+            match (&e.best_team_id, e.best_score) {
+                (Some(t), Some(s)) => format!("{t} ({})", text::score(s)),
+                _ => "—".into(),
+            },
+        ),
+        (
+            "Usage",
+            format!(
+                "{} input / {} output tokens, {} requests, cost {}",
+                o.usage.input_tokens,
+                o.usage.output_tokens,
+                o.usage.requests,
+                text::cost(o.usage.cost_usd)
+            ),
+        ),
+    ];
+    if let Some(r) = &o.stop_reason {
+        pairs.push(("Stopped", r.clone()));
+    }
+    let mut g = Grid::new(&[
+        ("Team", Align::Left),
+        ("Team ID", Align::Left),
+        ("Rounds", Align::Right),
+        ("Best", Align::Right),
+        ("Best round", Align::Right),
+        ("Exit reason", Align::Left),
+        ("Cost", Align::Right),
+        ("Error", Align::Left),
+    ]);
+    for t in &o.teams {
+        g.push(vec![
+            t.team_name.clone(),
+            t.team_id.clone(),
+            t.rounds.to_string(),
+            text::opt_score(t.best_score),
+            t.best_round
+                .map(|r| r.to_string())
+                .unwrap_or_else(|| "—".into()),
+            text::or_dash(t.exit_reason.as_deref()),
+            text::cost(t.usage.cost_usd),
+            text::clip(t.error_message.as_deref().unwrap_or(""), 50),
+        ]);
+    }
+    Ok(match fmt {
+        Format::Markdown => {
+            format!(
+                "# Execution {}\n\n{}\n## Teams\n\n{}",
+                e.execution_id,
+                kv_lines(&pairs, fmt),
+                g.to_markdown()
+            )
+        }
+        _ => format!("{}\n{}\n", kv_lines(&pairs, fmt), g.to_table()),
+    })
+}
+
+/// `mixseek show EXECUTION_ID --team TEAM`: the team's rounds.
+pub fn show_team(
+    execution_id: &str,
+    team_id: &str,
+    rounds: &[CompletedRound],
+    history: &[HistoryRow],
+    fmt: Format,
+) -> Result<String> {
+    match fmt {
+        Format::Json => text::json_of(rounds),
+        Format::Csv => text::csv_of(history, &HISTORY_CSV_HEADER),
+        Format::Table | Format::Markdown => {
+            let name = rounds
+                .last()
+                .map(|r| r.team_name.as_str())
+                .unwrap_or(team_id);
+            let title = format!("Team {name} ({team_id}) — execution {execution_id}");
+            if history.is_empty() {
+                return Ok(with_title(&title, "No evaluated rounds.", fmt));
+            }
+            let g = history_grid(history, false);
+            let body = if fmt == Format::Markdown {
+                g.to_markdown()
+            } else {
+                g.to_table()
+            };
+            Ok(with_title(&title, &body, fmt))
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MetricCsv<'a> {
+    execution_id: &'a str,
+    team_id: &'a str,
+    round_number: u32,
+    metric_name: String,
+    score: Option<f64>,
+    evaluator_comment: String,
+}
+
+/// Member submissions of a stored record: (agent, status, tokens, content).
+fn members_of(d: &RoundDetail) -> Vec<(String, String, u64, String)> {
+    d.member_submissions
+        .as_ref()
+        .and_then(|m| m.get("submissions"))
+        .and_then(|s| s.as_array())
+        .map(|subs| {
+            subs.iter()
+                .map(|s| {
+                    let tokens = s
+                        .get("usage")
+                        .map(|u| {
+                            u.get("input_tokens").and_then(|v| v.as_u64()).unwrap_or(0)
+                                + u.get("output_tokens").and_then(|v| v.as_u64()).unwrap_or(0)
+                        })
+                        .unwrap_or(0);
+                    (
+                        s.get("agent_name")
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("?")
+                            .to_string(),
+                        s.get("status")
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("?")
+                            .to_string(),
+                        tokens,
+                        s.get("content")
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `mixseek show EXECUTION_ID --team TEAM --round N`.
+pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Json => return text::json_of(d),
+        Format::Csv => {
+            let rows: Vec<MetricCsv<'_>> = d
+                .metrics()
+                .into_iter()
+                .map(|(metric_name, score, evaluator_comment)| MetricCsv {
+                    execution_id: &d.execution_id,
+                    team_id: &d.team_id,
+                    round_number: d.round_number,
+                    metric_name,
+                    score,
+                    evaluator_comment,
+                })
+                .collect();
+            return text::csv_of(
+                &rows,
+                &[
+                    "execution_id",
+                    "team_id",
+                    "round_number",
+                    "metric_name",
+                    "score",
+                    "evaluator_comment",
+                ],
+            );
+        }
+        Format::Table | Format::Markdown => {}
+    }
+    let md = fmt == Format::Markdown;
+    let u = d.usage.total();
+    let mut pairs = vec![
+        ("Execution", d.execution_id.clone()),
+        ("Team", format!("{} ({})", d.team_name, d.team_id)),
+        ("Round", d.round_number.to_string()),
+        ("Score", text::score(d.score)),
+        ("Started", text::opt_time(d.round_started_at.as_ref())),
+        ("Ended", text::opt_time(d.round_ended_at.as_ref())),
+        ("Decision", text::decision(d.decision.should_continue)),
+    ];
+    if let Some(c) = d.decision.confidence_score {
+        pairs.push(("Confidence", format!("{c:.2}")));
+    }
+    if let Some(r) = d.decision.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        pairs.push(("Reasoning", r.to_string()));
+    }
+    if d.final_submission {
+        pairs.push((
+            "Final",
+            format!("yes ({})", text::or_dash(d.exit_reason.as_deref())),
+        ));
+    }
+    pairs.push((
+        "Usage",
+        format!(
+            "{} input / {} output tokens, {} requests, cost {} (agents {}, evaluation {}, judgment {})",
+            u.input_tokens,
+            u.output_tokens,
+            u.requests,
+            text::cost(u.cost_usd),
+            d.usage.agent.total_tokens(),
+            d.usage.evaluation.total_tokens(),
+            d.usage.judgment.total_tokens()
+        ),
+    ));
+    if d.pii_masked {
+        pairs.push(("PII", "masked (SHA-256 of the original kept)".into()));
+    }
+    let mut metrics = Grid::new(&[
+        ("Metric", Align::Left),
+        ("Score", Align::Right),
+        ("Comment", Align::Left),
+    ]);
+    for (name, score, comment) in d.metrics() {
+        metrics.push(vec![
+            name,
+            text::opt_score(score),
+            if md {
+                comment
+            } else {
+                text::clip(&comment, 80)
+            },
+        ]);
+    }
+    let mut members = Grid::new(&[
+        ("Member", Align::Left),
+        ("Status", Align::Left),
+        ("Tokens", Align::Right),
+        ("Output", Align::Left),
+    ]);
+    let member_rows = members_of(d);
+    for (name, status, tokens, content) in &member_rows {
+        members.push(vec![
+            name.clone(),
+            status.clone(),
+            tokens.to_string(),
+            text::clip(content, 60),
+        ]);
+    }
+    let mut out = String::new();
+    if md {
+        out.push_str(&format!(
+            "# Round {} of {} ({})\n\n",
+            d.round_number, d.team_name, d.team_id
+        ));
+        out.push_str(&kv_lines(&pairs, fmt));
+        out.push_str("\n## Metrics\n\n");
+        out.push_str(&metrics.to_markdown());
+        out.push_str("\n## Submission\n\n");
+        out.push_str(&d.submission_content);
+        out.push('\n');
+        if !member_rows.is_empty() {
+            out.push_str("\n## Member submissions\n\n");
+            out.push_str(&members.to_markdown());
+        }
+    } else {
+        out.push_str(&kv_lines(&pairs, fmt));
+        out.push('\n');
+        out.push_str(&metrics.to_table());
+        out.push_str("\n\nSubmission\n──────────\n");
+        out.push_str(&d.submission_content);
+        out.push('\n');
+        if !member_rows.is_empty() {
+            out.push('\n');
+            out.push_str(&members.to_table());
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,453 @@
+//! Writes and reads against a real DuckDB file: idempotent upserts, the ranking's tie rule,
+//! 50 concurrent teams, decisions, final submissions, the execution row, LLM calls, PII.
+
+mod common;
+
+use common::*;
+use mixseek_core::{Event, EventSink, ExitReason, TeamStatusKind};
+use mixseek_store::{LeaderboardScope, MaskingSpec, PiiMasker, Store, StoreError};
+
+#[tokio::test]
+async fn upserts_are_idempotent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let r = round(EXEC, "alpha", "Alpha", 1, 80.0, "first");
+    for _ in 0..3 {
+        writer
+            .write(&Event::Evaluated(Box::new(r.clone())))
+            .await
+            .expect("write");
+    }
+    // the same key again with new content: updated in place, team_name kept
+    let mut r2 = round(EXEC, "alpha", "Alpha renamed", 1, 82.5, "second");
+    r2.round_ended_at = r.round_ended_at;
+    writer
+        .write(&Event::Evaluated(Box::new(r2)))
+        .await
+        .expect("rewrite");
+    for table in ["leader_board", "round_history", "round_status"] {
+        assert_eq!(store.count_rows(table).expect("count"), 1, "{table}");
+    }
+    let rounds = store.team_rounds(EXEC, "alpha").expect("rounds");
+    assert_eq!(rounds.len(), 1);
+    assert_eq!(rounds[0].state.submission_content, "second");
+    assert_eq!(rounds[0].state.evaluation_score, 82.5);
+    assert_eq!(
+        rounds[0].team_name, "Alpha",
+        "the first team name is kept, as in the original"
+    );
+    // a batch with the same key twice: the last one wins, still one row
+    let batch = vec![
+        Event::Evaluated(Box::new(round(EXEC, "beta", "Beta", 1, 10.0, "x"))),
+        Event::Evaluated(Box::new(round(EXEC, "beta", "Beta", 1, 20.0, "y"))),
+    ];
+    writer.write_all(batch).await.expect("batch");
+    let beta = store.team_rounds(EXEC, "beta").expect("beta");
+    assert_eq!((beta.len(), beta[0].state.evaluation_score), (1, 20.0));
+}
+
+#[tokio::test]
+async fn ranking_orders_by_best_score_then_team_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let rows = [
+        ("zeta", 1, 70.0),
+        ("zeta", 2, 91.0),
+        ("alpha", 1, 91.0),
+        ("mid", 1, 50.0),
+        ("beta", 1, 91.0),
+        ("beta", 2, 60.0),
+        ("beta", 3, 65.0),
+    ];
+    for (team, n, score) in rows {
+        writer
+            .write(&Event::Evaluated(Box::new(round(
+                EXEC,
+                team,
+                &team.to_uppercase(),
+                n,
+                score,
+                "s",
+            ))))
+            .await
+            .expect("write");
+    }
+    // another execution must not leak in
+    writer
+        .write(&Event::Evaluated(Box::new(round(
+            EXEC2, "mid", "MID", 1, 99.0, "s",
+        ))))
+        .await
+        .expect("write");
+    let ranking = store.ranking(EXEC).expect("ranking");
+    let got: Vec<(&str, f64, u32)> = ranking
+        .iter()
+        .map(|r| (r.team_id.as_str(), r.max_score, r.total_rounds))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("alpha", 91.0, 1),
+            ("beta", 91.0, 3),
+            ("zeta", 91.0, 2),
+            ("mid", 50.0, 1)
+        ]
+    );
+    assert_eq!(ranking[1].team_name, "BETA");
+    assert!(
+        store
+            .ranking("no-such-execution")
+            .expect("empty")
+            .is_empty()
+    );
+    let async_ranking = store.ranking_async(EXEC).await.expect("async");
+    assert_eq!(async_ranking, ranking);
+}
+
+#[tokio::test]
+async fn fifty_teams_times_five_rounds_concurrently_give_exactly_250_rounds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let mut tasks = Vec::new();
+    for team in 0..50 {
+        let writer = writer.clone();
+        let reader = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let team_id = format!("team-{team:03}");
+            for n in 1..=5u32 {
+                let r = round(
+                    EXEC,
+                    &team_id,
+                    "T",
+                    n,
+                    f64::from(team) + f64::from(n) / 10.0,
+                    "answer",
+                );
+                writer
+                    .emit(&Event::Evaluated(Box::new(r.clone())))
+                    .await
+                    .expect("emit");
+                writer
+                    .emit(&judged(&r, decision(n < 5, "r", Some(0.5), None)))
+                    .await
+                    .expect("judged");
+                // what the round controller does next: read its history; the round must be there
+                let mine = reader
+                    .team_rounds_async(EXEC, &team_id)
+                    .await
+                    .expect("read");
+                assert_eq!(
+                    mine.len(),
+                    n as usize,
+                    "{team_id} sees its committed rounds"
+                );
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    for table in ["leader_board", "round_history", "round_status"] {
+        assert_eq!(store.count_rows(table).expect("count"), 250, "{table}");
+    }
+    let ranking = store.ranking(EXEC).expect("ranking");
+    assert_eq!(ranking.len(), 50);
+    assert!(ranking.iter().all(|r| r.total_rounds == 5));
+    assert_eq!(ranking[0].team_id, "team-049");
+    let judged_rounds = store.completed_rounds(EXEC).expect("rounds");
+    assert!(
+        judged_rounds
+            .iter()
+            .all(|r| r.decision.should_continue.is_some())
+    );
+}
+
+#[tokio::test]
+async fn decisions_final_submissions_and_the_execution_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    populate(&writer).await;
+
+    let alpha = store.team_rounds(EXEC, "alpha").expect("alpha");
+    assert_eq!(alpha.len(), 3);
+    let finals: Vec<u32> = alpha
+        .iter()
+        .filter(|r| r.final_submission)
+        .map(|r| r.state.round_number)
+        .collect();
+    assert_eq!(finals, vec![2]);
+    assert_eq!(alpha[1].decision.should_continue, Some(true));
+    assert_eq!(
+        alpha[1].decision.reasoning.as_deref(),
+        Some("まだ改善の余地がある")
+    );
+    assert_eq!(
+        alpha[1]
+            .state
+            .improvement_judgment
+            .as_ref()
+            .map(|j| j.confidence_score),
+        Some(0.7)
+    );
+    assert_eq!(
+        alpha[2].decision.exit_reason.as_deref(),
+        Some("max_rounds_reached")
+    );
+    assert!(
+        alpha[2].state.improvement_judgment.is_none(),
+        "no judgment LLM call in round 3"
+    );
+    // usage: agent + evaluation + judgment
+    let total = alpha[0].usage.total();
+    assert_eq!((total.input_tokens, total.output_tokens), (1600, 650));
+    assert_eq!(alpha[0].state.score_details.metrics.len(), 2);
+
+    let state = store.execution_state(EXEC).expect("state").expect("exists");
+    assert_eq!(state.status, "partial_failure");
+    assert_eq!(state.config_hash.as_deref(), Some("sha256:abc123"));
+    assert_eq!(state.teams.len(), 3);
+    assert_eq!(state.created_at, t(0));
+    assert_eq!(state.completed_at, Some(fixed_clock()));
+
+    let summary = store
+        .execution_summary(EXEC)
+        .expect("summary")
+        .expect("finished");
+    assert_eq!(summary.best_team_id.as_deref(), Some("alpha"));
+    assert_eq!(summary.team_results.len(), 3);
+    assert_eq!(
+        summary.failed_teams_info[0].error_message,
+        "Timeout after 600s"
+    );
+    assert_eq!(summary.partial_team_ids(), vec!["gamma".to_string()]);
+
+    let detail = store
+        .round_detail(EXEC, "beta", 1)
+        .expect("detail")
+        .expect("exists");
+    assert_eq!(
+        detail.submission_content,
+        "<script>alert('x')</script> & more"
+    );
+    assert_eq!(detail.prompt.as_deref(), Some("ラウンド 1 のプロンプト"));
+    assert_eq!(
+        detail.metrics()[1],
+        (
+            "Coverage".to_string(),
+            Some(65.0),
+            "網羅性は十分".to_string()
+        )
+    );
+    assert_eq!(
+        detail
+            .member_submissions
+            .as_ref()
+            .and_then(|m| m["success_count"].as_u64()),
+        Some(1)
+    );
+    assert_eq!(detail.leader_messages.len(), 1);
+    assert!(!detail.pii_masked);
+    assert_eq!(detail.submission_sha256.as_deref().map(str::len), Some(64));
+    assert_eq!(store.count_rows("llm_calls").expect("calls"), 1);
+
+    // the leaderboards
+    let (exec, lb) = store
+        .leaderboard(&LeaderboardScope::Latest)
+        .expect("latest");
+    assert_eq!(exec.as_deref(), Some(EXEC));
+    let order: Vec<(&str, f64, u32)> = lb
+        .iter()
+        .map(|r| (r.team_id.as_str(), r.score, r.round_number))
+        .collect();
+    assert_eq!(
+        order,
+        vec![("alpha", 87.5, 2), ("beta", 87.5, 2), ("gamma", 55.0, 1)]
+    );
+    let (_, all) = store.leaderboard(&LeaderboardScope::All).expect("all");
+    assert_eq!(
+        (
+            all[0].team_id.as_str(),
+            all[0].score,
+            all[0].execution_id.as_str()
+        ),
+        ("alpha", 90.0, EXEC2)
+    );
+    assert_eq!(all[0].total_rounds, 4);
+    let (_, by_prefix) = store
+        .leaderboard(&LeaderboardScope::Execution("9a7d".into()))
+        .expect("prefix");
+    assert_eq!(by_prefix.len(), 1);
+    assert!(matches!(
+        store.resolve_execution("zz"),
+        Err(StoreError::ExecutionNotFound(_))
+    ));
+
+    let execs = store.executions(None).expect("executions");
+    assert_eq!(
+        execs
+            .iter()
+            .map(|e| e.execution_id.as_str())
+            .collect::<Vec<_>>(),
+        vec![EXEC, EXEC2]
+    );
+    assert_eq!(execs[0].rounds, 6);
+    let overview = store.execution_overview(EXEC).expect("overview");
+    let gamma = overview
+        .teams
+        .iter()
+        .find(|t| t.team_id == "gamma")
+        .expect("gamma");
+    assert_eq!(gamma.error_message.as_deref(), Some("Timeout after 600s"));
+    assert_eq!(gamma.exit_reason.as_deref(), Some("partial_failure"));
+}
+
+#[tokio::test]
+async fn resume_restarts_the_execution_row_and_refinishing_moves_the_final_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    populate(&writer).await;
+    writer
+        .write(&started(EXEC, &[("alpha", "Alpha Team")], t(5000)))
+        .await
+        .expect("restart");
+    let state = store.execution_state(EXEC).expect("state").expect("exists");
+    assert_eq!(state.status, "running");
+    assert_eq!(state.created_at, t(0), "the original start time is kept");
+    assert_eq!(state.completed_at, None);
+    let a3 = round(EXEC, "alpha", "Alpha Team", 3, 85.25, "x");
+    writer
+        .write(&team_finished(
+            Some(&a3),
+            "alpha",
+            "Alpha Team",
+            EXEC,
+            ExitReason::MaxRoundsReached,
+            TeamStatusKind::Completed,
+            None,
+        ))
+        .await
+        .expect("refinish");
+    let finals: Vec<u32> = store
+        .team_rounds(EXEC, "alpha")
+        .expect("rounds")
+        .iter()
+        .filter(|r| r.final_submission)
+        .map(|r| r.state.round_number)
+        .collect();
+    assert_eq!(finals, vec![3]);
+}
+
+#[tokio::test]
+async fn invalid_events_fail_fast_and_do_not_block_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let r = round(EXEC, "alpha", "Alpha", 1, 80.0, "s");
+    writer
+        .write(&Event::Evaluated(Box::new(r.clone())))
+        .await
+        .expect("round");
+    let bad = judged(&r, decision(true, "x", Some(1.5), None));
+    let err = writer.write(&bad).await.expect_err("invalid confidence");
+    assert!(
+        err.to_string()
+            .contains("confidence_score must be between 0.0 and 1.0, got 1.5"),
+        "{err}"
+    );
+    let orphan = judged(
+        &round(EXEC, "ghost", "Ghost", 1, 1.0, "s"),
+        decision(true, "x", None, None),
+    );
+    assert!(
+        writer.write(&orphan).await.is_err(),
+        "a decision for a round that is not stored"
+    );
+    // in one batch: the bad events fail, the good ones are written
+    let good = round(EXEC, "beta", "Beta", 1, 10.0, "ok");
+    let res = writer
+        .write_all(vec![bad, Event::Evaluated(Box::new(good))])
+        .await;
+    assert!(res.is_err());
+    assert_eq!(store.team_rounds(EXEC, "beta").expect("beta").len(), 1);
+    let mut nan = round(EXEC, "nan", "NaN", 1, 1.0, "s");
+    nan.score_details.overall_score = f64::NAN;
+    assert!(
+        writer
+            .write(&Event::Evaluated(Box::new(nan)))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn pii_is_masked_in_stored_text_with_the_hash_of_the_original() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    let masker = PiiMasker::new(&MaskingSpec {
+        mask_pii: true,
+        ..MaskingSpec::default()
+    })
+    .expect("masker");
+    let writer = store
+        .writer_with_clock(masker, fixed_clock)
+        .expect("writer");
+    let original = "担当: yamada@example.jp / 090-1234-5678 まで連絡ください";
+    let mut r = round(EXEC, "alpha", "Alpha", 1, 80.0, original);
+    r.prompt = format!("前回の回答: {original}");
+    r.member_submissions.submissions[0].content = "顧客の IP は 203.0.113.7".into();
+    writer
+        .write(&Event::Evaluated(Box::new(r)))
+        .await
+        .expect("write");
+    let d = store
+        .round_detail(EXEC, "alpha", 1)
+        .expect("read")
+        .expect("exists");
+    assert_eq!(
+        d.submission_content,
+        "担当: [メールアドレス] / [電話番号] まで連絡ください"
+    );
+    assert_eq!(
+        d.prompt.as_deref(),
+        Some("前回の回答: 担当: [メールアドレス] / [電話番号] まで連絡ください")
+    );
+    assert_eq!(
+        d.submission_sha256.as_deref(),
+        Some(mixseek_store::pii::sha256_hex(original).as_str())
+    );
+    assert!(d.pii_masked);
+    let member = d
+        .member_submissions
+        .as_ref()
+        .map(|m| m["submissions"][0]["content"].clone());
+    assert_eq!(member, Some(serde_json::json!("顧客の IP は [IPアドレス]")));
+    // nothing of the original is anywhere in the file's tables
+    let conn = store.connection().expect("conn");
+    let hits: i64 = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM leader_board WHERE submission_content LIKE '%yamada%')
+                  + (SELECT count(*) FROM round_history WHERE prompt LIKE '%yamada%' OR member_submissions_record LIKE '%203.0.113.7%')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("query");
+    assert_eq!(hits, 0);
+}
+
+#[tokio::test]
+async fn reads_in_another_handle_see_committed_rounds_while_writing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let reader = Store::open_read_only(store.path()).expect("same-process read-only handle");
+    for n in 1..=3 {
+        writer
+            .write(&Event::Evaluated(Box::new(round(
+                EXEC, "alpha", "A", n, 1.0, "s",
+            ))))
+            .await
+            .expect("write");
+        assert_eq!(
+            reader.team_rounds(EXEC, "alpha").expect("read").len(),
+            n as usize
+        );
+    }
+}

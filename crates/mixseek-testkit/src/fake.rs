@@ -1,0 +1,569 @@
+//! Scripted fake LLM servers speaking the OpenAI Chat Completions, Anthropic Messages and
+//! Gemini generateContent wire formats on 127.0.0.1, recording every request.
+//!
+//! Each request takes the next [`Reply`] of the script; when the script is empty the
+//! default reply answers ([`Reply::Auto`] unless changed: a schema-valid sample for a
+//! structured request, a call of each not-yet-called tool, else a text answer). Usage in
+//! every answer is [`USAGE_INPUT`] input and [`USAGE_OUTPUT`] output tokens unless the
+//! reply is wrapped in [`Reply::without_usage`].
+
+use crate::sample::sample;
+use crate::server::{HttpRequest, HttpResponse, HttpServer};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Input tokens reported by every fake answer.
+pub const USAGE_INPUT: u64 = 12;
+/// Output tokens reported by every fake answer.
+pub const USAGE_OUTPUT: u64 = 5;
+
+/// The wire format a fake server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A text answer (for a structured request: the text as the raw output, e.g. invalid JSON).
+    Text(String),
+    /// A structured answer in the wire's native slot (OpenAI content, Anthropic forced
+    /// tool input, Gemini JSON text).
+    Json(Value),
+    /// Tool calls `(name, arguments)`.
+    ToolCalls(Vec<(String, Value)>),
+    /// An error status with the wire's error body and extra headers.
+    Error {
+        status: u16,
+        message: String,
+        headers: Vec<(String, String)>,
+    },
+    /// Any status and body (e.g. a malformed 200).
+    Body { status: u16, body: String },
+    /// Never answers.
+    Hang,
+    /// Answers after a delay.
+    Delayed(Duration, Box<Reply>),
+    /// The inner answer without any usage field.
+    NoUsage(Box<Reply>),
+    /// Schema sample / tool calls / text, from the request.
+    Auto,
+}
+
+impl Reply {
+    pub fn text(s: impl Into<String>) -> Self {
+        Reply::Text(s.into())
+    }
+    pub fn json(v: Value) -> Self {
+        Reply::Json(v)
+    }
+    pub fn tool_call(name: &str, args: Value) -> Self {
+        Reply::ToolCalls(vec![(name.to_string(), args)])
+    }
+    pub fn status(status: u16, message: impl Into<String>) -> Self {
+        Reply::Error {
+            status,
+            message: message.into(),
+            headers: Vec::new(),
+        }
+    }
+    /// HTTP 429 with `Retry-After: {retry_after}` (seconds or an HTTP date).
+    pub fn rate_limited(retry_after: &str) -> Self {
+        Reply::Error {
+            status: 429,
+            message: "Rate limit reached, slow down".into(),
+            headers: vec![("retry-after".into(), retry_after.into())],
+        }
+    }
+    /// A 200 whose body is not JSON.
+    pub fn malformed() -> Self {
+        Reply::Body {
+            status: 200,
+            body: "{\"choices\": [ this is not json".into(),
+        }
+    }
+    pub fn hang() -> Self {
+        Reply::Hang
+    }
+    pub fn delayed(d: Duration, inner: Reply) -> Self {
+        Reply::Delayed(d, Box::new(inner))
+    }
+    pub fn without_usage(inner: Reply) -> Self {
+        Reply::NoUsage(Box::new(inner))
+    }
+}
+
+/// A request the fake server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub path: String,
+    pub query: Option<String>,
+    /// Header names lower-case.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body (`Null` when not JSON).
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    wire: Wire,
+    script: Mutex<VecDeque<Reply>>,
+    default: Mutex<Reply>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    reject_formats: Mutex<Vec<String>>,
+    counter: AtomicUsize,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// Decrements the in-flight count when a request ends (or its connection is dropped).
+struct InFlight<'a>(&'a State);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// A scripted fake server.
+#[derive(Debug)]
+pub struct FakeLlm {
+    server: HttpServer,
+    state: Arc<State>,
+}
+
+impl FakeLlm {
+    /// Starts a server for `wire` on a random port.
+    pub async fn start(wire: Wire) -> Self {
+        let state = Arc::new(State {
+            wire,
+            script: Mutex::new(VecDeque::new()),
+            default: Mutex::new(Reply::Auto),
+            requests: Mutex::new(Vec::new()),
+            reject_formats: Mutex::new(Vec::new()),
+            counter: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+        });
+        let s = state.clone();
+        let server = match HttpServer::start(0, move |req| {
+            let s = s.clone();
+            async move { handle(&s, req).await }
+        })
+        .await
+        {
+            Ok(server) => server,
+            Err(e) => panic!("cannot start the fake LLM server: {e}"),
+        };
+        Self { server, state }
+    }
+    pub async fn openai() -> Self {
+        Self::start(Wire::OpenAi).await
+    }
+    pub async fn anthropic() -> Self {
+        Self::start(Wire::Anthropic).await
+    }
+    pub async fn gemini() -> Self {
+        Self::start(Wire::Gemini).await
+    }
+
+    /// The base URL to configure: `http://127.0.0.1:PORT/v1` for OpenAI (as
+    /// `OPENAI_BASE_URL`), `http://127.0.0.1:PORT` for Anthropic and Gemini.
+    pub fn base_url(&self) -> String {
+        match self.state.wire {
+            Wire::OpenAi => format!("{}/v1", self.server.uri()),
+            _ => self.server.uri(),
+        }
+    }
+
+    /// Appends a reply to the script.
+    pub fn push(&self, reply: Reply) -> &Self {
+        lock(&self.state.script).push_back(reply);
+        self
+    }
+    /// Appends replies to the script.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) -> &Self {
+        lock(&self.state.script).extend(replies);
+        self
+    }
+    /// The reply used when the script is empty.
+    pub fn set_default(&self, reply: Reply) -> &Self {
+        *lock(&self.state.default) = reply;
+        self
+    }
+    /// OpenAI: answer 400 to requests whose `response_format.type` is one of `formats`
+    /// (like a server without `json_schema` support); these do not consume the script.
+    pub fn reject_response_formats(&self, formats: &[&str]) -> &Self {
+        *lock(&self.state.reject_formats) = formats.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state.requests).clone()
+    }
+    pub fn request_count(&self) -> usize {
+        lock(&self.state.requests).len()
+    }
+    /// The largest number of requests the server was handling at the same time.
+    pub fn max_concurrent(&self) -> usize {
+        self.state.max_in_flight.load(Ordering::SeqCst)
+    }
+    /// Replies left in the script.
+    pub fn remaining(&self) -> usize {
+        lock(&self.state.script).len()
+    }
+}
+
+fn expected_path(wire: Wire, path: &str) -> bool {
+    match wire {
+        Wire::OpenAi => path == "/v1/chat/completions",
+        Wire::Anthropic => path == "/v1/messages",
+        Wire::Gemini => path.starts_with("/v1beta/models/") && path.ends_with(":generateContent"),
+    }
+}
+
+async fn handle(s: &State, req: HttpRequest) -> HttpResponse {
+    let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    s.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let _guard = InFlight(s);
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    lock(&s.requests).push(RecordedRequest {
+        path: req.path.clone(),
+        query: req.query.clone(),
+        headers: req.headers.clone(),
+        body: body.clone(),
+    });
+    if req.method != "POST" || !expected_path(s.wire, &req.path) {
+        return error_response(
+            s.wire,
+            404,
+            &format!("no route for {} {}", req.method, req.path),
+            &[],
+        );
+    }
+    if s.wire == Wire::OpenAi
+        && let Some(fmt) = body
+            .pointer("/response_format/type")
+            .and_then(|t| t.as_str())
+        && lock(&s.reject_formats).iter().any(|f| f == fmt)
+    {
+        return error_response(
+            s.wire,
+            400,
+            &format!(
+                "Invalid parameter: response_format of type '{fmt}' is not supported with this model."
+            ),
+            &[],
+        );
+    }
+    let reply = {
+        let next = lock(&s.script).pop_front();
+        next.unwrap_or_else(|| lock(&s.default).clone())
+    };
+    let n = s.counter.fetch_add(1, Ordering::Relaxed);
+    respond(s.wire, reply, &body, n, true).await
+}
+
+/// The response of `wire` for `reply` to a request `body` (the `n`-th request).
+pub async fn respond(
+    wire: Wire,
+    reply: Reply,
+    body: &Value,
+    n: usize,
+    usage: bool,
+) -> HttpResponse {
+    let mut reply = reply;
+    let mut usage = usage;
+    loop {
+        match reply {
+            Reply::Delayed(d, inner) => {
+                tokio::time::sleep(d).await;
+                reply = *inner;
+            }
+            Reply::NoUsage(inner) => {
+                usage = false;
+                reply = *inner;
+            }
+            Reply::Hang => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return HttpResponse::text(504, "hung");
+            }
+            Reply::Auto => reply = auto_reply(wire, body, n),
+            _ => break,
+        }
+    }
+    match reply {
+        Reply::Error {
+            status,
+            message,
+            headers,
+        } => error_response(wire, status, &message, &headers),
+        Reply::Body { status, body } => HttpResponse::text(status, body),
+        other => HttpResponse::json(200, &success_body(wire, &other, body, n, usage)),
+    }
+}
+
+/// The error answer of `wire` (its JSON error shape) with extra headers.
+pub fn error_response(
+    wire: Wire,
+    status: u16,
+    message: &str,
+    headers: &[(String, String)],
+) -> HttpResponse {
+    let body = match wire {
+        Wire::OpenAi => {
+            json!({"error": {"message": message, "type": "fake_error", "code": status}})
+        }
+        Wire::Anthropic => {
+            json!({"type": "error", "error": {"type": "fake_error", "message": message}})
+        }
+        Wire::Gemini => {
+            json!({"error": {"code": status, "message": message, "status": "FAKE_ERROR"}})
+        }
+    };
+    let mut r = HttpResponse::json(status, &body);
+    for (k, v) in headers {
+        r = r.with_header(k, v);
+    }
+    r
+}
+
+fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -> Value {
+    let model = req.get("model").cloned().unwrap_or(json!("fake"));
+    let mut out = match (wire, reply) {
+        (Wire::OpenAi, Reply::ToolCalls(calls)) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+                .collect();
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}]})
+        }
+        (Wire::OpenAi, other) => {
+            let content = match other {
+                Reply::Json(v) => v.to_string(),
+                Reply::Text(t) => t.clone(),
+                _ => String::new(),
+            };
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
+        }
+        (Wire::Anthropic, Reply::ToolCalls(calls)) => {
+            let blocks: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": args}))
+                .collect();
+            json!({"content": blocks, "stop_reason": "tool_use"})
+        }
+        (Wire::Anthropic, Reply::Json(v)) => {
+            let name = req
+                .pointer("/tool_choice/name")
+                .and_then(|x| x.as_str())
+                .or_else(|| {
+                    req.get("tools")
+                        .and_then(|t| t.as_array())
+                        .and_then(|t| t.last())
+                        .and_then(|t| t.get("name"))
+                        .and_then(|x| x.as_str())
+                })
+                .unwrap_or("json");
+            json!({"content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": name, "input": v}], "stop_reason": "tool_use"})
+        }
+        (Wire::Anthropic, other) => {
+            let text = if let Reply::Text(t) = other {
+                t.clone()
+            } else {
+                String::new()
+            };
+            json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"})
+        }
+        (Wire::Gemini, Reply::ToolCalls(calls)) => {
+            let parts: Vec<Value> = calls
+                .iter()
+                .map(|(name, args)| json!({"functionCall": {"name": name, "args": args}}))
+                .collect();
+            json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]})
+        }
+        (Wire::Gemini, other) => {
+            let text = match other {
+                Reply::Json(v) => v.to_string(),
+                Reply::Text(t) => t.clone(),
+                _ => String::new(),
+            };
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}]})
+        }
+    };
+    match wire {
+        Wire::OpenAi => {
+            out["id"] = json!(format!("chatcmpl-fake-{n}"));
+            out["object"] = json!("chat.completion");
+            out["model"] = model;
+            if usage {
+                out["usage"] = json!({"prompt_tokens": USAGE_INPUT, "completion_tokens": USAGE_OUTPUT, "total_tokens": USAGE_INPUT + USAGE_OUTPUT});
+            }
+        }
+        Wire::Anthropic => {
+            out["id"] = json!(format!("msg_fake_{n}"));
+            out["type"] = json!("message");
+            out["role"] = json!("assistant");
+            out["model"] = model;
+            if usage {
+                out["usage"] = json!({"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT});
+            }
+        }
+        Wire::Gemini => {
+            if usage {
+                out["usageMetadata"] = json!({"promptTokenCount": USAGE_INPUT, "candidatesTokenCount": USAGE_OUTPUT, "totalTokenCount": USAGE_INPUT + USAGE_OUTPUT});
+            }
+        }
+    }
+    out
+}
+
+/// What [`Reply::Auto`] answers to `body`.
+pub fn auto_reply(wire: Wire, body: &Value, n: usize) -> Reply {
+    let (schema, tools, called): (Option<Value>, Vec<(String, Value)>, Vec<String>) = match wire {
+        Wire::OpenAi => {
+            let schema = body.pointer("/response_format/json_schema/schema").cloned();
+            let tools = body
+                .get("tools")
+                .and_then(|t| t.as_array())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|t| {
+                            let f = t.get("function")?;
+                            Some((
+                                f.get("name")?.as_str()?.to_string(),
+                                f.get("parameters").cloned().unwrap_or(json!({})),
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let called = body
+                .get("messages")
+                .and_then(|m| m.as_array())
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|m| m.get("tool_calls").and_then(|t| t.as_array()))
+                        .flatten()
+                        .filter_map(|c| {
+                            c.pointer("/function/name")
+                                .and_then(|n| n.as_str())
+                                .map(str::to_string)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            (schema, tools, called)
+        }
+        Wire::Anthropic => {
+            let forced = body
+                .pointer("/tool_choice/name")
+                .and_then(|n| n.as_str())
+                .map(str::to_string);
+            let all: Vec<(String, Value)> = body
+                .get("tools")
+                .and_then(|t| t.as_array())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|t| {
+                            Some((
+                                t.get("name")?.as_str()?.to_string(),
+                                t.get("input_schema").cloned().unwrap_or(json!({})),
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let schema = forced
+                .as_ref()
+                .and_then(|f| all.iter().find(|(n, _)| n == f).map(|(_, s)| s.clone()));
+            let tools = all
+                .into_iter()
+                .filter(|(n, _)| Some(n) != forced.as_ref())
+                .collect();
+            let called = body
+                .get("messages")
+                .and_then(|m| m.as_array())
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|m| m.get("content").and_then(|c| c.as_array()))
+                        .flatten()
+                        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_use"))
+                        .filter_map(|b| b.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (schema, tools, called)
+        }
+        Wire::Gemini => {
+            let schema = body.pointer("/generationConfig/responseSchema").cloned();
+            let tools = body
+                .pointer("/tools/0/functionDeclarations")
+                .and_then(|t| t.as_array())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|t| {
+                            Some((
+                                t.get("name")?.as_str()?.to_string(),
+                                t.get("parameters").cloned().unwrap_or(json!({})),
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let called = body
+                .get("contents")
+                .and_then(|m| m.as_array())
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|m| m.get("parts").and_then(|c| c.as_array()))
+                        .flatten()
+                        .filter_map(|p| {
+                            p.pointer("/functionCall/name")
+                                .and_then(|n| n.as_str())
+                                .map(str::to_string)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            (schema, tools, called)
+        }
+    };
+    if let Some(schema) = schema {
+        return Reply::Json(sample(&schema));
+    }
+    let pending: Vec<(String, Value)> = tools
+        .into_iter()
+        .filter(|(name, _)| !called.contains(name))
+        .map(|(name, params)| (name, sample(&params)))
+        .collect();
+    if !pending.is_empty() {
+        return Reply::ToolCalls(pending);
+    }
+    Reply::Text(format!("fake answer {n}"))
+}

@@ -1,0 +1,285 @@
+//! `mixseek prompt render` / `mixseek prompt vars` end to end: the golden renders of the
+//! reference (the same bytes as mixseek-prompt's insta snapshots), clock and zone flags,
+//! injections, and clear errors for bad input.
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// The body of an insta snapshot of mixseek-prompt (everything after the second `---` line,
+/// minus the newline insta appends).
+fn golden(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/mixseek-prompt/src/snapshots")
+        .join(format!("mixseek_prompt__golden_tests__golden_{name}.snap"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let body = text.splitn(3, "---\n").nth(2).expect("snapshot header");
+    body.strip_suffix('\n').unwrap_or(body).to_string()
+}
+
+struct Ws {
+    dir: TempDir,
+}
+
+impl Ws {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().expect("tempdir") }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path().join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    fn context(&self, value: &Value) -> PathBuf {
+        self.write("ctx.json", &serde_json::to_string_pretty(value).expect("json"))
+    }
+
+    /// `mixseek -w WS prompt ARGS…` with no TZ / workspace from the environment.
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("mixseek").expect("binary");
+        c.env_remove("TZ").env_remove("MIXSEEK_WORKSPACE").arg("-w").arg(self.path()).arg("prompt").args(args);
+        c
+    }
+
+    fn render(&self, kind: &str, ctx: &Value, extra: &[&str]) -> String {
+        let ctx = self.context(ctx);
+        let ctx = ctx.to_str().expect("utf-8 path").to_string();
+        let mut args = vec!["render", "--kind", kind, "--context", &ctx];
+        args.extend_from_slice(extra);
+        let out = self.cmd(&args).output().expect("run");
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+}
+
+const TOKYO_NOW: &[&str] = &["--now", "2025-11-25T14:30:00+09:00", "--tz", "Asia/Tokyo"];
+
+fn round_ctx(prompt: &str, round: u32) -> Value {
+    json!({"user_prompt": prompt, "round_number": round, "team_id": "team1", "team_name": "Alpha",
+           "execution_id": "exec-1", "round_history": [], "ranking": null})
+}
+
+fn first_submission(score: f64) -> Value {
+    json!([{"round_number": 1, "submission_content": "First submission", "evaluation_score": score, "score_details": {}}])
+}
+
+fn three_teams() -> Value {
+    json!([
+        {"team_id": "team-A", "team_name": "Team Alpha", "max_score": 95.0, "total_rounds": 1},
+        {"team_id": "team-B", "team_name": "Team Beta", "max_score": 85.0, "total_rounds": 1},
+        {"team_id": "team-C", "team_name": "Team Gamma", "max_score": 75.0, "total_rounds": 1}
+    ])
+}
+
+#[test]
+fn golden_renders_come_out_byte_for_byte() {
+    let ws = Ws::new();
+
+    let a = ws.render("team", &round_ctx("データ分析タスク", 1), TOKYO_NOW);
+    assert_eq!((a.chars().count(), a.len()), (398, 1032));
+    assert_eq!(a, golden("a_team_round1"));
+
+    let mut b = round_ctx("データ分析タスク", 2);
+    b["round_history"] = first_submission(75.5);
+    let out = ws.render("team", &b, TOKYO_NOW);
+    assert_eq!((out.chars().count(), out.len()), (449, 1099));
+    assert_eq!(out, golden("b_team_round2_history"));
+
+    let mut c = round_ctx("データ分析タスク", 2);
+    c["round_history"] = first_submission(85.5);
+    c["ranking"] = json!([
+        {"team_id": "team1", "team_name": "Alpha", "max_score": 85.5, "total_rounds": 1},
+        {"team_id": "team2", "team_name": "Beta", "max_score": 80.0, "total_rounds": 1}
+    ]);
+    let out = ws.render("team", &c, TOKYO_NOW);
+    assert_eq!((out.chars().count(), out.len()), (532, 1219));
+    assert_eq!(out, golden("c_team_round2_ranking"));
+
+    let mut d = round_ctx("Test task", 2);
+    d["round_history"] = json!([{"round_number": 1, "submission_content": "Initial submission",
+        "evaluation_score": 75.5, "score_details": {"accuracy": 80.0, "completeness": 71.0}}]);
+    let out = ws.render("judgment", &d, TOKYO_NOW);
+    assert_eq!((out.chars().count(), out.len()), (272, 490));
+    assert_eq!(out, golden("d_judgment_round2"));
+
+    let e = json!({"user_prompt": "What is Python?", "submission": "Python is a programming language..."});
+    let out = ws.render("evaluator", &e, TOKYO_NOW);
+    assert_eq!((out.chars().count(), out.len()), (170, 312));
+    assert_eq!(out, golden("e_evaluator"));
+    // `user_query` is accepted as the prompt's name
+    let e = json!({"user_query": "What is Python?", "submission": "Python is a programming language..."});
+    assert_eq!(ws.render("evaluator", &e, TOKYO_NOW), golden("e_evaluator"));
+
+    let mut h = round_ctx("タスク", 2);
+    h["team_id"] = json!("team-X");
+    h["round_history"] = first_submission(75.5);
+    h["ranking"] = three_teams();
+    assert_eq!(ws.render("team", &h, TOKYO_NOW), golden("h_team_absent"));
+}
+
+#[test]
+fn round_one_and_empty_rankings_show_no_ranking() {
+    let ws = Ws::new();
+    let expected = golden("a_team_round1").replace("データ分析タスク", "タスク");
+    // J: round 1 with a store that has data
+    let mut j = round_ctx("タスク", 1);
+    j["ranking"] = three_teams();
+    assert_eq!(ws.render("team", &j, TOKYO_NOW), expected);
+    // I: round 2, the store returns an empty ranking
+    let mut i = round_ctx("タスク", 2);
+    i["round_history"] = first_submission(75.5);
+    i["ranking"] = json!([]);
+    let out = ws.render("team", &i, TOKYO_NOW);
+    assert_eq!(out, golden("b_team_round2_history").replace("データ分析タスク", "タスク"));
+}
+
+#[test]
+fn clock_and_zone_flags() {
+    let ws = Ws::new();
+    let ctx = json!({"user_prompt": "q", "submission": "s"});
+    let line = |out: String| out.lines().nth(1).unwrap_or_default().to_string();
+    // --now alone: shown in UTC, `+00:00`, microseconds only when non-zero
+    assert_eq!(line(ws.render("evaluator", &ctx, &["--now", "2025-11-25T05:30:00Z"])), "現在日時: 2025-11-25T05:30:00+00:00");
+    assert_eq!(
+        line(ws.render("evaluator", &ctx, &["--now", "2025-11-19T12:34:56.789012345Z", "--tz", "Asia/Tokyo"])),
+        "現在日時: 2025-11-19T21:34:56.789012+09:00"
+    );
+    assert_eq!(
+        line(ws.render("evaluator", &ctx, &["--now", "2025-11-25T05:30:00Z", "--tz", "America/New_York"])),
+        "現在日時: 2025-11-25T00:30:00-05:00"
+    );
+    // TZ from the environment, and the configured zone over TZ
+    let ctx_path = ws.context(&ctx);
+    let ctx_arg = ctx_path.to_str().expect("utf-8");
+    let base = ["render", "--kind", "evaluator", "--context", ctx_arg, "--now", "2025-11-25T05:30:00Z"];
+    let out = ws.cmd(&base).env("TZ", "Asia/Tokyo").output().expect("run");
+    assert_eq!(line(String::from_utf8(out.stdout).expect("utf-8")), "現在日時: 2025-11-25T14:30:00+09:00");
+    ws.write("configs/prompt_builder.toml", "[prompt_builder]\ntimezone = \"America/New_York\"\n");
+    let out = ws.cmd(&base).env("TZ", "Asia/Tokyo").output().expect("run");
+    assert_eq!(line(String::from_utf8(out.stdout).expect("utf-8")), "現在日時: 2025-11-25T00:30:00-05:00");
+    // an unusable TZ is an error naming it
+    std::fs::remove_file(ws.path().join("configs/prompt_builder.toml")).expect("rm");
+    let out = ws.cmd(&base).env("TZ", "JST-9").output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Invalid timezone in TZ environment variable: JST-9. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"),
+        "{err}"
+    );
+    let out = ws.cmd(&[&base[..], &["--tz", "asia/tokyo"]].concat()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Invalid timezone in --tz: asia/tokyo."));
+    let out = ws.cmd(&["render", "--kind", "evaluator", "--context", ctx_arg, "--now", "yesterday"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid --now value \"yesterday\""));
+}
+
+#[test]
+fn custom_templates_and_injections() {
+    let ws = Ws::new();
+    let config = ws.write(
+        "custom.toml",
+        "[prompt_builder]\nteam_user_prompt = \"\"\"カスタムプロンプト\nタスク: {{ user_prompt }}\nラウンド: {{ round_number }}\"\"\"\n\n\
+         [[prompt_builder.injections]]\nname = \"later\"\ntarget = \"team.user\"\nwhen = \"round_number > 1\"\ntext = \"Improve on round {{ round_number - 1 }}.\"\n",
+    );
+    let config = config.to_str().expect("utf-8");
+    let out = ws.render("team", &round_ctx("テストタスク", 1), &["-c", config]);
+    assert_eq!(out, "カスタムプロンプト\nタスク: テストタスク\nラウンド: 1");
+    let mut ctx = round_ctx("テストタスク", 2);
+    ctx["prompt_suffix"] = json!("Answer in Markdown.");
+    ctx["domain_context"] = json!("Finance");
+    // without --with-injections: the template only
+    assert_eq!(ws.render("team", &ctx, &["-c", config]), "カスタムプロンプト\nタスク: テストタスク\nラウンド: 2");
+    // with: the user-side rules of the team phase, in priority order (domain context is system-side)
+    assert_eq!(
+        ws.render("team", &ctx, &["-c", config, "--with-injections"]),
+        "カスタムプロンプト\nタスク: テストタスク\nラウンド: 2\n\nImprove on round 1.\n\nAnswer in Markdown."
+    );
+    // an orchestrator file pointing at a prompt-builder file
+    ws.write("configs/pb.toml", "[prompt_builder]\nevaluator_user_prompt = \"Q={{ user_query }} S={{ submission }}\"\n");
+    let orch = ws.write("orch.toml", "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n");
+    let out = ws.render("evaluator", &json!({"user_prompt": " q ", "submission": "s"}), &["-c", orch.to_str().expect("utf-8")]);
+    assert_eq!(out, "Q=q S=s");
+}
+
+fn failing(ws: &Ws, args: &[&str]) -> String {
+    let out = ws.cmd(args).output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(out.stdout.is_empty());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let ws = Ws::new();
+    let bad_json = ws.write("bad.json", "{\"user_prompt\": ");
+    let err = failing(&ws, &["render", "--kind", "team", "--context", bad_json.to_str().expect("utf-8")]);
+    assert!(err.contains("bad.json: invalid JSON: EOF while parsing"), "{err}");
+
+    let missing = ws.write("missing.json", r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#);
+    let err = failing(&ws, &["render", "--kind", "judgment", "--context", missing.to_str().expect("utf-8")]);
+    assert!(err.contains("missing field `round_number`"), "{err}");
+
+    let wrong = ws.write(
+        "wrong.json",
+        r#"{"user_prompt": "x", "round_number": 2, "team_id": "t", "team_name": "T", "ranking": [{"team_id": "t"}]}"#,
+    );
+    let err = failing(&ws, &["render", "--kind", "team", "--context", wrong.to_str().expect("utf-8")]);
+    assert!(err.contains("`ranking[0]"), "{err}");
+
+    let err = failing(&ws, &["render", "--kind", "team", "--context", "/nonexistent/ctx.json"]);
+    assert!(err.contains("cannot read context file /nonexistent/ctx.json"), "{err}");
+
+    let ctx = ws.context(&round_ctx("q", 1));
+    let ctx = ctx.to_str().expect("utf-8");
+    let undefined = ws.write("undef.toml", "[prompt_builder]\nteam_user_prompt = \"a\\n{{ submission }}\"\n");
+    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", undefined.to_str().expect("utf-8")]);
+    assert!(err.contains("Jinja2 template error: team_user_prompt (line 2, column 4)"), "{err}");
+    assert!(err.contains("available variables: user_prompt, round_number, submission_history"), "{err}");
+    assert!(err.contains("mixseek prompt vars --kind team"), "{err}");
+
+    let syntax = ws.write("syntax.toml", "[prompt_builder]\njudgment_user_prompt = \"{{ invalid syntax\"\n");
+    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", syntax.to_str().expect("utf-8")]);
+    assert!(err.contains("Jinja2 template error: judgment_user_prompt (line 1, column 12): syntax error"), "{err}");
+
+    let blank = ws.write("blank.toml", "[prompt_builder]\nevaluator_user_prompt = \"   \"\n");
+    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", blank.to_str().expect("utf-8")]);
+    assert!(err.contains("evaluator_user_prompt cannot be empty"), "{err}");
+
+    let typo = ws.write("typo.toml", "[prompt_builder]\nteam_user_promt = \"x\"\n");
+    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", typo.to_str().expect("utf-8")]);
+    assert!(err.contains("did you mean `team_user_prompt`?"), "{err}");
+}
+
+#[test]
+fn vars_lists_each_kind() {
+    let ws = Ws::new();
+    let out = ws.cmd(&["vars"]).output().expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.starts_with("team (team_user_prompt):\n  user_prompt "), "{text}");
+    assert!(text.contains("\nevaluator (evaluator_user_prompt):\n"), "{text}");
+    assert!(text.contains("\njudgment (judgment_user_prompt):\n"), "{text}");
+    assert!(text.contains("\ninjection rules"), "{text}");
+
+    let out = ws.cmd(&["vars", "--kind", "evaluator", "-f", "json"]).output().expect("run");
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let names: Vec<&str> = v["evaluator"].as_array().expect("list").iter().filter_map(|x| x["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["user_prompt", "user_query", "submission", "current_datetime", "team_id", "team_name", "execution_id", "domain_context", "language"]
+    );
+    assert!(v.get("team").is_none());
+}

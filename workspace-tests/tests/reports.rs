@@ -1,0 +1,179 @@
+//! End-to-end: the report commands of the `mixseek` binary against a workspace database.
+
+use assert_cmd::Command;
+use mixseek_store::Store;
+use std::path::Path;
+
+const EXEC: &str = "5c0ffee0-0000-4000-8000-000000000001";
+
+/// A finished execution with two teams (rows written with SQL, as a run would leave them).
+fn seed(workspace: &Path) {
+    let store = Store::open(workspace.join("mixseek.db")).expect("open");
+    let conn = store.connection().expect("conn");
+    let sql = format!(
+        "INSERT INTO execution_summary (execution_id, user_prompt, status, team_results, total_teams, best_team_id,
+             best_score, total_execution_time_seconds, completed_at, created_at, teams, config_hash, max_rounds)
+         VALUES ('{EXEC}', '比較レポートを書いて', 'completed', '[]', 2, 'alpha', 88.0, 12.5,
+             TIMESTAMPTZ '2025-11-19 12:10:00+00', TIMESTAMPTZ '2025-11-19 12:00:00+00',
+             '[{{\"team_id\": \"alpha\", \"team_name\": \"Alpha\"}}, {{\"team_id\": \"beta\", \"team_name\": \"Beta\"}}]',
+             'h', 2);
+         INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content, score,
+             score_details, final_submission, exit_reason)
+         VALUES ('{EXEC}', 'alpha', 'Alpha', 1, 'first', 70.0, '{{\"overall_score\": 70.0, \"metrics\": []}}', FALSE, NULL),
+                ('{EXEC}', 'alpha', 'Alpha', 2, 'second <script>alert(1)</script>', 88.0,
+                 '{{\"overall_score\": 88.0, \"metrics\": [{{\"metric_name\": \"Coverage\", \"score\": 88.0, \"evaluator_comment\": \"good\"}}]}}',
+                 TRUE, 'max_rounds_reached'),
+                ('{EXEC}', 'beta', 'Beta', 1, 'beta answer', 75.5, '{{\"overall_score\": 75.5, \"metrics\": []}}', TRUE,
+                 'no_improvement_expected');
+         INSERT INTO round_status (execution_id, team_id, team_name, round_number, should_continue, reasoning,
+             confidence_score, round_started_at, round_ended_at)
+         VALUES ('{EXEC}', 'alpha', 'Alpha', 1, TRUE, 'Below minimum rounds (1 < 2)', 1.0,
+                 TIMESTAMPTZ '2025-11-19 12:00:01+00', TIMESTAMPTZ '2025-11-19 12:01:00+00'),
+                ('{EXEC}', 'alpha', 'Alpha', 2, FALSE, 'Final round reached', 1.0,
+                 TIMESTAMPTZ '2025-11-19 12:01:01+00', TIMESTAMPTZ '2025-11-19 12:02:00+00'),
+                ('{EXEC}', 'beta', 'Beta', 1, FALSE, 'good enough', 0.8,
+                 TIMESTAMPTZ '2025-11-19 12:00:01+00', TIMESTAMPTZ '2025-11-19 12:01:30+00');"
+    );
+    conn.execute_batch(&sql).expect("seed");
+}
+
+fn mixseek(workspace: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("mixseek").expect("binary");
+    cmd.env("MIXSEEK_WORKSPACE", workspace)
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn without_a_database_the_commands_say_how_to_create_one() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    for args in [
+        vec!["leaderboard"],
+        vec!["executions"],
+        vec!["history"],
+        vec!["show", "abc"],
+        vec!["report", "abc"],
+    ] {
+        let out = mixseek(ws.path()).args(&args).output().expect("run");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no database at"), "{args:?}: {err}");
+        assert!(err.contains("mixseek exec"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    assert!(
+        !ws.path().join("mixseek.db").exists(),
+        "read commands must not create the database"
+    );
+}
+
+#[test]
+fn every_report_command_in_every_format() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    seed(ws.path());
+    for fmt in ["table", "json", "csv", "markdown"] {
+        let lb = stdout(mixseek(ws.path()).args(["leaderboard", "-f", fmt]));
+        let ex = stdout(mixseek(ws.path()).args(["executions", "-f", fmt]));
+        let hi = stdout(mixseek(ws.path()).args(["history", "--team", "alpha", "-f", fmt]));
+        let sh = stdout(mixseek(ws.path()).args(["show", &EXEC[..8], "-f", fmt]));
+        let rd = stdout(mixseek(ws.path()).args([
+            "show",
+            &EXEC[..8],
+            "--team",
+            "alpha",
+            "--round",
+            "2",
+            "-f",
+            fmt,
+        ]));
+        insta::assert_snapshot!(format!("cli_leaderboard_{fmt}"), lb);
+        insta::assert_snapshot!(format!("cli_executions_{fmt}"), ex);
+        insta::assert_snapshot!(format!("cli_history_{fmt}"), hi);
+        insta::assert_snapshot!(format!("cli_show_{fmt}"), sh);
+        insta::assert_snapshot!(format!("cli_show_round_{fmt}"), rd);
+    }
+    let json: serde_json::Value = serde_json::from_str(&stdout(mixseek(ws.path()).args([
+        "leaderboard",
+        "--execution",
+        EXEC,
+        "-f",
+        "json",
+    ])))
+    .expect("json");
+    assert_eq!(json[0]["team_id"], "alpha");
+    assert_eq!(json[1]["score"], 75.5);
+    let all = stdout(mixseek(ws.path()).args(["leaderboard", "--all"]));
+    assert!(all.contains("across all executions"));
+}
+
+#[test]
+fn bad_ids_and_formats_are_usage_errors() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    seed(ws.path());
+    let out = mixseek(ws.path())
+        .args(["show", "nope"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no execution matches `nope`"));
+    let out = mixseek(ws.path())
+        .args(["leaderboard", "-f", "xml"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let out = mixseek(ws.path())
+        .args(["show", EXEC, "--team", "alpha", "--round", "9"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no round 9 of team `alpha`"));
+}
+
+#[test]
+fn export_and_html_report_write_files() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    seed(ws.path());
+    let out_dir = tempfile::tempdir().expect("out");
+    let json_path = out_dir.path().join("export.json");
+    stdout(
+        mixseek(ws.path())
+            .args(["export", EXEC, "--format", "json", "-o"])
+            .arg(&json_path),
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("read")).expect("json");
+    assert_eq!(
+        doc["tables"]["leader_board"].as_array().map(Vec::len),
+        Some(3)
+    );
+    for fmt in ["csv", "parquet"] {
+        let dir = out_dir.path().join(fmt);
+        stdout(
+            mixseek(ws.path())
+                .args(["export", "--all", "--format", fmt, "-o"])
+                .arg(&dir),
+        );
+        assert!(dir.join(format!("leader_board.{fmt}")).exists(), "{fmt}");
+    }
+    let html_path = out_dir.path().join("report.html");
+    stdout(
+        mixseek(ws.path())
+            .args(["report", EXEC, "-o"])
+            .arg(&html_path),
+    );
+    let page = std::fs::read_to_string(&html_path).expect("html");
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!page.contains("<script>"));
+}
