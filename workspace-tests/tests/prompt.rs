@@ -24,7 +24,9 @@ struct Ws {
 
 impl Ws {
     fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("tempdir") }
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     fn path(&self) -> &Path {
@@ -41,13 +43,21 @@ impl Ws {
     }
 
     fn context(&self, value: &Value) -> PathBuf {
-        self.write("ctx.json", &serde_json::to_string_pretty(value).expect("json"))
+        self.write(
+            "ctx.json",
+            &serde_json::to_string_pretty(value).expect("json"),
+        )
     }
 
     /// `mixseek -w WS prompt ARGS…` with no TZ / workspace from the environment.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::cargo_bin("mixseek").expect("binary");
-        c.env_remove("TZ").env_remove("MIXSEEK_WORKSPACE").arg("-w").arg(self.path()).arg("prompt").args(args);
+        c.env_remove("TZ")
+            .env_remove("MIXSEEK_WORKSPACE")
+            .arg("-w")
+            .arg(self.path())
+            .arg("prompt")
+            .args(args);
         c
     }
 
@@ -57,7 +67,11 @@ impl Ws {
         let mut args = vec!["render", "--kind", kind, "--context", &ctx];
         args.extend_from_slice(extra);
         let out = self.cmd(&args).output().expect("run");
-        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).expect("utf-8 stdout")
     }
 }
@@ -140,7 +154,10 @@ fn round_one_and_empty_rankings_show_no_ranking() {
     i["round_history"] = first_submission(75.5);
     i["ranking"] = json!([]);
     let out = ws.render("team", &i, TOKYO_NOW);
-    assert_eq!(out, golden("b_team_round2_history").replace("データ分析タスク", "タスク"));
+    assert_eq!(
+        out,
+        golden("b_team_round2_history").replace("データ分析タスク", "タスク")
+    );
 }
 
 #[test]
@@ -149,24 +166,57 @@ fn clock_and_zone_flags() {
     let ctx = json!({"user_prompt": "q", "submission": "s"});
     let line = |out: String| out.lines().nth(1).unwrap_or_default().to_string();
     // --now alone: shown in UTC, `+00:00`, microseconds only when non-zero
-    assert_eq!(line(ws.render("evaluator", &ctx, &["--now", "2025-11-25T05:30:00Z"])), "現在日時: 2025-11-25T05:30:00+00:00");
     assert_eq!(
-        line(ws.render("evaluator", &ctx, &["--now", "2025-11-19T12:34:56.789012345Z", "--tz", "Asia/Tokyo"])),
+        line(ws.render("evaluator", &ctx, &["--now", "2025-11-25T05:30:00Z"])),
+        "現在日時: 2025-11-25T05:30:00+00:00"
+    );
+    assert_eq!(
+        line(ws.render(
+            "evaluator",
+            &ctx,
+            &[
+                "--now",
+                "2025-11-19T12:34:56.789012345Z",
+                "--tz",
+                "Asia/Tokyo"
+            ]
+        )),
         "現在日時: 2025-11-19T21:34:56.789012+09:00"
     );
     assert_eq!(
-        line(ws.render("evaluator", &ctx, &["--now", "2025-11-25T05:30:00Z", "--tz", "America/New_York"])),
+        line(ws.render(
+            "evaluator",
+            &ctx,
+            &["--now", "2025-11-25T05:30:00Z", "--tz", "America/New_York"]
+        )),
         "現在日時: 2025-11-25T00:30:00-05:00"
     );
     // TZ from the environment, and the configured zone over TZ
     let ctx_path = ws.context(&ctx);
     let ctx_arg = ctx_path.to_str().expect("utf-8");
-    let base = ["render", "--kind", "evaluator", "--context", ctx_arg, "--now", "2025-11-25T05:30:00Z"];
+    let base = [
+        "render",
+        "--kind",
+        "evaluator",
+        "--context",
+        ctx_arg,
+        "--now",
+        "2025-11-25T05:30:00Z",
+    ];
     let out = ws.cmd(&base).env("TZ", "Asia/Tokyo").output().expect("run");
-    assert_eq!(line(String::from_utf8(out.stdout).expect("utf-8")), "現在日時: 2025-11-25T14:30:00+09:00");
-    ws.write("configs/prompt_builder.toml", "[prompt_builder]\ntimezone = \"America/New_York\"\n");
+    assert_eq!(
+        line(String::from_utf8(out.stdout).expect("utf-8")),
+        "現在日時: 2025-11-25T14:30:00+09:00"
+    );
+    ws.write(
+        "configs/prompt_builder.toml",
+        "[prompt_builder]\ntimezone = \"America/New_York\"\n",
+    );
     let out = ws.cmd(&base).env("TZ", "Asia/Tokyo").output().expect("run");
-    assert_eq!(line(String::from_utf8(out.stdout).expect("utf-8")), "現在日時: 2025-11-25T00:30:00-05:00");
+    assert_eq!(
+        line(String::from_utf8(out.stdout).expect("utf-8")),
+        "現在日時: 2025-11-25T00:30:00-05:00"
+    );
     // an unusable TZ is an error naming it
     std::fs::remove_file(ws.path().join("configs/prompt_builder.toml")).expect("rm");
     let out = ws.cmd(&base).env("TZ", "JST-9").output().expect("run");
@@ -177,10 +227,24 @@ fn clock_and_zone_flags() {
         err.contains("Invalid timezone in TZ environment variable: JST-9. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"),
         "{err}"
     );
-    let out = ws.cmd(&[&base[..], &["--tz", "asia/tokyo"]].concat()).output().expect("run");
+    let out = ws
+        .cmd(&[&base[..], &["--tz", "asia/tokyo"]].concat())
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Invalid timezone in --tz: asia/tokyo."));
-    let out = ws.cmd(&["render", "--kind", "evaluator", "--context", ctx_arg, "--now", "yesterday"]).output().expect("run");
+    let out = ws
+        .cmd(&[
+            "render",
+            "--kind",
+            "evaluator",
+            "--context",
+            ctx_arg,
+            "--now",
+            "yesterday",
+        ])
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid --now value \"yesterday\""));
 }
@@ -200,22 +264,40 @@ fn custom_templates_and_injections() {
     ctx["prompt_suffix"] = json!("Answer in Markdown.");
     ctx["domain_context"] = json!("Finance");
     // without --with-injections: the template only
-    assert_eq!(ws.render("team", &ctx, &["-c", config]), "カスタムプロンプト\nタスク: テストタスク\nラウンド: 2");
+    assert_eq!(
+        ws.render("team", &ctx, &["-c", config]),
+        "カスタムプロンプト\nタスク: テストタスク\nラウンド: 2"
+    );
     // with: the user-side rules of the team phase, in priority order (domain context is system-side)
     assert_eq!(
         ws.render("team", &ctx, &["-c", config, "--with-injections"]),
         "カスタムプロンプト\nタスク: テストタスク\nラウンド: 2\n\nImprove on round 1.\n\nAnswer in Markdown."
     );
     // an orchestrator file pointing at a prompt-builder file
-    ws.write("configs/pb.toml", "[prompt_builder]\nevaluator_user_prompt = \"Q={{ user_query }} S={{ submission }}\"\n");
-    let orch = ws.write("orch.toml", "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n");
-    let out = ws.render("evaluator", &json!({"user_prompt": " q ", "submission": "s"}), &["-c", orch.to_str().expect("utf-8")]);
+    ws.write(
+        "configs/pb.toml",
+        "[prompt_builder]\nevaluator_user_prompt = \"Q={{ user_query }} S={{ submission }}\"\n",
+    );
+    let orch = ws.write(
+        "orch.toml",
+        "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n",
+    );
+    let out = ws.render(
+        "evaluator",
+        &json!({"user_prompt": " q ", "submission": "s"}),
+        &["-c", orch.to_str().expect("utf-8")],
+    );
     assert_eq!(out, "Q=q S=s");
 }
 
 fn failing(ws: &Ws, args: &[&str]) -> String {
     let out = ws.cmd(args).output().expect("run");
-    assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(out.stdout.is_empty());
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -224,41 +306,153 @@ fn failing(ws: &Ws, args: &[&str]) -> String {
 fn bad_input_is_a_clear_error() {
     let ws = Ws::new();
     let bad_json = ws.write("bad.json", "{\"user_prompt\": ");
-    let err = failing(&ws, &["render", "--kind", "team", "--context", bad_json.to_str().expect("utf-8")]);
-    assert!(err.contains("bad.json: invalid JSON: EOF while parsing"), "{err}");
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            bad_json.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        err.contains("bad.json: invalid JSON: EOF while parsing"),
+        "{err}"
+    );
 
-    let missing = ws.write("missing.json", r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#);
-    let err = failing(&ws, &["render", "--kind", "judgment", "--context", missing.to_str().expect("utf-8")]);
+    let missing = ws.write(
+        "missing.json",
+        r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#,
+    );
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "judgment",
+            "--context",
+            missing.to_str().expect("utf-8"),
+        ],
+    );
     assert!(err.contains("missing field `round_number`"), "{err}");
 
     let wrong = ws.write(
         "wrong.json",
         r#"{"user_prompt": "x", "round_number": 2, "team_id": "t", "team_name": "T", "ranking": [{"team_id": "t"}]}"#,
     );
-    let err = failing(&ws, &["render", "--kind", "team", "--context", wrong.to_str().expect("utf-8")]);
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            wrong.to_str().expect("utf-8"),
+        ],
+    );
     assert!(err.contains("`ranking[0]"), "{err}");
 
-    let err = failing(&ws, &["render", "--kind", "team", "--context", "/nonexistent/ctx.json"]);
-    assert!(err.contains("cannot read context file /nonexistent/ctx.json"), "{err}");
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            "/nonexistent/ctx.json",
+        ],
+    );
+    assert!(
+        err.contains("cannot read context file /nonexistent/ctx.json"),
+        "{err}"
+    );
 
     let ctx = ws.context(&round_ctx("q", 1));
     let ctx = ctx.to_str().expect("utf-8");
-    let undefined = ws.write("undef.toml", "[prompt_builder]\nteam_user_prompt = \"a\\n{{ submission }}\"\n");
-    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", undefined.to_str().expect("utf-8")]);
-    assert!(err.contains("Jinja2 template error: team_user_prompt (line 2, column 4)"), "{err}");
-    assert!(err.contains("available variables: user_prompt, round_number, submission_history"), "{err}");
+    let undefined = ws.write(
+        "undef.toml",
+        "[prompt_builder]\nteam_user_prompt = \"a\\n{{ submission }}\"\n",
+    );
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            ctx,
+            "-c",
+            undefined.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        err.contains("Jinja2 template error: team_user_prompt (line 2, column 4)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("available variables: user_prompt, round_number, submission_history"),
+        "{err}"
+    );
     assert!(err.contains("mixseek prompt vars --kind team"), "{err}");
 
-    let syntax = ws.write("syntax.toml", "[prompt_builder]\njudgment_user_prompt = \"{{ invalid syntax\"\n");
-    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", syntax.to_str().expect("utf-8")]);
-    assert!(err.contains("Jinja2 template error: judgment_user_prompt (line 1, column 12): syntax error"), "{err}");
+    let syntax = ws.write(
+        "syntax.toml",
+        "[prompt_builder]\njudgment_user_prompt = \"{{ invalid syntax\"\n",
+    );
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            ctx,
+            "-c",
+            syntax.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        err.contains(
+            "Jinja2 template error: judgment_user_prompt (line 1, column 12): syntax error"
+        ),
+        "{err}"
+    );
 
-    let blank = ws.write("blank.toml", "[prompt_builder]\nevaluator_user_prompt = \"   \"\n");
-    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", blank.to_str().expect("utf-8")]);
-    assert!(err.contains("evaluator_user_prompt cannot be empty"), "{err}");
+    let blank = ws.write(
+        "blank.toml",
+        "[prompt_builder]\nevaluator_user_prompt = \"   \"\n",
+    );
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            ctx,
+            "-c",
+            blank.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        err.contains("evaluator_user_prompt cannot be empty"),
+        "{err}"
+    );
 
     let typo = ws.write("typo.toml", "[prompt_builder]\nteam_user_promt = \"x\"\n");
-    let err = failing(&ws, &["render", "--kind", "team", "--context", ctx, "-c", typo.to_str().expect("utf-8")]);
+    let err = failing(
+        &ws,
+        &[
+            "render",
+            "--kind",
+            "team",
+            "--context",
+            ctx,
+            "-c",
+            typo.to_str().expect("utf-8"),
+        ],
+    );
     assert!(err.contains("did you mean `team_user_prompt`?"), "{err}");
 }
 
@@ -268,18 +462,45 @@ fn vars_lists_each_kind() {
     let out = ws.cmd(&["vars"]).output().expect("run");
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).expect("utf-8");
-    assert!(text.starts_with("team (team_user_prompt):\n  user_prompt "), "{text}");
-    assert!(text.contains("\nevaluator (evaluator_user_prompt):\n"), "{text}");
-    assert!(text.contains("\njudgment (judgment_user_prompt):\n"), "{text}");
+    assert!(
+        text.starts_with("team (team_user_prompt):\n  user_prompt "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nevaluator (evaluator_user_prompt):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\njudgment (judgment_user_prompt):\n"),
+        "{text}"
+    );
     assert!(text.contains("\ninjection rules"), "{text}");
 
-    let out = ws.cmd(&["vars", "--kind", "evaluator", "-f", "json"]).output().expect("run");
+    let out = ws
+        .cmd(&["vars", "--kind", "evaluator", "-f", "json"])
+        .output()
+        .expect("run");
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let names: Vec<&str> = v["evaluator"].as_array().expect("list").iter().filter_map(|x| x["name"].as_str()).collect();
+    let names: Vec<&str> = v["evaluator"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|x| x["name"].as_str())
+        .collect();
     assert_eq!(
         names,
-        ["user_prompt", "user_query", "submission", "current_datetime", "team_id", "team_name", "execution_id", "domain_context", "language"]
+        [
+            "user_prompt",
+            "user_query",
+            "submission",
+            "current_datetime",
+            "team_id",
+            "team_name",
+            "execution_id",
+            "domain_context",
+            "language"
+        ]
     );
     assert!(v.get("team").is_none());
 }

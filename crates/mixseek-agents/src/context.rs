@@ -2,6 +2,7 @@
 //! team, round number, the original user prompt, domain context and language — and
 //! [`AgentDeps`]: the shared services agents are built from.
 
+use crate::error::AgentError;
 use mixseek_core::Role;
 use mixseek_llm::{CallerTag, ModelRegistry};
 use mixseek_prompt::{InjectionPhase, InjectionSide, PromptBuilder, PromptContext};
@@ -35,7 +36,12 @@ impl RoundContext {
 
     /// The caller tag of an LLM call made in this round by `role`.
     pub fn caller(&self, role: Role) -> CallerTag {
-        CallerTag::run(self.execution_id(), self.team_id(), self.round_number(), role)
+        CallerTag::run(
+            self.execution_id(),
+            self.team_id(),
+            self.round_number(),
+            role,
+        )
     }
 
     /// The `context` object a member receives (the original's `{execution_id, team_id,
@@ -74,13 +80,28 @@ impl AgentDeps {
 
     /// `base` with the system-side injection rules of `phase` applied; `None` when the result
     /// is empty.
-    pub fn system_prompt(&self, phase: InjectionPhase, base: &str, ctx: &RoundContext) -> Result<Option<String>, mixseek_prompt::PromptError> {
-        let injected = self.prompts.inject(phase, InjectionSide::System, base, &ctx.prompt)?;
+    pub fn system_prompt(
+        &self,
+        phase: InjectionPhase,
+        base: &str,
+        ctx: &RoundContext,
+    ) -> Result<Option<String>, AgentError> {
+        let injected = self
+            .prompts
+            .inject(phase, InjectionSide::System, base, &ctx.prompt)?;
         Ok((!injected.prompt.trim().is_empty()).then_some(injected.prompt))
     }
 
     /// `base` with the user-side injection rules of `phase` applied.
-    pub fn user_prompt(&self, phase: InjectionPhase, base: &str, ctx: &RoundContext) -> Result<String, mixseek_prompt::PromptError> {
-        Ok(self.prompts.inject(phase, InjectionSide::User, base, &ctx.prompt)?.prompt)
+    pub fn user_prompt(
+        &self,
+        phase: InjectionPhase,
+        base: &str,
+        ctx: &RoundContext,
+    ) -> Result<String, AgentError> {
+        Ok(self
+            .prompts
+            .inject(phase, InjectionSide::User, base, &ctx.prompt)?
+            .prompt)
     }
 }

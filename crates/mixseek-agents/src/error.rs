@@ -22,16 +22,20 @@ pub enum AgentError {
         agent: String,
         model: String,
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
 
     /// The leader's LLM call failed.
     #[error("leader call failed: {0}")]
-    Leader(#[source] LlmError),
+    Leader(#[source] Box<LlmError>),
 
     /// The leader kept sending invalid calls of one tool.
     #[error("Tool '{tool}' exceeded max retries count of {max_retries}: {last_error}")]
-    ToolRetries { tool: String, max_retries: u32, last_error: String },
+    ToolRetries {
+        tool: String,
+        max_retries: u32,
+        last_error: String,
+    },
 
     /// The leader answered without any text.
     #[error("the leader gave no final answer: {0}")]
@@ -39,7 +43,13 @@ pub enum AgentError {
 
     /// An injection rule or context problem while building a prompt.
     #[error("prompt error: {0}")]
-    Prompt(#[from] mixseek_prompt::PromptError),
+    Prompt(#[source] Box<mixseek_prompt::PromptError>),
+}
+
+impl From<mixseek_prompt::PromptError> for AgentError {
+    fn from(e: mixseek_prompt::PromptError) -> Self {
+        AgentError::Prompt(Box::new(e))
+    }
 }
 
 impl AgentError {

@@ -20,7 +20,10 @@ pub fn answer_json(message: &Message, model: &str, usage: &Usage) -> Value {
     let mut v = message_json(message);
     if let Some(obj) = v.as_object_mut() {
         obj.insert("model".into(), json!(model));
-        obj.insert("usage".into(), serde_json::to_value(usage).unwrap_or(Value::Null));
+        obj.insert(
+            "usage".into(),
+            serde_json::to_value(usage).unwrap_or(Value::Null),
+        );
     }
     v
 }
@@ -31,7 +34,12 @@ mod tests {
 
     #[test]
     fn answers_carry_model_and_usage() {
-        let u = Usage { input_tokens: 3, output_tokens: 2, requests: 1, ..Usage::default() };
+        let u = Usage {
+            input_tokens: 3,
+            output_tokens: 2,
+            requests: 1,
+            ..Usage::default()
+        };
         let v = answer_json(&Message::assistant("hi"), "mock:x", &u);
         assert_eq!(v["role"], "assistant");
         assert_eq!(v["content"], "hi");

@@ -4,14 +4,17 @@
 
 /// The default leader instruction, used when `[team.leader].system_instruction` is absent:
 /// one newline, the text, one final newline — passed as-is, as the original does.
-pub const DEFAULT_LEADER_INSTRUCTION: &str = concat!("\n", include_str!("../assets/leader_instruction.txt"));
+pub const DEFAULT_LEADER_INSTRUCTION: &str =
+    concat!("\n", include_str!("../assets/leader_instruction.txt"));
 
 /// The bundled `plain` member instruction (`plain.toml`).
 pub const DEFAULT_PLAIN_INSTRUCTION: &str = "あなたは親切で正確な情報を提供するアシスタントです。";
 /// The bundled `web_search` member instruction (`web-search.toml`).
-pub const DEFAULT_WEB_SEARCH_INSTRUCTION: &str = "あなたは最新情報を検索し、正確な分析を提供するリサーチエージェントです。";
+pub const DEFAULT_WEB_SEARCH_INSTRUCTION: &str =
+    "あなたは最新情報を検索し、正確な分析を提供するリサーチエージェントです。";
 /// The bundled `code_execution` member instruction (`code-exec.toml`).
-pub const DEFAULT_CODE_EXECUTION_INSTRUCTION: &str = "あなたはデータ分析とコード実行が可能なアシスタントです。";
+pub const DEFAULT_CODE_EXECUTION_INSTRUCTION: &str =
+    "あなたはデータ分析とコード実行が可能なアシスタントです。";
 
 /// The default instruction of a member type when its `system_instruction` is unset
 /// (`web_fetch` and `command` have none, as in the original).
@@ -29,7 +32,7 @@ pub fn default_member_instruction(agent_type: &str) -> &'static str {
 pub fn leader_instruction(configured: Option<&str>) -> String {
     match configured {
         None => DEFAULT_LEADER_INSTRUCTION.to_string(),
-        Some(s) if s.is_empty() => String::new(),
+        Some("") => String::new(),
         Some(s) if s.trim().is_empty() => {
             tracing::warn!("system_instruction is whitespace-only. Treating it as empty string.");
             String::new()
@@ -56,8 +59,14 @@ mod tests {
 
     #[test]
     fn leader_default_is_the_original_text_with_its_newlines() {
-        assert!(DEFAULT_LEADER_INSTRUCTION.starts_with("\nあなたは研究チームのリーダーエージェントです。\n"));
-        assert!(DEFAULT_LEADER_INSTRUCTION.ends_with("各Member Agentの詳細はToolの説明を参照してください。\n"));
+        assert!(
+            DEFAULT_LEADER_INSTRUCTION
+                .starts_with("\nあなたは研究チームのリーダーエージェントです。\n")
+        );
+        assert!(
+            DEFAULT_LEADER_INSTRUCTION
+                .ends_with("各Member Agentの詳細はToolの説明を参照してください。\n")
+        );
         assert!(!DEFAULT_LEADER_INSTRUCTION.ends_with("\n\n"));
         assert_eq!(DEFAULT_LEADER_INSTRUCTION.lines().count(), 11);
     }
@@ -72,9 +81,18 @@ mod tests {
 
     #[test]
     fn member_defaults_by_type() {
-        assert_eq!(default_member_instruction("plain"), DEFAULT_PLAIN_INSTRUCTION);
-        assert_eq!(default_member_instruction("web_search"), DEFAULT_WEB_SEARCH_INSTRUCTION);
-        assert_eq!(default_member_instruction("code_execution"), DEFAULT_CODE_EXECUTION_INSTRUCTION);
+        assert_eq!(
+            default_member_instruction("plain"),
+            DEFAULT_PLAIN_INSTRUCTION
+        );
+        assert_eq!(
+            default_member_instruction("web_search"),
+            DEFAULT_WEB_SEARCH_INSTRUCTION
+        );
+        assert_eq!(
+            default_member_instruction("code_execution"),
+            DEFAULT_CODE_EXECUTION_INSTRUCTION
+        );
         assert_eq!(default_member_instruction("web_fetch"), "");
     }
 

@@ -42,8 +42,15 @@ pub struct MemberTool {
 
 impl MemberTool {
     /// The tool of `agent` named `name` with `description` and one `task` argument.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, agent: Arc<dyn MemberAgent>) -> Self {
-        Self { spec: task_tool(name.into(), description.into()), agent }
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: Arc<dyn MemberAgent>,
+    ) -> Self {
+        Self {
+            spec: task_tool(name.into(), description.into()),
+            agent,
+        }
     }
 }
 
@@ -122,10 +129,19 @@ struct PendingCall {
 
 impl Leader {
     pub fn new(config: LeaderConfig, tools: Vec<MemberTool>, deps: AgentDeps) -> Self {
-        Self { config, tools, deps }
+        Self {
+            config,
+            tools,
+            deps,
+        }
     }
 
-    fn request(&self, system: &Option<String>, messages: &[Message], ctx: &RoundContext) -> ChatRequest {
+    fn request(
+        &self,
+        system: &Option<String>,
+        messages: &[Message],
+        ctx: &RoundContext,
+    ) -> ChatRequest {
         ChatRequest {
             system: system.clone(),
             messages: messages.to_vec(),
@@ -137,8 +153,18 @@ impl Leader {
         }
     }
 
-    async fn chat(&self, request: &ChatRequest, usage: &mut Usage, history: &mut Vec<serde_json::Value>) -> Result<(Message, Vec<ToolCall>), AgentError> {
-        let resp = self.config.model.chat(request).await.map_err(AgentError::Leader)?;
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        usage: &mut Usage,
+        history: &mut Vec<serde_json::Value>,
+    ) -> Result<(Message, Vec<ToolCall>), AgentError> {
+        let resp = self
+            .config
+            .model
+            .chat(request)
+            .await
+            .map_err(|e| AgentError::Leader(Box::new(e)))?;
         *usage += resp.usage;
         let assistant = Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
         history.push(answer_json(&assistant, &resp.model, &resp.usage));
@@ -147,7 +173,9 @@ impl Leader {
 
     /// Runs the leader on `prompt` (the rendered team prompt) in the round `ctx`.
     pub async fn run(&self, prompt: &str, ctx: &RoundContext) -> Result<LeaderOutcome, AgentError> {
-        let system = self.deps.system_prompt(InjectionPhase::Team, &self.config.instruction, ctx)?;
+        let system =
+            self.deps
+                .system_prompt(InjectionPhase::Team, &self.config.instruction, ctx)?;
         let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
         let mut messages = vec![Message::user(prompt)];
         history.push(message_json(&messages[0]));
@@ -163,7 +191,9 @@ impl Leader {
             }
             tool_rounds += 1;
             messages.push(assistant);
-            let results = self.run_calls(&calls, ctx, &mut submissions, &mut invalid_calls).await?;
+            let results = self
+                .run_calls(&calls, ctx, &mut submissions, &mut invalid_calls)
+                .await?;
             for (call, content) in calls.iter().zip(results) {
                 let msg = Message::tool_result(&call.id, &call.name, content);
                 history.push(message_json(&msg));
@@ -199,13 +229,23 @@ impl Leader {
                 None => Some(format!(
                     "Error: unknown tool `{}`. Available tools: {}",
                     call.name,
-                    self.tools.iter().map(|t| t.spec.name.as_str()).collect::<Vec<_>>().join(", ")
+                    self.tools
+                        .iter()
+                        .map(|t| t.spec.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
                 Some(tool) => match call.arguments.get("task").and_then(|t| t.as_str()) {
                     None => Some("Error: the `task` argument (a string) is required".to_string()),
-                    Some(t) if t.trim().is_empty() => Some(format!("Error: {EMPTY_TASK_TOOL_ERROR}")),
+                    Some(t) if t.trim().is_empty() => {
+                        Some(format!("Error: {EMPTY_TASK_TOOL_ERROR}"))
+                    }
                     Some(t) => {
-                        pending.push(PendingCall { index, task: t.to_string(), agent: tool.agent.clone() });
+                        pending.push(PendingCall {
+                            index,
+                            task: t.to_string(),
+                            agent: tool.agent.clone(),
+                        });
                         None
                     }
                 },
@@ -214,7 +254,11 @@ impl Leader {
                 let n = invalid_calls.entry(call.name.clone()).or_insert(0);
                 *n += 1;
                 if *n > self.config.max_retries {
-                    return Err(AgentError::ToolRetries { tool: call.name.clone(), max_retries: self.config.max_retries, last_error: err });
+                    return Err(AgentError::ToolRetries {
+                        tool: call.name.clone(),
+                        max_retries: self.config.max_retries,
+                        last_error: err,
+                    });
                 }
                 results[index] = Some(err);
             }
@@ -223,7 +267,10 @@ impl Leader {
         let mut set = tokio::task::JoinSet::new();
         let mut names: HashMap<usize, (String, String)> = HashMap::new();
         for p in pending {
-            names.insert(p.index, (p.agent.name().to_string(), p.agent.agent_type().to_string()));
+            names.insert(
+                p.index,
+                (p.agent.name().to_string(), p.agent.agent_type().to_string()),
+            );
             let semaphore = semaphore.clone();
             let ctx = ctx.clone();
             set.spawn(async move {
@@ -253,7 +300,8 @@ impl Leader {
         }
         // Panicked tasks: an ERROR submission and a tool error each.
         for (index, (name, agent_type)) in names {
-            let output = MemberOutput::error("the member task panicked", Usage::default(), Vec::new());
+            let output =
+                MemberOutput::error("the member task panicked", Usage::default(), Vec::new());
             results[index] = Some(tool_result_text(&name, &output));
             order.push(index);
             done.push(submission(name, agent_type, output, Utc::now(), 0));
@@ -273,14 +321,19 @@ fn log_member(name: &str, output: &MemberOutput, elapsed_ms: u64) {
             error = output.error_message.as_deref().unwrap_or(""),
             "member failed; the leader gets a tool error"
         ),
-        _ => tracing::debug!(member = name, execution_time_ms = elapsed_ms, status = ?output.status, "member finished"),
+        _ => {
+            tracing::debug!(member = name, execution_time_ms = elapsed_ms, status = ?output.status, "member finished")
+        }
     }
 }
 
 /// What the leader reads for a member's output.
 fn tool_result_text(name: &str, output: &MemberOutput) -> String {
     match output.status {
-        MemberStatus::Error => format!("Error: member `{name}` failed: {}", output.error_message.as_deref().unwrap_or("unknown error")),
+        MemberStatus::Error => format!(
+            "Error: member `{name}` failed: {}",
+            output.error_message.as_deref().unwrap_or("unknown error")
+        ),
         MemberStatus::Warning => match &output.error_message {
             Some(w) => format!("{}\n\n[warning: {w}]", output.content),
             None => output.content.clone(),
@@ -289,7 +342,13 @@ fn tool_result_text(name: &str, output: &MemberOutput) -> String {
     }
 }
 
-fn submission(agent_name: String, agent_type: String, output: MemberOutput, timestamp: chrono::DateTime<Utc>, elapsed_ms: u64) -> MemberSubmission {
+fn submission(
+    agent_name: String,
+    agent_type: String,
+    output: MemberOutput,
+    timestamp: chrono::DateTime<Utc>,
+    elapsed_ms: u64,
+) -> MemberSubmission {
     MemberSubmission {
         agent_name,
         agent_type,
@@ -323,5 +382,12 @@ fn finish(
         };
         return Err(AgentError::NoAnswer(why));
     }
-    Ok(LeaderOutcome { submission: text, messages, member_submissions, leader_usage, tool_rounds, hit_tool_round_limit })
+    Ok(LeaderOutcome {
+        submission: text,
+        messages,
+        member_submissions,
+        leader_usage,
+        tool_rounds,
+        hit_tool_round_limit,
+    })
 }

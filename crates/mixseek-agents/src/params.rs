@@ -32,13 +32,22 @@ mod tests {
 
     #[test]
     fn only_set_values_are_passed() {
-        let p = generation_params(Some(0.2), Some(10), None, Some(-1), Some(&["END".to_string()]));
+        let p = generation_params(
+            Some(0.2),
+            Some(10),
+            None,
+            Some(-1),
+            Some(&["END".to_string()]),
+        );
         assert_eq!(p.temperature, Some(0.2));
         assert_eq!(p.max_tokens, Some(10));
         assert_eq!(p.top_p, None);
         assert_eq!(p.seed, Some(u64::MAX));
         assert_eq!(p.stop, vec!["END".to_string()]);
-        assert_eq!(generation_params(None, None, None, None, None), GenerationParams::default());
+        assert_eq!(
+            generation_params(None, None, None, None, None),
+            GenerationParams::default()
+        );
         assert_eq!(request_timeout(Some(0)), None);
         assert_eq!(request_timeout(Some(5)), Some(Duration::from_secs(5)));
     }

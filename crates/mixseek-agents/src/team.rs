@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 /// Every problem of a team's members that can be found without building anything (types,
 /// provider-native tools, commands). For preflight.
 pub fn check_team(settings: &TeamSettings) -> Vec<AgentError> {
-    settings.members.iter().filter_map(|m| check_member(m).err()).collect()
+    settings
+        .members
+        .iter()
+        .filter_map(|m| check_member(m).err())
+        .collect()
 }
 
 /// A team ready to play rounds.
@@ -29,7 +33,11 @@ impl TeamAgents {
     /// A team from settings whose members are resolved; `member_dirs[i]` is the folder of
     /// the file that defined member `i` (missing entries: none).
     pub fn new(settings: TeamSettings, member_dirs: Vec<Option<PathBuf>>, deps: AgentDeps) -> Self {
-        Self { settings, member_dirs, deps }
+        Self {
+            settings,
+            member_dirs,
+            deps,
+        }
     }
 
     /// A team as loaded by `mixseek_config::load::load_team`: referenced members run in their
@@ -61,19 +69,36 @@ impl TeamAgents {
         for (i, m) in s.members.iter().enumerate() {
             let dir = self.member_dirs.get(i).cloned().flatten();
             let agent = build_member(m, &self.deps, dir.as_deref())?;
-            tools.push(MemberTool::new(m.effective_tool_name(), m.effective_tool_description(), agent));
+            tools.push(MemberTool::new(
+                m.effective_tool_name(),
+                m.effective_tool_description(),
+                agent,
+            ));
         }
         let l = &s.leader;
         let model = self
             .deps
             .registry
             .model_with_fallbacks(&l.model, &l.fallback_models)
-            .map_err(|source| AgentError::Model { agent: "leader".into(), model: l.model.clone(), source })?;
-        let instruction = join_system(&leader_instruction(l.system_instruction.as_deref()), l.system_prompt.as_deref());
+            .map_err(|e| AgentError::Model {
+                agent: "leader".into(),
+                model: l.model.clone(),
+                source: Box::new(e),
+            })?;
+        let instruction = join_system(
+            &leader_instruction(l.system_instruction.as_deref()),
+            l.system_prompt.as_deref(),
+        );
         let config = LeaderConfig {
             model,
             instruction,
-            params: generation_params(l.temperature, l.max_tokens, l.top_p, l.seed, l.stop_sequences.as_deref()),
+            params: generation_params(
+                l.temperature,
+                l.max_tokens,
+                l.top_p,
+                l.seed,
+                l.stop_sequences.as_deref(),
+            ),
             request_timeout: request_timeout(Some(l.timeout_seconds)),
             max_tool_rounds: s.max_tool_rounds(),
             max_concurrent_members: usize::try_from(s.max_members()).unwrap_or(1),
@@ -83,7 +108,11 @@ impl TeamAgents {
     }
 
     /// Plays one round: fresh agents, the leader run on `prompt` in `ctx`.
-    pub async fn run_round(&self, prompt: &str, ctx: &RoundContext) -> Result<LeaderOutcome, AgentError> {
+    pub async fn run_round(
+        &self,
+        prompt: &str,
+        ctx: &RoundContext,
+    ) -> Result<LeaderOutcome, AgentError> {
         self.build_leader()?.run(prompt, ctx).await
     }
 }

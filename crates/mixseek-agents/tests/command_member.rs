@@ -49,7 +49,10 @@ fn member(timeout: Option<u64>) -> MemberSettings {
 }
 
 fn agent_dir() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("agentdir").tempdir().expect("tempdir");
+    let dir = tempfile::Builder::new()
+        .prefix("agentdir")
+        .tempdir()
+        .expect("tempdir");
     write_agent(dir.path());
     dir
 }
@@ -60,9 +63,26 @@ async fn the_program_gets_task_context_and_tool_settings_and_its_usage_counts() 
     let m = build_member(&member(None), &deps(mock_registry()), Some(dir.path())).expect("build");
     let out = m.execute("hello", &ctx()).await;
     assert_eq!(out.status, MemberStatus::Success, "{:?}", out.error_message);
-    let cwd = dir.path().file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
-    assert_eq!(out.content, format!("hello | exec-42 | alpha | Alpha Team | 2 | Semiconductor industry | ja | secret-sauce | {cwd}"));
-    assert_eq!((out.usage.input_tokens, out.usage.output_tokens, out.usage.requests), (7, 3, 1));
+    let cwd = dir
+        .path()
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        out.content,
+        format!(
+            "hello | exec-42 | alpha | Alpha Team | 2 | Semiconductor industry | ja | secret-sauce | {cwd}"
+        )
+    );
+    assert_eq!(
+        (
+            out.usage.input_tokens,
+            out.usage.output_tokens,
+            out.usage.requests
+        ),
+        (7, 3, 1)
+    );
     assert_eq!(out.messages[0]["answer"]["status"], "success");
 }
 
@@ -74,35 +94,72 @@ async fn failures_become_error_outputs_with_the_reason() {
 
     let out = m.execute("fail", &c).await;
     assert_eq!(out.status, MemberStatus::Error);
-    assert_eq!(out.error_message.as_deref(), Some("`python3` exited with status 3; stderr: something broke"));
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some("`python3` exited with status 3; stderr: something broke")
+    );
     assert_eq!(out.content, "");
 
     let out = m.execute("garbage", &c).await;
     assert_eq!(out.status, MemberStatus::Error);
-    assert!(out.error_message.as_deref().is_some_and(|e| e.contains("did not print a JSON answer")), "{:?}", out.error_message);
+    assert!(
+        out.error_message
+            .as_deref()
+            .is_some_and(|e| e.contains("did not print a JSON answer")),
+        "{:?}",
+        out.error_message
+    );
 
     let out = m.execute("report-error", &c).await;
-    assert_eq!((out.status, out.error_message.as_deref()), (MemberStatus::Error, Some("no data for that")));
+    assert_eq!(
+        (out.status, out.error_message.as_deref()),
+        (MemberStatus::Error, Some("no data for that"))
+    );
 
     let out = m.execute("warn", &c).await;
-    assert_eq!((out.status, out.content.as_str(), out.error_message.as_deref()), (MemberStatus::Warning, "partial", Some("only half")));
+    assert_eq!(
+        (
+            out.status,
+            out.content.as_str(),
+            out.error_message.as_deref()
+        ),
+        (MemberStatus::Warning, "partial", Some("only half"))
+    );
 
     let out = m.execute("   ", &c).await;
-    assert_eq!(out.error_message.as_deref(), Some(mixseek_agents::member::EMPTY_TASK));
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some(mixseek_agents::member::EMPTY_TASK)
+    );
 
-    let missing: MemberSettings = toml::from_str("name = \"x\"\ntype = \"command\"\ncommand = [\"/definitely/not/here\"]").expect("m");
-    let out = build_member(&missing, &deps(mock_registry()), None).expect("build").execute("t", &c).await;
-    assert!(out.error_message.as_deref().is_some_and(|e| e.starts_with("cannot start `/definitely/not/here`")), "{:?}", out.error_message);
+    let missing: MemberSettings =
+        toml::from_str("name = \"x\"\ntype = \"command\"\ncommand = [\"/definitely/not/here\"]")
+            .expect("m");
+    let out = build_member(&missing, &deps(mock_registry()), None)
+        .expect("build")
+        .execute("t", &c)
+        .await;
+    assert!(
+        out.error_message
+            .as_deref()
+            .is_some_and(|e| e.starts_with("cannot start `/definitely/not/here`")),
+        "{:?}",
+        out.error_message
+    );
 }
 
 #[tokio::test]
 async fn a_program_over_its_time_limit_is_killed() {
     let dir = agent_dir();
-    let m = build_member(&member(Some(1)), &deps(mock_registry()), Some(dir.path())).expect("build");
+    let m =
+        build_member(&member(Some(1)), &deps(mock_registry()), Some(dir.path())).expect("build");
     let started = std::time::Instant::now();
     let out = m.execute("sleep", &ctx()).await;
     assert_eq!(out.status, MemberStatus::Error);
-    assert_eq!(out.error_message.as_deref(), Some("`python3` did not answer within 1 s and was killed"));
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some("`python3` did not answer within 1 s and was killed")
+    );
     assert!(started.elapsed().as_secs() < 10);
 }
 
@@ -110,10 +167,15 @@ async fn a_program_over_its_time_limit_is_killed() {
 async fn a_leader_delegates_to_a_command_member_in_its_file_folder() {
     let dir = agent_dir();
     let leader = FakeLlm::openai().await;
-    leader.push(Reply::ToolCalls(vec![("delegate_to_py".into(), json!({"task": "hello"})), ("delegate_to_py".into(), json!({"task": "fail"}))]));
+    leader.push(Reply::ToolCalls(vec![
+        ("delegate_to_py".into(), json!({"task": "hello"})),
+        ("delegate_to_py".into(), json!({"task": "fail"})),
+    ]));
     leader.push(Reply::text("combined"));
     let reg = registry(&[("lead", &leader, Wire::OpenAi)]);
-    let mut team = common::team("[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"lead:x\"\n");
+    let mut team = common::team(
+        "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"lead:x\"\n",
+    );
     team.members.push(member(None));
     let agents = TeamAgents::new(team, vec![Some(dir.path().to_path_buf())], deps(reg));
     let out = agents.run_round("p", &ctx()).await.expect("round");
@@ -127,6 +189,14 @@ async fn a_leader_delegates_to_a_command_member_in_its_file_folder() {
         .filter(|m| m["role"] == "tool")
         .filter_map(|m| m["content"].as_str().map(str::to_string))
         .collect();
-    assert!(tool_results[0].starts_with("hello | exec-42 | alpha"), "{}", tool_results[0]);
-    assert!(tool_results[1].starts_with("Error: member `py` failed: `python3` exited with status 3"), "{}", tool_results[1]);
+    assert!(
+        tool_results[0].starts_with("hello | exec-42 | alpha"),
+        "{}",
+        tool_results[0]
+    );
+    assert!(
+        tool_results[1].starts_with("Error: member `py` failed: `python3` exited with status 3"),
+        "{}",
+        tool_results[1]
+    );
 }

@@ -30,32 +30,68 @@ system_instruction = "You are B."
 "#;
 
 fn calls(list: &[(&str, &str)]) -> Reply {
-    Reply::ToolCalls(list.iter().map(|(n, t)| (n.to_string(), json!({"task": t}))).collect())
+    Reply::ToolCalls(
+        list.iter()
+            .map(|(n, t)| (n.to_string(), json!({"task": t})))
+            .collect(),
+    )
 }
 
 #[tokio::test]
 async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
     let leader = FakeLlm::openai().await;
     let members = FakeLlm::openai().await;
-    leader.push(calls(&[("delegate_to_a", "t1"), ("ask_b", "t2"), ("delegate_to_a", "t3")]));
+    leader.push(calls(&[
+        ("delegate_to_a", "t1"),
+        ("ask_b", "t2"),
+        ("delegate_to_a", "t3"),
+    ]));
     leader.push(Reply::text("the final report"));
-    members.set_default(Reply::delayed(Duration::from_millis(400), Reply::text("member answer")));
-    let reg = registry(&[("lead", &leader, Wire::OpenAi), ("mem", &members, Wire::OpenAi)]);
+    members.set_default(Reply::delayed(
+        Duration::from_millis(400),
+        Reply::text("member answer"),
+    ));
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
     let team = agents(TWO_MEMBERS, reg);
 
-    let out = team.run_round("the team prompt", &ctx()).await.expect("round");
+    let out = team
+        .run_round("the team prompt", &ctx())
+        .await
+        .expect("round");
 
     assert_eq!(out.submission, "the final report");
-    assert_eq!(members.max_concurrent(), 3, "the three member calls were in flight together");
+    assert_eq!(
+        members.max_concurrent(),
+        3,
+        "the three member calls were in flight together"
+    );
     assert_eq!(out.tool_rounds, 1);
     assert!(!out.hit_tool_round_limit);
-    let names: Vec<&str> = out.member_submissions.iter().map(|s| s.agent_name.as_str()).collect();
+    let names: Vec<&str> = out
+        .member_submissions
+        .iter()
+        .map(|s| s.agent_name.as_str())
+        .collect();
     assert_eq!(names, ["a", "b", "a"]);
     for s in &out.member_submissions {
         assert_eq!(s.status, MemberStatus::Success);
         assert_eq!(s.content, "member answer");
-        assert_eq!((s.usage.input_tokens, s.usage.output_tokens, s.usage.requests), (USAGE_INPUT, USAGE_OUTPUT, 1));
-        assert!(s.execution_time_ms.is_some_and(|ms| ms >= 400), "{:?}", s.execution_time_ms);
+        assert_eq!(
+            (
+                s.usage.input_tokens,
+                s.usage.output_tokens,
+                s.usage.requests
+            ),
+            (USAGE_INPUT, USAGE_OUTPUT, 1)
+        );
+        assert!(
+            s.execution_time_ms.is_some_and(|ms| ms >= 400),
+            "{:?}",
+            s.execution_time_ms
+        );
         assert!(s.all_messages.as_ref().is_some_and(|m| m.len() >= 2));
     }
     assert_eq!(out.member_usage().input_tokens, 3 * USAGE_INPUT);
@@ -64,39 +100,104 @@ async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
     // The leader saw the tools and then the results, answering each call id in order.
     let reqs = leader.requests();
     assert_eq!(reqs.len(), 2);
-    let tools: Vec<&str> = reqs[0].body["tools"].as_array().expect("tools").iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    let tools: Vec<&str> = reqs[0].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
     assert_eq!(tools, ["delegate_to_a", "ask_b"]);
-    assert_eq!(reqs[0].body["tools"][1]["function"]["description"], "Ask B about anything");
-    assert_eq!(reqs[0].body["tools"][0]["function"]["parameters"]["required"], json!(["task"]));
+    assert_eq!(
+        reqs[0].body["tools"][1]["function"]["description"],
+        "Ask B about anything"
+    );
+    assert_eq!(
+        reqs[0].body["tools"][0]["function"]["parameters"]["required"],
+        json!(["task"])
+    );
     let second = messages(&reqs[1].body);
     let tool_msgs: Vec<(&str, &str)> = second
         .iter()
         .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap_or(""), m["content"].as_str().unwrap_or("")))
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or(""),
+                m["content"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
-    assert_eq!(tool_msgs, [("call_0_0", "member answer"), ("call_0_1", "member answer"), ("call_0_2", "member answer")]);
+    assert_eq!(
+        tool_msgs,
+        [
+            ("call_0_0", "member answer"),
+            ("call_0_1", "member answer"),
+            ("call_0_2", "member answer")
+        ]
+    );
 
     // Members got their task as the user message and their instruction plus the injected
     // domain context and language as the system prompt.
     let member_reqs = members.requests();
-    let b_req = member_reqs.iter().find(|r| r.body["model"] == "gpt-b").expect("b called");
+    let b_req = member_reqs
+        .iter()
+        .find(|r| r.body["model"] == "gpt-b")
+        .expect("b called");
     let b_system = system_of(&b_req.body);
     assert!(b_system.starts_with("You are B."), "{b_system}");
-    assert!(b_system.contains("## Domain Context\nSemiconductor industry"), "{b_system}");
+    assert!(
+        b_system.contains("## Domain Context\nSemiconductor industry"),
+        "{b_system}"
+    );
     assert!(b_system.contains("Japanese"), "{b_system}");
-    assert_eq!(messages(&b_req.body).last().map(|m| m["content"].clone()), Some(json!("t2")));
-    let a_system = system_of(&member_reqs.iter().find(|r| r.body["model"] == "gpt-a").expect("a").body);
-    assert!(a_system.starts_with("あなたは親切で正確な情報を提供するアシスタントです。"), "plain default: {a_system}");
+    assert_eq!(
+        messages(&b_req.body).last().map(|m| m["content"].clone()),
+        Some(json!("t2"))
+    );
+    let a_system = system_of(
+        &member_reqs
+            .iter()
+            .find(|r| r.body["model"] == "gpt-a")
+            .expect("a")
+            .body,
+    );
+    assert!(
+        a_system.starts_with("あなたは親切で正確な情報を提供するアシスタントです。"),
+        "plain default: {a_system}"
+    );
 
     // The leader: the default instruction (as-is) plus the team-phase injections.
     let lead_system = system_of(&reqs[0].body);
-    assert!(lead_system.starts_with("\nあなたは研究チームのリーダーエージェントです。"), "{lead_system}");
-    assert!(lead_system.contains("## Domain Context\nSemiconductor industry"), "{lead_system}");
-    assert_eq!(messages(&reqs[0].body).last().map(|m| m["content"].clone()), Some(json!("the team prompt")));
+    assert!(
+        lead_system.starts_with("\nあなたは研究チームのリーダーエージェントです。"),
+        "{lead_system}"
+    );
+    assert!(
+        lead_system.contains("## Domain Context\nSemiconductor industry"),
+        "{lead_system}"
+    );
+    assert_eq!(
+        messages(&reqs[0].body).last().map(|m| m["content"].clone()),
+        Some(json!("the team prompt"))
+    );
 
     // History: system, user, assistant (tool calls), three tool results, assistant.
-    let roles: Vec<&str> = out.messages.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "tool", "tool", "assistant"]);
+    let roles: Vec<&str> = out
+        .messages
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "tool",
+            "assistant"
+        ]
+    );
     assert_eq!(out.messages[2]["usage"]["input_tokens"], USAGE_INPUT);
 }
 
@@ -104,11 +205,24 @@ async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
 async fn max_concurrent_members_bounds_parallel_calls() {
     let leader = FakeLlm::openai().await;
     let members = FakeLlm::openai().await;
-    leader.push(calls(&[("delegate_to_a", "t1"), ("ask_b", "t2"), ("delegate_to_a", "t3")]));
+    leader.push(calls(&[
+        ("delegate_to_a", "t1"),
+        ("ask_b", "t2"),
+        ("delegate_to_a", "t3"),
+    ]));
     leader.push(Reply::text("done"));
-    members.set_default(Reply::delayed(Duration::from_millis(300), Reply::text("ok")));
-    let reg = registry(&[("lead", &leader, Wire::OpenAi), ("mem", &members, Wire::OpenAi)]);
-    let team = agents(&TWO_MEMBERS.replace("max_concurrent_members = 3", "max_concurrent_members = 2"), reg);
+    members.set_default(Reply::delayed(
+        Duration::from_millis(300),
+        Reply::text("ok"),
+    ));
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
+    let team = agents(
+        &TWO_MEMBERS.replace("max_concurrent_members = 3", "max_concurrent_members = 2"),
+        reg,
+    );
     let out = team.run_round("p", &ctx()).await.expect("round");
     assert_eq!(out.member_submissions.len(), 3);
     assert_eq!(members.max_concurrent(), 2);
@@ -124,21 +238,42 @@ async fn a_failing_member_is_a_tool_error_and_an_error_submission_not_a_failed_r
     members.set_default(Reply::text("fine"));
     let broken = FakeLlm::openai().await;
     broken.set_default(Reply::status(400, "model overloaded with nonsense"));
-    let reg = registry(&[("lead", &leader, Wire::OpenAi), ("mem", &members, Wire::OpenAi), ("broken", &broken, Wire::OpenAi)]);
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+        ("broken", &broken, Wire::OpenAi),
+    ]);
     let toml_src = TWO_MEMBERS.replace("model = \"mem:gpt-a\"", "model = \"broken:gpt-a\"");
-    let out = agents(&toml_src, reg).run_round("p", &ctx()).await.expect("the round survives");
+    let out = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect("the round survives");
 
     assert_eq!(out.submission, "answer despite a failure");
     let a = &out.member_submissions[0];
-    assert_eq!((a.agent_name.as_str(), a.status), ("a", MemberStatus::Error));
+    assert_eq!(
+        (a.agent_name.as_str(), a.status),
+        ("a", MemberStatus::Error)
+    );
     assert_eq!(a.content, "");
     let err = a.error_message.clone().unwrap_or_default();
-    assert!(err.contains("HTTP 400") && err.contains("model overloaded with nonsense"), "{err}");
+    assert!(
+        err.contains("HTTP 400") && err.contains("model overloaded with nonsense"),
+        "{err}"
+    );
     assert_eq!(out.member_submissions[1].status, MemberStatus::Success);
 
     let second = messages(&leader.requests()[1].body);
-    let results: Vec<String> = second.iter().filter(|m| m["role"] == "tool").filter_map(|m| m["content"].as_str().map(str::to_string)).collect();
-    assert!(results[0].starts_with("Error: member `a` failed:"), "{}", results[0]);
+    let results: Vec<String> = second
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        results[0].starts_with("Error: member `a` failed:"),
+        "{}",
+        results[0]
+    );
     assert_eq!(results[1], "fine");
 }
 
@@ -146,30 +281,60 @@ async fn a_failing_member_is_a_tool_error_and_an_error_submission_not_a_failed_r
 async fn max_tool_rounds_ends_the_loop_and_asks_for_the_final_answer() {
     let leader = FakeLlm::openai().await;
     let members = FakeLlm::openai().await;
-    leader.script([calls(&[("delegate_to_a", "1")]), calls(&[("delegate_to_a", "2")])]);
+    leader.script([
+        calls(&[("delegate_to_a", "1")]),
+        calls(&[("delegate_to_a", "2")]),
+    ]);
     leader.push(Reply::text("final after the limit"));
     members.set_default(Reply::text("ok"));
-    let reg = registry(&[("lead", &leader, Wire::OpenAi), ("mem", &members, Wire::OpenAi)]);
-    let toml_src = TWO_MEMBERS.replace("max_concurrent_members = 3", "max_concurrent_members = 3\nmax_tool_rounds = 2");
-    let out = agents(&toml_src, reg).run_round("p", &ctx()).await.expect("round");
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
+    let toml_src = TWO_MEMBERS.replace(
+        "max_concurrent_members = 3",
+        "max_concurrent_members = 3\nmax_tool_rounds = 2",
+    );
+    let out = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect("round");
 
     assert_eq!(out.submission, "final after the limit");
     assert!(out.hit_tool_round_limit);
     assert_eq!(out.tool_rounds, 2);
     assert_eq!(out.member_submissions.len(), 2);
     let reqs = leader.requests();
-    assert_eq!(reqs.len(), 3, "two tool turns, then the final-answer request");
+    assert_eq!(
+        reqs.len(),
+        3,
+        "two tool turns, then the final-answer request"
+    );
     let last = messages(&reqs[2].body);
-    assert_eq!(last.last().map(|m| (m["role"].clone(), m["content"].clone())), Some((json!("user"), json!(final_answer_request(2)))));
-    assert!(messages(&reqs[1].body).iter().all(|m| m["content"] != json!(final_answer_request(2))));
+    assert_eq!(
+        last.last()
+            .map(|m| (m["role"].clone(), m["content"].clone())),
+        Some((json!("user"), json!(final_answer_request(2))))
+    );
+    assert!(
+        messages(&reqs[1].body)
+            .iter()
+            .all(|m| m["content"] != json!(final_answer_request(2)))
+    );
 
     // A leader that still only calls tools after the limit gives no answer: the run fails,
     // and the tools it asked for are not run.
     let stubborn = FakeLlm::openai().await;
     stubborn.set_default(calls(&[("delegate_to_a", "again")]));
     let members2 = FakeLlm::openai().await;
-    let reg = registry(&[("lead", &stubborn, Wire::OpenAi), ("mem", &members2, Wire::OpenAi)]);
-    let err = agents(&toml_src, reg).run_round("p", &ctx()).await.expect_err("no answer");
+    let reg = registry(&[
+        ("lead", &stubborn, Wire::OpenAi),
+        ("mem", &members2, Wire::OpenAi),
+    ]);
+    let err = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect_err("no answer");
     assert!(matches!(err, AgentError::NoAnswer(_)), "{err}");
     assert_eq!((stubborn.request_count(), members2.request_count()), (3, 2));
 }
@@ -178,25 +343,59 @@ async fn max_tool_rounds_ends_the_loop_and_asks_for_the_final_answer() {
 async fn blank_tasks_and_unknown_tools_are_tool_errors_until_max_retries() {
     let leader = FakeLlm::openai().await;
     let members = FakeLlm::openai().await;
-    leader.push(Reply::ToolCalls(vec![("delegate_to_a".into(), json!({"task": "  "})), ("no_such_tool".into(), json!({"task": "x"}))]));
+    leader.push(Reply::ToolCalls(vec![
+        ("delegate_to_a".into(), json!({"task": "  "})),
+        ("no_such_tool".into(), json!({"task": "x"})),
+    ]));
     leader.push(Reply::text("ok then"));
-    let reg = registry(&[("lead", &leader, Wire::OpenAi), ("mem", &members, Wire::OpenAi)]);
-    let out = agents(TWO_MEMBERS, reg.clone()).run_round("p", &ctx()).await.expect("round");
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
+    let out = agents(TWO_MEMBERS, reg.clone())
+        .run_round("p", &ctx())
+        .await
+        .expect("round");
     assert_eq!(out.submission, "ok then");
     assert!(out.member_submissions.is_empty());
     assert_eq!(members.request_count(), 0);
     let second = messages(&leader.requests()[1].body);
-    let results: Vec<&str> = second.iter().filter(|m| m["role"] == "tool").filter_map(|m| m["content"].as_str()).collect();
+    let results: Vec<&str> = second
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
     assert_eq!(results[0], "Error: Task cannot be empty");
-    assert!(results[1].starts_with("Error: unknown tool `no_such_tool`. Available tools: delegate_to_a, ask_b"), "{}", results[1]);
+    assert!(
+        results[1].starts_with(
+            "Error: unknown tool `no_such_tool`. Available tools: delegate_to_a, ask_b"
+        ),
+        "{}",
+        results[1]
+    );
 
     // The same invalid call more than max_retries (1) times fails the run.
     let leader2 = FakeLlm::openai().await;
-    leader2.set_default(Reply::ToolCalls(vec![("delegate_to_a".into(), json!({"task": ""}))]));
-    let reg2 = registry(&[("lead", &leader2, Wire::OpenAi), ("mem", &members, Wire::OpenAi)]);
-    let toml_src = TWO_MEMBERS.replace("model = \"lead:gpt-leader\"", "model = \"lead:gpt-leader\"\nmax_retries = 1");
-    let err = agents(&toml_src, reg2).run_round("p", &ctx()).await.expect_err("too many invalid calls");
-    assert!(matches!(err, AgentError::ToolRetries { ref tool, max_retries: 1, .. } if tool == "delegate_to_a"), "{err}");
+    leader2.set_default(Reply::ToolCalls(vec![(
+        "delegate_to_a".into(),
+        json!({"task": ""}),
+    )]));
+    let reg2 = registry(&[
+        ("lead", &leader2, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
+    let toml_src = TWO_MEMBERS.replace(
+        "model = \"lead:gpt-leader\"",
+        "model = \"lead:gpt-leader\"\nmax_retries = 1",
+    );
+    let err = agents(&toml_src, reg2)
+        .run_round("p", &ctx())
+        .await
+        .expect_err("too many invalid calls");
+    assert!(
+        matches!(err, AgentError::ToolRetries { ref tool, max_retries: 1, .. } if tool == "delegate_to_a"),
+        "{err}"
+    );
     assert_eq!(leader2.request_count(), 2);
 }
 
@@ -205,10 +404,13 @@ async fn a_leader_failure_fails_the_run() {
     let leader = FakeLlm::openai().await;
     leader.push(Reply::status(401, "bad key"));
     let reg = registry(&[("lead", &leader, Wire::OpenAi)]);
-    let err = agents("[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"lead:x\"\n", reg)
-        .run_round("p", &ctx())
-        .await
-        .expect_err("leader failed");
+    let err = agents(
+        "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"lead:x\"\n",
+        reg,
+    )
+    .run_round("p", &ctx())
+    .await
+    .expect_err("leader failed");
     assert!(matches!(err, AgentError::Leader(_)), "{err}");
     assert!(!err.is_transient());
 }
@@ -248,18 +450,40 @@ name = "writer"
 type = "plain"
 model = "mock:writer"
 "#;
-    let out = agents(toml_src, mock_registry()).run_round("Explain tokio", &ctx()).await.expect("mock round");
-    let names: Vec<&str> = out.member_submissions.iter().map(|s| s.agent_name.as_str()).collect();
+    let out = agents(toml_src, mock_registry())
+        .run_round("Explain tokio", &ctx())
+        .await
+        .expect("mock round");
+    let names: Vec<&str> = out
+        .member_submissions
+        .iter()
+        .map(|s| s.agent_name.as_str())
+        .collect();
     assert_eq!(names, ["analyst", "writer"]);
-    assert!(out.member_submissions.iter().all(|s| s.status == MemberStatus::Success && s.usage.input_tokens > 0));
-    assert!(out.submission.contains("[mock answer from mock:leader]"), "{}", out.submission);
-    assert!(out.submission.contains("delegate_to_analyst"), "{}", out.submission);
+    assert!(
+        out.member_submissions
+            .iter()
+            .all(|s| s.status == MemberStatus::Success && s.usage.input_tokens > 0)
+    );
+    assert!(
+        out.submission.contains("[mock answer from mock:leader]"),
+        "{}",
+        out.submission
+    );
+    assert!(
+        out.submission.contains("delegate_to_analyst"),
+        "{}",
+        out.submission
+    );
 }
 
 #[tokio::test]
 async fn unusable_member_types_fail_the_round_at_build_time() {
     let toml_src = "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"openai:gpt-4o\"\n";
-    let err = agents(toml_src, mock_registry()).run_round("p", &ctx()).await.expect_err("refused");
+    let err = agents(toml_src, mock_registry())
+        .run_round("p", &ctx())
+        .await
+        .expect_err("refused");
     assert!(err.to_string().contains("provider `openai`"), "{err}");
     assert_eq!(mixseek_agents::check_team(&common::team(toml_src)).len(), 1);
 }

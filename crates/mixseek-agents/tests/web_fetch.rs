@@ -32,7 +32,11 @@ impl Site {
             async move {
                 h.fetch_add(1, Ordering::SeqCst);
                 match req.path.as_str() {
-                    "/page" => HttpResponse { status: 200, headers: vec![("content-type".into(), "text/html; charset=utf-8".into())], body: PAGE.into() },
+                    "/page" => HttpResponse {
+                        status: 200,
+                        headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+                        body: PAGE.into(),
+                    },
                     "/big" => HttpResponse::text(200, "a".repeat(100_000)),
                     "/slow" => {
                         tokio::time::sleep(Duration::from_secs(5)).await;
@@ -40,11 +44,20 @@ impl Site {
                     }
                     "/redirect" => HttpResponse::text(302, "").with_header("location", "/page"),
                     "/to-localhost" => {
-                        let port = req.header("host").and_then(|h| h.rsplit(':').next()).unwrap_or("80").to_string();
-                        HttpResponse::text(302, "").with_header("location", &format!("http://localhost:{port}/page"))
+                        let port = req
+                            .header("host")
+                            .and_then(|h| h.rsplit(':').next())
+                            .unwrap_or("80")
+                            .to_string();
+                        HttpResponse::text(302, "")
+                            .with_header("location", &format!("http://localhost:{port}/page"))
                     }
                     "/loop" => HttpResponse::text(302, "").with_header("location", "/loop"),
-                    "/binary" => HttpResponse { status: 200, headers: vec![("content-type".into(), "image/png".into())], body: vec![0u8, 1, 2].into() },
+                    "/binary" => HttpResponse {
+                        status: 200,
+                        headers: vec![("content-type".into(), "image/png".into())],
+                        body: vec![0u8, 1, 2].into(),
+                    },
                     _ => HttpResponse::text(404, "not found"),
                 }
             }
@@ -62,7 +75,10 @@ impl Site {
 }
 
 fn open() -> FetchSettings {
-    FetchSettings { allow_private_network: true, ..FetchSettings::default() }
+    FetchSettings {
+        allow_private_network: true,
+        ..FetchSettings::default()
+    }
 }
 
 #[tokio::test]
@@ -70,25 +86,63 @@ async fn private_and_loopback_addresses_are_refused_by_default() {
     let site = Site::start().await;
     let closed = FetchSettings::default();
     let port = site.server.addr().port();
-    for url in [site.url("/page"), format!("http://localhost:{port}/page"), format!("http://[::1]:{port}/page"), "http://10.1.2.3/x".into(), "http://169.254.169.254/latest/meta-data".into()] {
+    for url in [
+        site.url("/page"),
+        format!("http://localhost:{port}/page"),
+        format!("http://[::1]:{port}/page"),
+        "http://10.1.2.3/x".into(),
+        "http://169.254.169.254/latest/meta-data".into(),
+    ] {
         let err = fetch(&url, &closed).await.expect_err("refused");
-        assert!(matches!(err, FetchError::PrivateAddress { .. }), "{url}: {err}");
-        assert!(err.to_string().contains("allow_private_network = true"), "{err}");
+        assert!(
+            matches!(err, FetchError::PrivateAddress { .. }),
+            "{url}: {err}"
+        );
+        assert!(
+            err.to_string().contains("allow_private_network = true"),
+            "{err}"
+        );
     }
     assert_eq!(site.hits(), 0, "nothing reached the server");
     for url in ["file:///etc/passwd", "ftp://example.com/x", "gopher://x"] {
-        assert!(matches!(fetch(url, &closed).await, Err(FetchError::Scheme { .. })), "{url}");
+        assert!(
+            matches!(fetch(url, &closed).await, Err(FetchError::Scheme { .. })),
+            "{url}"
+        );
     }
-    assert!(matches!(fetch("not a url", &closed).await, Err(FetchError::InvalidUrl { .. })));
-    let only_page = FetchSettings { allowed_domains: vec!["example.org".into()], ..open() };
-    assert!(matches!(fetch(&site.url("/page"), &only_page).await, Err(FetchError::Domain { .. })));
-    let blocked = FetchSettings { blocked_domains: vec!["127.0.0.1".into()], ..open() };
-    assert!(matches!(fetch(&site.url("/page"), &blocked).await, Err(FetchError::Domain { .. })));
+    assert!(matches!(
+        fetch("not a url", &closed).await,
+        Err(FetchError::InvalidUrl { .. })
+    ));
+    let only_page = FetchSettings {
+        allowed_domains: vec!["example.org".into()],
+        ..open()
+    };
+    assert!(matches!(
+        fetch(&site.url("/page"), &only_page).await,
+        Err(FetchError::Domain { .. })
+    ));
+    let blocked = FetchSettings {
+        blocked_domains: vec!["127.0.0.1".into()],
+        ..open()
+    };
+    assert!(matches!(
+        fetch(&site.url("/page"), &blocked).await,
+        Err(FetchError::Domain { .. })
+    ));
     assert_eq!(site.hits(), 0);
     // Every redirect hop is checked again: the first hop is allowed, the redirect target is not.
-    let only_ip = FetchSettings { allowed_domains: vec!["127.0.0.1".into()], ..open() };
-    let err = fetch(&site.url("/to-localhost"), &only_ip).await.expect_err("second hop refused");
-    assert!(matches!(err, FetchError::Domain { ref host, .. } if host == "localhost"), "{err}");
+    let only_ip = FetchSettings {
+        allowed_domains: vec!["127.0.0.1".into()],
+        ..open()
+    };
+    let err = fetch(&site.url("/to-localhost"), &only_ip)
+        .await
+        .expect_err("second hop refused");
+    assert!(
+        matches!(err, FetchError::Domain { ref host, .. } if host == "localhost"),
+        "{err}"
+    );
     assert_eq!(site.hits(), 1);
 }
 
@@ -97,10 +151,15 @@ async fn pages_are_fetched_as_text_with_their_title() {
     let site = Site::start().await;
     let page = fetch(&site.url("/page"), &open()).await.expect("page");
     assert_eq!(page.title.as_deref(), Some("Chip News"));
-    assert_eq!(page.text, "# Fab output\n\nOutput rose 5&percnt; & prices fell.");
+    assert_eq!(
+        page.text,
+        "# Fab output\n\nOutput rose 5&percnt; & prices fell."
+    );
     assert_eq!(page.content_type, "text/html");
     assert!(!page.truncated);
-    let redirected = fetch(&site.url("/redirect"), &open()).await.expect("redirect followed");
+    let redirected = fetch(&site.url("/redirect"), &open())
+        .await
+        .expect("redirect followed");
     assert_eq!(redirected.url, site.url("/page"));
     assert_eq!(redirected.title.as_deref(), Some("Chip News"));
 }
@@ -108,26 +167,52 @@ async fn pages_are_fetched_as_text_with_their_title() {
 #[tokio::test]
 async fn size_time_and_redirect_limits_hold() {
     let site = Site::start().await;
-    let small = FetchSettings { max_bytes: 1000, ..open() };
+    let small = FetchSettings {
+        max_bytes: 1000,
+        ..open()
+    };
     let page = fetch(&site.url("/big"), &small).await.expect("cut");
     assert_eq!(page.text.len(), 1000);
     assert!(page.truncated);
-    assert!(page.to_tool_result().ends_with("[truncated: the page is longer than the fetch limit]"));
+    assert!(
+        page.to_tool_result()
+            .ends_with("[truncated: the page is longer than the fetch limit]")
+    );
 
-    let few_chars = FetchSettings { max_chars: 100, ..open() };
+    let few_chars = FetchSettings {
+        max_chars: 100,
+        ..open()
+    };
     let page = fetch(&site.url("/big"), &few_chars).await.expect("cut");
     assert_eq!((page.text.len(), page.truncated), (100, true));
 
-    let quick = FetchSettings { timeout: Duration::from_millis(500), ..open() };
+    let quick = FetchSettings {
+        timeout: Duration::from_millis(500),
+        ..open()
+    };
     let started = Instant::now();
-    let err = fetch(&site.url("/slow"), &quick).await.expect_err("timeout");
+    let err = fetch(&site.url("/slow"), &quick)
+        .await
+        .expect_err("timeout");
     assert!(matches!(err, FetchError::Timeout { .. }), "{err}");
     assert!(started.elapsed() < Duration::from_secs(3));
 
-    let few_hops = FetchSettings { max_redirects: 3, ..open() };
-    assert!(matches!(fetch(&site.url("/loop"), &few_hops).await, Err(FetchError::TooManyRedirects { max: 3, .. })));
-    assert!(matches!(fetch(&site.url("/binary"), &open()).await, Err(FetchError::UnsupportedContent { .. })));
-    assert!(matches!(fetch(&site.url("/missing"), &open()).await, Err(FetchError::Status { status: 404, .. })));
+    let few_hops = FetchSettings {
+        max_redirects: 3,
+        ..open()
+    };
+    assert!(matches!(
+        fetch(&site.url("/loop"), &few_hops).await,
+        Err(FetchError::TooManyRedirects { max: 3, .. })
+    ));
+    assert!(matches!(
+        fetch(&site.url("/binary"), &open()).await,
+        Err(FetchError::UnsupportedContent { .. })
+    ));
+    assert!(matches!(
+        fetch(&site.url("/missing"), &open()).await,
+        Err(FetchError::Status { status: 404, .. })
+    ));
 }
 
 #[test]
@@ -138,31 +223,57 @@ fn settings_come_from_the_member_table() {
     .expect("member");
     let s = FetchSettings::from_member(&m);
     assert!(s.allow_private_network);
-    assert_eq!((s.max_uses, s.max_chars, s.max_bytes, s.timeout), (2, 200, 4096, Duration::from_secs(3)));
+    assert_eq!(
+        (s.max_uses, s.max_chars, s.max_bytes, s.timeout),
+        (2, 200, 4096, Duration::from_secs(3))
+    );
     assert_eq!(s.blocked_domains, ["example.com"]);
-    assert_eq!(FetchSettings::from_member(&MemberSettings::default()), FetchSettings::default());
+    assert_eq!(
+        FetchSettings::from_member(&MemberSettings::default()),
+        FetchSettings::default()
+    );
 }
 
 fn fetch_member(extra: &str) -> MemberSettings {
-    toml::from_str(&format!("name = \"reader\"\ntype = \"web_fetch\"\nmodel = \"llm:x\"\n{extra}")).expect("member")
+    toml::from_str(&format!(
+        "name = \"reader\"\ntype = \"web_fetch\"\nmodel = \"llm:x\"\n{extra}"
+    ))
+    .expect("member")
 }
 
 #[tokio::test]
 async fn the_member_fetches_what_the_model_asks_for() {
     let site = Site::start().await;
     let llm = FakeLlm::openai().await;
-    llm.push(Reply::tool_call("fetch_url", json!({"url": site.url("/page")})));
+    llm.push(Reply::tool_call(
+        "fetch_url",
+        json!({"url": site.url("/page")}),
+    ));
     llm.push(Reply::text("Output rose 5%."));
-    let m = build_member(&fetch_member("allow_private_network = true"), &deps(registry(&[("llm", &llm, Wire::OpenAi)])), None).expect("build");
+    let m = build_member(
+        &fetch_member("allow_private_network = true"),
+        &deps(registry(&[("llm", &llm, Wire::OpenAi)])),
+        None,
+    )
+    .expect("build");
     let out = m.execute("What happened to fab output?", &ctx()).await;
-    assert_eq!((out.status, out.content.as_str()), (MemberStatus::Success, "Output rose 5%."));
+    assert_eq!(
+        (out.status, out.content.as_str()),
+        (MemberStatus::Success, "Output rose 5%.")
+    );
     assert_eq!(out.usage.requests, 2);
     let reqs = llm.requests();
     assert_eq!(reqs[0].body["tools"][0]["function"]["name"], "fetch_url");
-    let tool = messages(&reqs[1].body).into_iter().find(|m| m["role"] == "tool").expect("tool result");
+    let tool = messages(&reqs[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .expect("tool result");
     assert_eq!(
         tool["content"],
-        format!("URL: {}\nTitle: Chip News\nContent-Type: text/html\n\n# Fab output\n\nOutput rose 5&percnt; & prices fell.", site.url("/page"))
+        format!(
+            "URL: {}\nTitle: Chip News\nContent-Type: text/html\n\n# Fab output\n\nOutput rose 5&percnt; & prices fell.",
+            site.url("/page")
+        )
     );
     assert_eq!(site.hits(), 1);
 }
@@ -171,13 +282,29 @@ async fn the_member_fetches_what_the_model_asks_for() {
 async fn the_member_reports_refusals_to_the_model_and_stops_at_max_uses() {
     let site = Site::start().await;
     let llm = FakeLlm::openai().await;
-    llm.push(Reply::tool_call("fetch_url", json!({"url": site.url("/page")})));
+    llm.push(Reply::tool_call(
+        "fetch_url",
+        json!({"url": site.url("/page")}),
+    ));
     llm.push(Reply::text("I could not read it."));
-    let m = build_member(&fetch_member(""), &deps(registry(&[("llm", &llm, Wire::OpenAi)])), None).expect("build");
+    let m = build_member(
+        &fetch_member(""),
+        &deps(registry(&[("llm", &llm, Wire::OpenAi)])),
+        None,
+    )
+    .expect("build");
     let out = m.execute("read it", &ctx()).await;
     assert_eq!(out.status, MemberStatus::Success);
-    let tool = messages(&llm.requests()[1].body).into_iter().find(|m| m["role"] == "tool").expect("tool result");
-    assert!(tool["content"].as_str().is_some_and(|c| c.starts_with("Error: refused to fetch") && c.contains("loopback")), "{tool}");
+    let tool = messages(&llm.requests()[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .expect("tool result");
+    assert!(
+        tool["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("Error: refused to fetch") && c.contains("loopback")),
+        "{tool}"
+    );
     assert_eq!(site.hits(), 0);
 
     // max_uses = 1: the second fetch of a turn is refused and the final answer is asked for.
@@ -197,7 +324,18 @@ async fn the_member_reports_refusals_to_the_model_and_stops_at_max_uses() {
     assert_eq!(out.content, "done");
     assert_eq!(site.hits(), 1);
     let second = messages(&llm.requests()[1].body);
-    let tools: Vec<&str> = second.iter().filter(|m| m["role"] == "tool").filter_map(|m| m["content"].as_str()).collect();
-    assert!(tools[1].starts_with("Error: fetch limit reached (1 fetches per task)"), "{}", tools[1]);
-    assert_eq!(second.last().map(|m| m["content"].clone()), Some(json!(FINAL_ANSWER_REQUEST)));
+    let tools: Vec<&str> = second
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        tools[1].starts_with("Error: fetch limit reached (1 fetches per task)"),
+        "{}",
+        tools[1]
+    );
+    assert_eq!(
+        second.last().map(|m| m["content"].clone()),
+        Some(json!(FINAL_ANSWER_REQUEST))
+    );
 }

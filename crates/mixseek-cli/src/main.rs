@@ -6,6 +6,7 @@ mod context;
 mod error;
 mod logging;
 mod output;
+mod progress;
 mod textwidth;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -52,6 +53,8 @@ enum Command {
     Exec(commands::exec::Args),
     /// Run one team through its rounds with evaluation and judgment, without a store (development/testing)
     Team(commands::team::Args),
+    /// Score one submission with the evaluator's metrics (weights, scores, comments, overall score)
+    Evaluate(commands::evaluate::Args),
     /// Show or validate a configuration
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
@@ -67,6 +70,10 @@ enum Command {
     Export(commands::reports::ExportArgs),
     /// Write a self-contained HTML report of an execution
     Report(commands::reports::ReportArgs),
+    /// Send one request to a model (check a key, a base URL or a local server)
+    Llm(commands::llm::Args),
+    /// Render prompts exactly as a run would, or list template variables
+    Prompt(commands::prompt::Args),
     /// Print shell completions
     Completions {
         /// The shell
@@ -125,6 +132,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Init(a) => commands::init::run(a, ctx).await,
         Command::Exec(a) => commands::exec::run(a, ctx).await,
         Command::Team(a) => commands::team::run(a, ctx).await,
+        Command::Evaluate(a) => commands::evaluate::run(a, ctx).await,
         Command::Config(c) => commands::config::run(c, ctx).await,
         Command::Leaderboard(a) => commands::reports::run_leaderboard(a, ctx).await,
         Command::Executions(a) => commands::reports::run_executions(a, ctx).await,
@@ -132,6 +140,8 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Show(a) => commands::reports::run_show(a, ctx).await,
         Command::Export(a) => commands::reports::run_export(a, ctx).await,
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
+        Command::Llm(a) => commands::llm::run(a, ctx).await,
+        Command::Prompt(a) => commands::prompt::run(a, ctx).await,
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "mixseek", &mut std::io::stdout());

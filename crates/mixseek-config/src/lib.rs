@@ -38,3 +38,4 @@ pub use team::{Instruction, LeaderSettings, MemberSettings, TeamSettings};
 pub use workspace::{PathError, Workspace, WorkspaceSource};
 pub mod preflight;
 pub use preflight::{CheckStatus, PreflightReport};
+pub mod docs;

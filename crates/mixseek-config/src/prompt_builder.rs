@@ -78,7 +78,12 @@ pub const DEFAULT_USER_SEPARATOR: &str = "\n\n";
 /// Names of the built-in injection rules, highest priority first. A
 /// `[[prompt_builder.injections]]` entry with one of these names overrides only the keys it
 /// sets (e.g. `enabled = false`, another `priority`, fewer `phases`, a `when`, a new `text`).
-pub const BUILTIN_RULES: &[&str] = &["language_preference", "domain_context", "system_prompt_suffix", "prompt_suffix"];
+pub const BUILTIN_RULES: &[&str] = &[
+    "language_preference",
+    "domain_context",
+    "system_prompt_suffix",
+    "prompt_suffix",
+];
 
 /// Example zones quoted by every invalid-zone message.
 pub const TIMEZONE_EXAMPLES: &str = "Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'";
@@ -100,7 +105,9 @@ pub fn parse_time_zone(name: &str) -> Option<chrono_tz::Tz> {
 }
 
 /// The agent phases whose prompts injection rules can extend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum InjectionPhase {
     /// The team leader (its system instruction and the rendered `team_user_prompt`).
@@ -114,8 +121,12 @@ pub enum InjectionPhase {
 }
 
 impl InjectionPhase {
-    pub const ALL: [InjectionPhase; 4] =
-        [InjectionPhase::Team, InjectionPhase::Member, InjectionPhase::Evaluator, InjectionPhase::Judgment];
+    pub const ALL: [InjectionPhase; 4] = [
+        InjectionPhase::Team,
+        InjectionPhase::Member,
+        InjectionPhase::Evaluator,
+        InjectionPhase::Judgment,
+    ];
 
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -177,7 +188,9 @@ impl InjectionTarget {
     pub fn side(&self) -> InjectionSide {
         use InjectionTarget::*;
         match self {
-            System | TeamSystem | MemberSystem | EvaluatorSystem | JudgmentSystem => InjectionSide::System,
+            System | TeamSystem | MemberSystem | EvaluatorSystem | JudgmentSystem => {
+                InjectionSide::System
+            }
             User | TeamUser | MemberUser | EvaluatorUser | JudgmentUser => InjectionSide::User,
         }
     }
@@ -227,7 +240,15 @@ pub struct InjectionRuleSettings {
 
 impl Default for InjectionRuleSettings {
     fn default() -> Self {
-        Self { name: String::new(), priority: None, target: None, phases: None, when: None, text: None, enabled: true }
+        Self {
+            name: String::new(),
+            priority: None,
+            target: None,
+            phases: None,
+            when: None,
+            text: None,
+            enabled: true,
+        }
     }
 }
 
@@ -252,18 +273,27 @@ impl InjectionRuleSettings {
                 );
             }
             if self.text.is_none() {
-                issues.error(prefix, "text", format!("injection rule `{}` has no text", self.name));
+                issues.error(
+                    prefix,
+                    "text",
+                    format!("injection rule `{}` has no text", self.name),
+                );
             }
         }
-        if let Some(text) = &self.text {
-            if is_blank(text) {
-                issues.error(prefix, "text", "text cannot be empty");
-            }
+        if let Some(text) = &self.text
+            && is_blank(text)
+        {
+            issues.error(prefix, "text", "text cannot be empty");
         }
-        if let Some(when) = &self.when {
-            if is_blank(when) {
-                issues.error_hint(prefix, "when", "when cannot be empty", "remove `when` to apply the rule always");
-            }
+        if let Some(when) = &self.when
+            && is_blank(when)
+        {
+            issues.error_hint(
+                prefix,
+                "when",
+                "when cannot be empty",
+                "remove `when` to apply the rule always",
+            );
         }
         if let Some(phases) = &self.phases {
             if phases.is_empty() {
@@ -273,15 +303,18 @@ impl InjectionRuleSettings {
                     "phases cannot be empty",
                     "list at least one of team, member, evaluator, judgment, or use `enabled = false`",
                 );
-            } else if let Some(phase) = self.target.and_then(|t| t.phase()) {
-                if !phases.contains(&phase) {
-                    issues.error_hint(
-                        prefix,
-                        "phases",
-                        format!("target names phase `{}` but phases does not include it", phase.as_str()),
-                        "use a plain `system` / `user` target with `phases`, or drop `phases`",
-                    );
-                }
+            } else if let Some(phase) = self.target.and_then(|t| t.phase())
+                && !phases.contains(&phase)
+            {
+                issues.error_hint(
+                    prefix,
+                    "phases",
+                    format!(
+                        "target names phase `{}` but phases does not include it",
+                        phase.as_str()
+                    ),
+                    "use a plain `system` / `user` target with `phases`, or drop `phases`",
+                );
             }
         }
     }
@@ -345,15 +378,15 @@ impl PromptBuilderSettings {
                 issues.error(prefix, key, format!("{key} cannot be empty"));
             }
         }
-        if let Some(tz) = &self.timezone {
-            if parse_time_zone(tz).is_none() {
-                issues.error_hint(
-                    prefix,
-                    "timezone",
-                    format!("Invalid timezone in [prompt_builder] timezone: {tz}"),
-                    format!("IANA zone names are case-sensitive. {TIMEZONE_EXAMPLES}"),
-                );
-            }
+        if let Some(tz) = &self.timezone
+            && parse_time_zone(tz).is_none()
+        {
+            issues.error_hint(
+                prefix,
+                "timezone",
+                format!("Invalid timezone in [prompt_builder] timezone: {tz}"),
+                format!("IANA zone names are case-sensitive. {TIMEZONE_EXAMPLES}"),
+            );
         }
         let mut seen: Vec<&str> = Vec::new();
         for (i, rule) in self.injections.iter().enumerate() {
@@ -387,7 +420,11 @@ impl PromptBuilderSettings {
 }
 
 fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
 }
 
 #[cfg(test)]
@@ -395,7 +432,11 @@ mod tests {
     use super::*;
 
     fn keys(issues: &Issues) -> Vec<String> {
-        issues.items.iter().map(|i| format!("{}: {}", i.key, i.message)).collect()
+        issues
+            .items
+            .iter()
+            .map(|i| format!("{}: {}", i.key, i.message))
+            .collect()
     }
 
     #[test]
@@ -404,7 +445,11 @@ mod tests {
         let mut issues = Issues::default();
         s.validate("prompt_builder", &mut issues);
         assert!(issues.is_empty(), "{:?}", keys(&issues));
-        for t in [&s.team_user_prompt, &s.evaluator_user_prompt, &s.judgment_user_prompt] {
+        for t in [
+            &s.team_user_prompt,
+            &s.evaluator_user_prompt,
+            &s.judgment_user_prompt,
+        ] {
             assert!(t.starts_with("---\n"));
             assert!(t.ends_with("}}\n") && !t.ends_with("\n\n"));
         }
@@ -438,16 +483,38 @@ mod tests {
 
     #[test]
     fn timezone_must_be_an_iana_name() {
-        for bad in ["asia/tokyo", "JST-9", ":Asia/Tokyo", "", "/etc/localtime", "Invalid/Timezone"] {
-            let s = PromptBuilderSettings { timezone: Some(bad.into()), ..Default::default() };
+        for bad in [
+            "asia/tokyo",
+            "JST-9",
+            ":Asia/Tokyo",
+            "",
+            "/etc/localtime",
+            "Invalid/Timezone",
+        ] {
+            let s = PromptBuilderSettings {
+                timezone: Some(bad.into()),
+                ..Default::default()
+            };
             let mut issues = Issues::default();
             s.validate("prompt_builder", &mut issues);
             assert_eq!(issues.len(), 1, "{bad:?}");
-            assert_eq!(issues.items[0].message, format!("Invalid timezone in [prompt_builder] timezone: {bad}"));
-            assert!(issues.items[0].hint.as_deref().unwrap_or("").contains("'Asia/Tokyo'"));
+            assert_eq!(
+                issues.items[0].message,
+                format!("Invalid timezone in [prompt_builder] timezone: {bad}")
+            );
+            assert!(
+                issues.items[0]
+                    .hint
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("'Asia/Tokyo'")
+            );
         }
         for good in ["UTC", "GMT", "Etc/GMT-9", "Asia/Tokyo", "America/New_York"] {
-            let s = PromptBuilderSettings { timezone: Some(good.into()), ..Default::default() };
+            let s = PromptBuilderSettings {
+                timezone: Some(good.into()),
+                ..Default::default()
+            };
             let mut issues = Issues::default();
             s.validate("prompt_builder", &mut issues);
             assert!(issues.is_empty(), "{good}");
@@ -480,9 +547,15 @@ mod tests {
         assert_eq!(s.timezone.as_deref(), Some("Asia/Tokyo"));
         assert_eq!(s.injections.len(), 3);
         assert_eq!(s.injections[0].target, Some(InjectionTarget::System));
-        assert_eq!(s.injections[0].phases, Some(vec![InjectionPhase::Team, InjectionPhase::Member]));
+        assert_eq!(
+            s.injections[0].phases,
+            Some(vec![InjectionPhase::Team, InjectionPhase::Member])
+        );
         assert!(s.injections[1].is_builtin() && !s.injections[1].enabled);
-        assert_eq!(s.injections[2].target.map(|t| (t.phase(), t.side())), Some((Some(InjectionPhase::Judgment), InjectionSide::User)));
+        assert_eq!(
+            s.injections[2].target.map(|t| (t.phase(), t.side())),
+            Some((Some(InjectionPhase::Judgment), InjectionSide::User))
+        );
         assert_eq!(s.team_user_prompt, DEFAULT_TEAM_USER_PROMPT);
         let mut issues = Issues::default();
         s.validate("prompt_builder", &mut issues);
@@ -493,7 +566,10 @@ mod tests {
     fn malformed_injection_rules_are_reported() {
         let s = PromptBuilderSettings {
             injections: vec![
-                InjectionRuleSettings { name: "a".into(), ..Default::default() },
+                InjectionRuleSettings {
+                    name: "a".into(),
+                    ..Default::default()
+                },
                 InjectionRuleSettings {
                     name: "a".into(),
                     target: Some(InjectionTarget::TeamUser),
@@ -502,8 +578,15 @@ mod tests {
                     when: Some(String::new()),
                     ..Default::default()
                 },
-                InjectionRuleSettings { name: " ".into(), ..Default::default() },
-                InjectionRuleSettings { name: "off".into(), enabled: false, ..Default::default() },
+                InjectionRuleSettings {
+                    name: " ".into(),
+                    ..Default::default()
+                },
+                InjectionRuleSettings {
+                    name: "off".into(),
+                    enabled: false,
+                    ..Default::default()
+                },
             ],
             ..Default::default()
         };

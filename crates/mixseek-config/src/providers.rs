@@ -151,8 +151,8 @@ impl ProviderSettings {
 }
 
 /// Validates a whole `[providers]` table: each entry, plus the rules that depend on the
-/// name (a new provider needs `base_url`; `mock` and the unsupported original prefixes
-/// cannot be redefined).
+/// name (a new provider needs `base_url`; the unsupported original prefixes cannot be
+/// defined; `[providers.mock]` may only tune limits and retries).
 pub fn validate_providers(
     providers: &BTreeMap<String, ProviderSettings>,
     prefix: &str,
@@ -173,11 +173,24 @@ pub fn validate_providers(
             );
             continue;
         }
-        if name == "mock" || name == "google-vertex" || name == "grok-responses" {
+        if name == "google-vertex" || name == "grok-responses" {
             issues.error(
                 prefix,
                 name,
                 format!("`{name}` is reserved and cannot be configured"),
+            );
+            continue;
+        }
+        if name == "mock"
+            && (settings.kind.is_some()
+                || settings.base_url.is_some()
+                || settings.api_key_env.is_some())
+        {
+            issues.error_hint(
+                prefix,
+                name,
+                "the offline mock provider has no endpoint: kind, base_url and api_key_env do not apply",
+                "keep only limits and retry keys in [providers.mock]",
             );
             continue;
         }
@@ -309,7 +322,7 @@ mod tests {
     #[test]
     fn a_new_provider_needs_a_base_url_and_sane_limits() {
         let t: BTreeMap<String, ProviderSettings> =
-            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\n[x]\nbase_url = \"localhost\"\n")
+            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\nbase_url = \"http://x\"\n[x]\nbase_url = \"localhost\"\n[grok-responses]\n")
                 .expect("parse");
         let mut issues = Issues::default();
         validate_providers(&t, "providers", &mut issues);
@@ -318,6 +331,13 @@ mod tests {
         assert!(keys.contains(&"providers.vllm.max_in_flight"), "{keys:?}");
         assert!(keys.contains(&"providers.mock"), "{keys:?}");
         assert!(keys.contains(&"providers.x.base_url"), "{keys:?}");
+        assert!(keys.contains(&"providers.grok-responses"), "{keys:?}");
+        // Limits of the mock provider may be tuned.
+        let ok: BTreeMap<String, ProviderSettings> =
+            toml::from_str("[mock]\nmax_attempts = 2\n").expect("parse");
+        let mut issues = Issues::default();
+        validate_providers(&ok, "providers", &mut issues);
+        assert!(issues.is_empty(), "{:?}", issues.items);
     }
 
     #[test]

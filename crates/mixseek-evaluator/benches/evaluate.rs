@@ -24,21 +24,47 @@ fn settings(max_concurrent: Option<u32>) -> EvaluatorSettings {
         .map(|n| MetricSettings {
             name: n.to_string(),
             weight: Some(0.25),
-            system_instruction: (*n == "Novelty").then(|| "Rate the novelty of the submission.".to_string()),
+            system_instruction: (*n == "Novelty")
+                .then(|| "Rate the novelty of the submission.".to_string()),
             ..Default::default()
         })
         .collect();
-    EvaluatorSettings { default_model: "openai:judge".into(), metrics, max_concurrent_metrics: max_concurrent, ..Default::default() }
+    EvaluatorSettings {
+        default_model: "openai:judge".into(),
+        metrics,
+        max_concurrent_metrics: max_concurrent,
+        ..Default::default()
+    }
 }
 
 fn evaluator(fake: &FakeLlm, max_concurrent: Option<u32>) -> Evaluator {
     let mut providers = BTreeMap::new();
-    providers.insert("openai".to_string(), ProviderSettings { max_attempts: 1, ..ProviderSettings::default() });
+    providers.insert(
+        "openai".to_string(),
+        ProviderSettings {
+            max_attempts: 1,
+            ..ProviderSettings::default()
+        },
+    );
     let url = fake.base_url();
-    let env = Env::from_map([("OPENAI_API_KEY", "sk-bench-0123456789abcdef"), ("OPENAI_BASE_URL", url.as_str())]);
-    let registry = ModelRegistry::new(RegistryConfig::new().with_providers(providers).with_env(env)).expect("registry");
-    let prompts = PromptBuilder::with_zone(&PromptBuilderSettings::default(), chrono_tz::Tz::UTC).expect("prompt builder");
-    Evaluator::new(settings(max_concurrent), Arc::new(registry), Arc::new(prompts)).expect("evaluator")
+    let env = Env::from_map([
+        ("OPENAI_API_KEY", "sk-bench-0123456789abcdef"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ]);
+    let registry = ModelRegistry::new(
+        RegistryConfig::new()
+            .with_providers(providers)
+            .with_env(env),
+    )
+    .expect("registry");
+    let prompts = PromptBuilder::with_zone(&PromptBuilderSettings::default(), chrono_tz::Tz::UTC)
+        .expect("prompt builder");
+    Evaluator::new(
+        settings(max_concurrent),
+        Arc::new(registry),
+        Arc::new(prompts),
+    )
+    .expect("evaluator")
 }
 
 struct Stats {
@@ -50,7 +76,10 @@ struct Stats {
 async fn measure(ev: &Evaluator, iterations: u32) -> Stats {
     let request = EvaluationRequest {
         team_id: Some("bench".into()),
-        ..EvaluationRequest::new("Explain the borrow checker.", "It checks references at compile time.")
+        ..EvaluationRequest::new(
+            "Explain the borrow checker.",
+            "It checks references at compile time.",
+        )
     };
     // Warm-up: connections, schema compilation.
     ev.evaluate(&request).await.expect("warm-up evaluation");
@@ -70,7 +99,14 @@ async fn measure(ev: &Evaluator, iterations: u32) -> Stats {
 }
 
 fn report(label: &str, s: &Stats, latency: Option<Duration>) {
-    let ratio = latency.map(|l| format!("  = {:.2} × judge latency", s.mean.as_secs_f64() / l.as_secs_f64())).unwrap_or_default();
+    let ratio = latency
+        .map(|l| {
+            format!(
+                "  = {:.2} × judge latency",
+                s.mean.as_secs_f64() / l.as_secs_f64()
+            )
+        })
+        .unwrap_or_default();
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,
@@ -86,12 +122,27 @@ async fn main() {
     let slow = FakeLlm::openai().await;
     slow.set_default(Reply::delayed(LATENCY, Reply::Auto));
     let concurrent = measure(&evaluator(&slow, None), 20).await;
-    report("4 metrics, 100 ms judges, concurrent (default)", &concurrent, Some(LATENCY));
-    assert!(slow.max_concurrent() >= 4, "the 4 metrics should be in flight together");
+    report(
+        "4 metrics, 100 ms judges, concurrent (default)",
+        &concurrent,
+        Some(LATENCY),
+    );
+    assert!(
+        slow.max_concurrent() >= 4,
+        "the 4 metrics should be in flight together"
+    );
     let sequential = measure(&evaluator(&slow, Some(1)), 5).await;
-    report("4 metrics, 100 ms judges, max_concurrent_metrics = 1", &sequential, Some(LATENCY));
+    report(
+        "4 metrics, 100 ms judges, max_concurrent_metrics = 1",
+        &sequential,
+        Some(LATENCY),
+    );
 
     let fast = FakeLlm::openai().await;
     let overhead = measure(&evaluator(&fast, None), 200).await;
-    report("4 metrics, zero-latency fake server (overhead)", &overhead, None);
+    report(
+        "4 metrics, zero-latency fake server (overhead)",
+        &overhead,
+        None,
+    );
 }

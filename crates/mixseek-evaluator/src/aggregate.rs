@@ -55,7 +55,11 @@ pub fn median(scores: &[f64]) -> Option<f64> {
     let mut v = scores.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 /// Spread of a set of scores.
@@ -73,7 +77,11 @@ impl Spread {
         let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
         let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let var = scores.iter().map(|s| (s - m).powi(2)).sum::<f64>() / scores.len() as f64;
-        Some(Self { min, max, stdev: var.sqrt() })
+        Some(Self {
+            min,
+            max,
+            stdev: var.sqrt(),
+        })
     }
 
     /// Agreement of judges on a 0..=100 scale: `1 - (max - min) / 100`, in `0..=1` (1: every
@@ -103,7 +111,10 @@ mod tests {
         let s = Spread::of(&[80.0, 90.0]).expect("spread");
         assert_eq!((s.min, s.max, s.stdev), (80.0, 90.0, 5.0));
         assert!((s.agreement() - 0.9).abs() < 1e-12);
-        assert_eq!(Spread::of(&[42.0]).map(|s| (s.stdev, s.agreement())), Some((0.0, 1.0)));
+        assert_eq!(
+            Spread::of(&[42.0]).map(|s| (s.stdev, s.agreement())),
+            Some((0.0, 1.0))
+        );
         assert_eq!(Spread::of(&[]), None);
     }
 }

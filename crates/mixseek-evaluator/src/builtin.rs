@@ -173,17 +173,38 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     fn sha(s: &str) -> String {
-        Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+        Sha256::digest(s.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     #[test]
     fn instructions_are_byte_exact() {
-        assert_eq!(sha(CLARITY_COHERENCE), "dd72e02a1e23ab5444508be001eeff7c96c0f360052243298a1d97cbb713797a");
-        assert_eq!(sha(COVERAGE), "1c6394f19bc0327dbc4840f466f24ad8792784abff510e46f6d23d31aab77244");
-        assert_eq!(sha(RELEVANCE), "2eb7b9bc2b48951d9faf20f711237c1798d6ce66f1dc990c74402f573e181d61");
-        assert_eq!(sha(LLM_PLAIN), "18227abddc070c3ac2cfe3eae3bead9d3230ecfb8d3bf457d222e789c9d748cb");
-        assert_eq!((CLARITY_COHERENCE.chars().count(), COVERAGE.chars().count()), (827, 860));
-        assert_eq!((RELEVANCE.chars().count(), LLM_PLAIN.chars().count()), (819, 414));
+        assert_eq!(
+            sha(CLARITY_COHERENCE),
+            "dd72e02a1e23ab5444508be001eeff7c96c0f360052243298a1d97cbb713797a"
+        );
+        assert_eq!(
+            sha(COVERAGE),
+            "1c6394f19bc0327dbc4840f466f24ad8792784abff510e46f6d23d31aab77244"
+        );
+        assert_eq!(
+            sha(RELEVANCE),
+            "2eb7b9bc2b48951d9faf20f711237c1798d6ce66f1dc990c74402f573e181d61"
+        );
+        assert_eq!(
+            sha(LLM_PLAIN),
+            "18227abddc070c3ac2cfe3eae3bead9d3230ecfb8d3bf457d222e789c9d748cb"
+        );
+        assert_eq!(
+            (CLARITY_COHERENCE.chars().count(), COVERAGE.chars().count()),
+            (827, 860)
+        );
+        assert_eq!(
+            (RELEVANCE.chars().count(), LLM_PLAIN.chars().count()),
+            (819, 414)
+        );
     }
 
     #[test]

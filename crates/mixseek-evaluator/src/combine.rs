@@ -10,7 +10,9 @@ use serde_json::{Map, Value, json};
 
 fn spread_json(scores: &[f64]) -> Value {
     match Spread::of(scores) {
-        Some(s) => json!({"n": scores.len(), "scores": scores, "min": round2(s.min), "max": round2(s.max), "stdev": round2(s.stdev)}),
+        Some(s) => {
+            json!({"n": scores.len(), "scores": scores, "min": round2(s.min), "max": round2(s.max), "stdev": round2(s.stdev)})
+        }
         None => Value::Null,
     }
 }
@@ -25,9 +27,23 @@ fn representative<'a>(answers: &[&'a JudgeAnswer], score: f64) -> &'a str {
 
 /// Combines `answers` (any order) of the judges `judges` (configured order) into the metric's
 /// score. `samples` is the number of answers asked from each judge.
-pub fn combine(name: &str, judges: &[String], samples: u32, aggregate: Aggregate, answers: &[JudgeAnswer]) -> MetricScore {
+pub fn combine(
+    name: &str,
+    judges: &[String],
+    samples: u32,
+    aggregate: Aggregate,
+    answers: &[JudgeAnswer],
+) -> MetricScore {
     let mut sorted: Vec<&JudgeAnswer> = answers.iter().collect();
-    sorted.sort_by_key(|a| (judges.iter().position(|j| *j == a.judge).unwrap_or(usize::MAX), a.sample));
+    sorted.sort_by_key(|a| {
+        (
+            judges
+                .iter()
+                .position(|j| *j == a.judge)
+                .unwrap_or(usize::MAX),
+            a.sample,
+        )
+    });
     if sorted.len() == 1 {
         let a = sorted[0];
         return MetricScore::new(name, round2(a.score), py_trim(&a.evaluator_comment));
@@ -72,7 +88,10 @@ pub fn combine(name: &str, judges: &[String], samples: u32, aggregate: Aggregate
         }
         comments.join("\n\n")
     };
-    extra.insert("answers".into(), serde_json::to_value(&sorted).unwrap_or(Value::Null));
+    extra.insert(
+        "answers".into(),
+        serde_json::to_value(&sorted).unwrap_or(Value::Null),
+    );
     let mut m = MetricScore::new(name, round2(score), comment);
     m.extra = extra;
     m
@@ -96,34 +115,73 @@ mod tests {
 
     #[test]
     fn a_single_answer_is_the_original_shape() {
-        let m = combine("Coverage", &["mock:j".into()], 1, Aggregate::Median, &[a("mock:j", 0, 85.12345, "  good  ")]);
+        let m = combine(
+            "Coverage",
+            &["mock:j".into()],
+            1,
+            Aggregate::Median,
+            &[a("mock:j", 0, 85.12345, "  good  ")],
+        );
         assert_eq!(m, MetricScore::new("Coverage", 85.12, "good"));
         assert!(m.extra.is_empty());
     }
 
     #[test]
     fn samples_take_the_median_and_report_the_spread() {
-        let answers = [a("mock:j", 2, 90.0, "high"), a("mock:j", 0, 70.0, "low"), a("mock:j", 1, 80.0, "mid")];
-        let m = combine("Coverage", &["mock:j".into()], 3, Aggregate::Median, &answers);
+        let answers = [
+            a("mock:j", 2, 90.0, "high"),
+            a("mock:j", 0, 70.0, "low"),
+            a("mock:j", 1, 80.0, "mid"),
+        ];
+        let m = combine(
+            "Coverage",
+            &["mock:j".into()],
+            3,
+            Aggregate::Median,
+            &answers,
+        );
         assert_eq!((m.score, m.evaluator_comment.as_str()), (80.0, "mid"));
         assert_eq!(m.extra["aggregate"], "median");
-        assert_eq!(m.extra["samples"], json!({"n": 3, "scores": [70.0, 80.0, 90.0], "min": 70.0, "max": 90.0, "stdev": 8.16}));
-        let kept: Vec<f64> = m.extra["answers"].as_array().expect("answers").iter().map(|x| x["score"].as_f64().unwrap_or(-1.0)).collect();
+        assert_eq!(
+            m.extra["samples"],
+            json!({"n": 3, "scores": [70.0, 80.0, 90.0], "min": 70.0, "max": 90.0, "stdev": 8.16})
+        );
+        let kept: Vec<f64> = m.extra["answers"]
+            .as_array()
+            .expect("answers")
+            .iter()
+            .map(|x| x["score"].as_f64().unwrap_or(-1.0))
+            .collect();
         assert_eq!(kept, [70.0, 80.0, 90.0]);
         assert_eq!(m.extra["answers"][0]["raw"], "{\"score\": 70}");
-        let m = combine("Coverage", &["mock:j".into()], 3, Aggregate::Mean, &answers[..2]);
+        let m = combine(
+            "Coverage",
+            &["mock:j".into()],
+            3,
+            Aggregate::Mean,
+            &answers[..2],
+        );
         assert_eq!(m.score, 80.0);
     }
 
     #[test]
     fn a_jury_aggregates_judges_and_reports_agreement() {
         let judges = vec!["openai:a".to_string(), "anthropic:b".to_string()];
-        let answers = [a("anthropic:b", 0, 60.0, "meh"), a("openai:a", 0, 80.0, "good")];
+        let answers = [
+            a("anthropic:b", 0, 60.0, "meh"),
+            a("openai:a", 0, 80.0, "good"),
+        ];
         let m = combine("Relevance", &judges, 1, Aggregate::Median, &answers);
         assert_eq!(m.score, 70.0);
         assert_eq!(m.evaluator_comment, "[openai:a] good\n\n[anthropic:b] meh");
-        assert_eq!(m.extra["judges"][0], json!({"model": "openai:a", "score": 80.0, "evaluator_comment": "good"}));
-        assert_eq!(m.extra["agreement"], json!({"score": 0.8, "min": 60.0, "max": 80.0, "stdev": 10.0}));
+        assert_eq!(
+            m.extra["judges"][0],
+            json!({"model": "openai:a", "score": 80.0, "evaluator_comment": "good"})
+        );
+        assert_eq!(
+            m.extra["agreement"],
+            json!({"score": 0.8, "min": 60.0, "max": 80.0, "stdev": 10.0})
+        );
         assert_eq!(m.extra["answers"].as_array().map(Vec::len), Some(2));
     }
 
@@ -141,7 +199,10 @@ mod tests {
         let m = combine("Coverage", &judges, 2, Aggregate::Median, &answers);
         // Judges: 15, 60, 95 → median 60.
         assert_eq!(m.score, 60.0);
-        assert_eq!(m.extra["judges"][2]["samples"]["scores"], json!([90.0, 100.0]));
+        assert_eq!(
+            m.extra["judges"][2]["samples"]["scores"],
+            json!([90.0, 100.0])
+        );
         let m = combine("Coverage", &judges, 2, Aggregate::Mean, &answers);
         assert_eq!(m.score, round2((15.0 + 60.0 + 95.0) / 3.0));
     }

@@ -37,12 +37,20 @@ const SHOWN: usize = 500;
 fn tail(s: &str) -> String {
     let s = s.trim();
     let n = s.chars().count();
-    if n <= SHOWN { s.to_string() } else { format!("…{}", s.chars().skip(n - SHOWN).collect::<String>()) }
+    if n <= SHOWN {
+        s.to_string()
+    } else {
+        format!("…{}", s.chars().skip(n - SHOWN).collect::<String>())
+    }
 }
 
 fn head(s: &str) -> String {
     let s = s.trim();
-    if s.chars().count() <= SHOWN { s.to_string() } else { format!("{}…", s.chars().take(SHOWN).collect::<String>()) }
+    if s.chars().count() <= SHOWN {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(SHOWN).collect::<String>())
+    }
 }
 
 /// The program to start: a relative path with a directory part (`./score.sh`,
@@ -71,15 +79,24 @@ pub async fn run(
         raw_output: raw,
     };
     let shown = metric.argv.join(" ");
-    let payload = serde_json::to_vec(input).map_err(|e| fail("internal", format!("cannot encode the input: {e}"), None))?;
+    let payload = serde_json::to_vec(input)
+        .map_err(|e| fail("internal", format!("cannot encode the input: {e}"), None))?;
     let mut cmd = tokio::process::Command::new(program(&metric.argv[0], dir));
-    cmd.args(&metric.argv[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    cmd.args(&metric.argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     if let Some(d) = dir {
         cmd.current_dir(d);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| fail("spawn", format!("command metric '{name}': cannot start `{shown}`: {e}"), None))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        fail(
+            "spawn",
+            format!("command metric '{name}': cannot start `{shown}`: {e}"),
+            None,
+        )
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         // Written concurrently with the wait, so a program that does not read cannot block us;
         // a closed pipe (the program exited without reading) is not an error.
@@ -90,11 +107,20 @@ pub async fn run(
     }
     let output = match tokio::time::timeout(metric.timeout, child.wait_with_output()).await {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(fail("spawn", format!("command metric '{name}': waiting for `{shown}` failed: {e}"), None)),
+        Ok(Err(e)) => {
+            return Err(fail(
+                "spawn",
+                format!("command metric '{name}': waiting for `{shown}` failed: {e}"),
+                None,
+            ));
+        }
         Err(_) => {
             return Err(fail(
                 "timeout",
-                format!("command metric '{name}': `{shown}` timed out after {}s (timeout_seconds)", metric.timeout.as_secs_f64()),
+                format!(
+                    "command metric '{name}': `{shown}` timed out after {}s (timeout_seconds)",
+                    metric.timeout.as_secs_f64()
+                ),
                 None,
             ));
         }
@@ -105,9 +131,20 @@ pub async fn run(
         tracing::debug!(metric = name, stderr = %tail(&stderr), "command metric stderr");
     }
     if !output.status.success() {
-        let status = output.status.code().map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
-        let detail = if stderr.trim().is_empty() { String::new() } else { format!(": {}", tail(&stderr)) };
-        return Err(fail("exit", format!("command metric '{name}': `{shown}` exited with {status}{detail}"), Some(stdout)));
+        let status = output
+            .status
+            .code()
+            .map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
+        let detail = if stderr.trim().is_empty() {
+            String::new()
+        } else {
+            format!(": {}", tail(&stderr))
+        };
+        return Err(fail(
+            "exit",
+            format!("command metric '{name}': `{shown}` exited with {status}{detail}"),
+            Some(stdout),
+        ));
     }
     let parsed = parse_output(&stdout).map_err(|why| {
         fail(
@@ -131,11 +168,19 @@ fn parse_output(stdout: &str) -> Result<(f64, String), String> {
     let out = match attempt(trimmed) {
         Ok(o) => o,
         Err(first) => {
-            let last = trimmed.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let last = trimmed
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
             attempt(last.trim()).map_err(|_| format!("invalid JSON ({first})"))?
         }
     };
-    let score = out.score.as_f64().filter(|s| s.is_finite()).ok_or_else(|| format!("a score that is not a finite number ({})", out.score))?;
+    let score = out
+        .score
+        .as_f64()
+        .filter(|s| s.is_finite())
+        .ok_or_else(|| format!("a score that is not a finite number ({})", out.score))?;
     Ok((score, out.evaluator_comment))
 }
 
@@ -145,19 +190,39 @@ mod tests {
 
     #[test]
     fn output_parsing() {
-        assert_eq!(parse_output("{\"score\": -12.5, \"evaluator_comment\": \"loss\"}"), Ok((-12.5, "loss".into())));
-        assert_eq!(parse_output("progress 1/2\nprogress 2/2\n{\"score\": 250}\n"), Ok((250.0, String::new())));
+        assert_eq!(
+            parse_output("{\"score\": -12.5, \"evaluator_comment\": \"loss\"}"),
+            Ok((-12.5, "loss".into()))
+        );
+        assert_eq!(
+            parse_output("progress 1/2\nprogress 2/2\n{\"score\": 250}\n"),
+            Ok((250.0, String::new()))
+        );
         assert!(parse_output("").unwrap_err().contains("nothing"));
-        assert!(parse_output("score: 5").unwrap_err().contains("invalid JSON"));
-        assert!(parse_output("{\"score\": \"high\"}").unwrap_err().contains("invalid JSON"));
+        assert!(
+            parse_output("score: 5")
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
+        assert!(
+            parse_output("{\"score\": \"high\"}")
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
     }
 
     #[test]
     fn relative_programs_with_a_directory_part_are_resolved_against_the_working_dir() {
         let d = Path::new("/cfg");
-        assert_eq!(program("./score.sh", Some(d)), PathBuf::from("/cfg/./score.sh"));
+        assert_eq!(
+            program("./score.sh", Some(d)),
+            PathBuf::from("/cfg/./score.sh")
+        );
         assert_eq!(program("python3", Some(d)), PathBuf::from("python3"));
-        assert_eq!(program("/usr/bin/env", Some(d)), PathBuf::from("/usr/bin/env"));
+        assert_eq!(
+            program("/usr/bin/env", Some(d)),
+            PathBuf::from("/usr/bin/env")
+        );
         assert_eq!(program("./x", None), PathBuf::from("./x"));
     }
 }

@@ -58,7 +58,11 @@ pub enum EvaluatorError {
     /// A judge model id that is malformed or cannot be used (unknown provider, missing API
     /// key).
     #[error("metric '{metric}': judge model '{model}' cannot be used: {message}")]
-    Model { metric: String, model: String, message: String },
+    Model {
+        metric: String,
+        model: String,
+        message: String,
+    },
     /// The evaluation request is invalid (empty prompt or submission, blank ids).
     #[error("{0}")]
     InvalidRequest(String),
@@ -74,7 +78,10 @@ pub enum EvaluatorError {
 }
 
 fn join_failures(f: &[MetricFailure]) -> String {
-    f.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    f.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl EvaluatorError {
@@ -121,7 +128,10 @@ mod tests {
         );
         f.provider = Some(String::new());
         f.retries = Some(0);
-        assert_eq!(f.to_string(), "Failed to evaluate after retries: boom | Metric: ClarityCoherence | Retries: 0");
+        assert_eq!(
+            f.to_string(),
+            "Failed to evaluate after retries: boom | Metric: ClarityCoherence | Retries: 0"
+        );
         f.retries = None;
         f.metric_name.clear();
         assert_eq!(f.to_string(), "Failed to evaluate after retries: boom");

@@ -33,7 +33,14 @@ pub struct Evaluator {
 impl std::fmt::Debug for Evaluator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Evaluator")
-            .field("metrics", &self.plans.iter().map(|p| (&p.name, p.weight)).collect::<Vec<_>>())
+            .field(
+                "metrics",
+                &self
+                    .plans
+                    .iter()
+                    .map(|p| (&p.name, p.weight))
+                    .collect::<Vec<_>>(),
+            )
             .field("policy", &self.policy)
             .field("max_concurrent", &self.max_concurrent)
             .finish_non_exhaustive()
@@ -101,9 +108,17 @@ impl Evaluator {
             "skip" => ErrorPolicy::Skip,
             _ => ErrorPolicy::Fail,
         };
-        let max_concurrent =
-            settings.max_concurrent_metrics.map_or(plans.len(), |n| usize::try_from(n).unwrap_or(usize::MAX)).max(1);
-        Ok(Self { plans: Arc::new(plans), policy, max_concurrent, prompt_builder, working_dir: None })
+        let max_concurrent = settings
+            .max_concurrent_metrics
+            .map_or(plans.len(), |n| usize::try_from(n).unwrap_or(usize::MAX))
+            .max(1);
+        Ok(Self {
+            plans: Arc::new(plans),
+            policy,
+            max_concurrent,
+            prompt_builder,
+            working_dir: None,
+        })
     }
 
     /// The directory command metrics run in (and relative programs such as `./score.sh` are
@@ -131,14 +146,26 @@ impl Evaluator {
     /// at once); each LLM metric asks its judges (`samples` times each) concurrently too.
     /// With `on_metric_error = "fail"` the first failure cancels the other metrics and is
     /// returned as [`EvaluatorError::Metric`].
-    pub async fn evaluate(&self, request: &EvaluationRequest) -> Result<EvaluationOutcome, EvaluatorError> {
-        let request = request.validated().map_err(EvaluatorError::InvalidRequest)?;
+    pub async fn evaluate(
+        &self,
+        request: &EvaluationRequest,
+    ) -> Result<EvaluationOutcome, EvaluatorError> {
+        let request = request
+            .validated()
+            .map_err(EvaluatorError::InvalidRequest)?;
         let ctx = request.prompt_context();
-        let user_prompt = self.prompt_builder.render_with_injections(TemplateKind::Evaluator, &ctx)?.prompt;
+        let user_prompt = self
+            .prompt_builder
+            .render_with_injections(TemplateKind::Evaluator, &ctx)?
+            .prompt;
         let mut systems = Vec::with_capacity(self.plans.len());
         for plan in self.plans.iter() {
             systems.push(match &plan.kind {
-                MetricKind::Llm(l) => Some(self.prompt_builder.inject_system(InjectionPhase::Evaluator, &l.instruction, &ctx)?.prompt),
+                MetricKind::Llm(l) => Some(
+                    self.prompt_builder
+                        .inject_system(InjectionPhase::Evaluator, &l.instruction, &ctx)?
+                        .prompt,
+                ),
                 MetricKind::Command(_) => None,
             });
         }
@@ -149,7 +176,12 @@ impl Evaluator {
             role: Role::Evaluator,
             repeat: 0,
         };
-        let job = Arc::new(Job { request, user_prompt, caller, working_dir: self.working_dir.clone() });
+        let job = Arc::new(Job {
+            request,
+            user_prompt,
+            caller,
+            working_dir: self.working_dir.clone(),
+        });
         let semaphore = Arc::new(Semaphore::new(self.max_concurrent));
         let mut set = JoinSet::new();
         for (i, system) in systems.into_iter().enumerate() {
@@ -212,7 +244,13 @@ impl Evaluator {
         durations: Vec<Duration>,
     ) -> Result<EvaluationOutcome, EvaluatorError> {
         let failures: Vec<MetricFailure> = failed.into_iter().flatten().collect();
-        let ok_weight: f64 = self.plans.iter().zip(&done).filter(|(_, d)| d.is_some()).map(|(p, _)| p.weight).sum();
+        let ok_weight: f64 = self
+            .plans
+            .iter()
+            .zip(&done)
+            .filter(|(_, d)| d.is_some())
+            .map(|(p, _)| p.weight)
+            .sum();
         let renormalise = !failures.is_empty();
         if renormalise && ok_weight <= 0.0 {
             return Err(EvaluatorError::AllMetricsFailed(failures));
@@ -223,7 +261,11 @@ impl Evaluator {
         let mut usage = Usage::default();
         for ((plan, d), elapsed) in self.plans.iter().zip(done).zip(durations) {
             let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-            let Some(Done { mut score, usage: u }) = d else {
+            let Some(Done {
+                mut score,
+                usage: u,
+            }) = d
+            else {
                 reports.push(MetricReport {
                     metric_name: plan.name.clone(),
                     kind: plan.kind_str(),
@@ -235,11 +277,19 @@ impl Evaluator {
                 });
                 continue;
             };
-            let weight = if renormalise { plan.weight / ok_weight } else { plan.weight };
+            let weight = if renormalise {
+                plan.weight / ok_weight
+            } else {
+                plan.weight
+            };
             overall += score.score * weight;
             if renormalise {
-                score.extra.insert("weight".into(), serde_json::json!(weight));
-                score.extra.insert("configured_weight".into(), serde_json::json!(plan.weight));
+                score
+                    .extra
+                    .insert("weight".into(), serde_json::json!(weight));
+                score
+                    .extra
+                    .insert("configured_weight".into(), serde_json::json!(plan.weight));
             }
             usage += u;
             reports.push(MetricReport {
@@ -254,7 +304,10 @@ impl Evaluator {
             metrics.push(score);
         }
         Ok(EvaluationOutcome {
-            score_details: ScoreDetails { overall_score: round2(overall), metrics },
+            score_details: ScoreDetails {
+                overall_score: round2(overall),
+                metrics,
+            },
             usage,
             failures,
             metrics: reports,
@@ -262,7 +315,12 @@ impl Evaluator {
     }
 }
 
-async fn run_metric(plans: &Arc<Vec<MetricPlan>>, i: usize, system: Option<&str>, job: &Arc<Job>) -> Result<Done, MetricFailure> {
+async fn run_metric(
+    plans: &Arc<Vec<MetricPlan>>,
+    i: usize,
+    system: Option<&str>,
+    job: &Arc<Job>,
+) -> Result<Done, MetricFailure> {
     let plan = &plans[i];
     match &plan.kind {
         MetricKind::Command(c) => {
@@ -275,16 +333,23 @@ async fn run_metric(plans: &Arc<Vec<MetricPlan>>, i: usize, system: Option<&str>
                 round_number: r.round_number,
                 metric: &plan.configured_name,
             };
-            let (score, comment) = command::run(c, &plan.name, &input, job.working_dir.as_deref()).await?;
+            let (score, comment) =
+                command::run(c, &plan.name, &input, job.working_dir.as_deref()).await?;
             let comment = mixseek_prompt::context::py_trim(&comment).to_string();
-            Ok(Done { score: MetricScore::new(&plan.name, round2(score), comment), usage: Usage::default() })
+            Ok(Done {
+                score: MetricScore::new(&plan.name, round2(score), comment),
+                usage: Usage::default(),
+            })
         }
         MetricKind::Llm(l) => {
             let system: Arc<str> = Arc::from(system.unwrap_or(l.instruction.as_str()));
             let answers = ask_all(plans, i, l, system, job).await?;
             let usage = answers.iter().map(|a| a.usage).sum();
             let judges: Vec<String> = l.judges.iter().map(|j| j.model_id.clone()).collect();
-            Ok(Done { score: combine(&plan.name, &judges, l.samples, l.aggregate, &answers), usage })
+            Ok(Done {
+                score: combine(&plan.name, &judges, l.samples, l.aggregate, &answers),
+                usage,
+            })
         }
     }
 }
@@ -300,7 +365,16 @@ async fn ask_all(
 ) -> Result<Vec<JudgeAnswer>, MetricFailure> {
     let name = &plans[i].name;
     if l.judges.len() == 1 && l.samples == 1 {
-        let a = judge::ask(&l.judges[0], l, name, &system, &job.user_prompt, job.caller.clone(), 0).await?;
+        let a = judge::ask(
+            &l.judges[0],
+            l,
+            name,
+            &system,
+            &job.user_prompt,
+            job.caller.clone(),
+            0,
+        )
+        .await?;
         return Ok(vec![a]);
     }
     let mut set = JoinSet::new();
@@ -320,7 +394,16 @@ async fn ask_all(
                             raw_output: None,
                         });
                     };
-                    judge::ask(&l.judges[j], l, &plan.name, &system, &job.user_prompt, job.caller.clone(), sample).await
+                    judge::ask(
+                        &l.judges[j],
+                        l,
+                        &plan.name,
+                        &system,
+                        &job.user_prompt,
+                        job.caller.clone(),
+                        sample,
+                    )
+                    .await
                 }
                 .in_current_span(),
             );

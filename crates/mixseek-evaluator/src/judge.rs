@@ -29,7 +29,10 @@ pub fn check_verdict(v: &JudgeVerdict) -> Result<(), String> {
     if v.score.is_finite() && (0.0..=100.0).contains(&v.score) {
         Ok(())
     } else {
-        Err(format!("score must be between 0 and 100 (inclusive), got {}", v.score))
+        Err(format!(
+            "score must be between 0 and 100 (inclusive), got {}",
+            v.score
+        ))
     }
 }
 
@@ -61,10 +64,14 @@ pub async fn ask(
     caller: CallerTag,
     sample: u32,
 ) -> Result<JudgeAnswer, MetricFailure> {
-    let mut request = ChatRequest::user(user).with_system(system).with_caller(caller.with_repeat(sample));
+    let mut request = ChatRequest::user(user)
+        .with_system(system)
+        .with_caller(caller.with_repeat(sample));
     request.params = metric.params.clone();
     request.timeout = metric.timeout;
-    let options = StructuredOptions::default().with_max_repairs(metric.max_retries).with_check(check_verdict);
+    let options = StructuredOptions::default()
+        .with_max_repairs(metric.max_retries)
+        .with_check(check_verdict);
     match generate_structured::<JudgeVerdict>(judge.model.as_ref(), request, options).await {
         Ok(s) => Ok(JudgeAnswer {
             judge: judge.model_id.clone(),
@@ -99,23 +106,41 @@ mod tests {
     fn schema_matches_the_original_output_model() {
         let schema = mixseek_llm::schema_of::<JudgeVerdict>();
         assert_eq!(schema["title"], "BaseLLMEvaluation");
-        assert_eq!(schema["required"], serde_json::json!(["score", "evaluator_comment"]));
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["score", "evaluator_comment"])
+        );
         let score = &schema["properties"]["score"];
-        assert_eq!((score["minimum"].as_f64(), score["maximum"].as_f64()), (Some(0.0), Some(100.0)));
+        assert_eq!(
+            (score["minimum"].as_f64(), score["maximum"].as_f64()),
+            (Some(0.0), Some(100.0))
+        );
         assert_eq!(score["description"], "0から100の間の評価スコア");
         assert_eq!(score["type"], "number");
-        assert_eq!(schema["properties"]["evaluator_comment"]["description"], "スコアの連鎖思考推論とフィードバック");
+        assert_eq!(
+            schema["properties"]["evaluator_comment"]["description"],
+            "スコアの連鎖思考推論とフィードバック"
+        );
         let desc = schema["description"].as_str().unwrap_or_default();
-        assert!(desc.starts_with("LLM-as-a-Judgeの評価結果のための共通の構造化出力モデル。"), "{desc}");
+        assert!(
+            desc.starts_with("LLM-as-a-Judgeの評価結果のための共通の構造化出力モデル。"),
+            "{desc}"
+        );
         assert!(!desc.contains("Example"));
     }
 
     #[test]
     fn the_check_rejects_out_of_range_scores() {
-        let v = |score| JudgeVerdict { score, evaluator_comment: String::new() };
+        let v = |score| JudgeVerdict {
+            score,
+            evaluator_comment: String::new(),
+        };
         assert_eq!(check_verdict(&v(0.0)), Ok(()));
         assert_eq!(check_verdict(&v(100.0)), Ok(()));
-        assert_eq!(check_verdict(&v(100.5)), Err("score must be between 0 and 100 (inclusive), got 100.5".into()));
+        assert_eq!(
+            check_verdict(&v(100.5)),
+            Err("score must be between 0 and 100 (inclusive), got 100.5".into())
+        );
         assert!(check_verdict(&v(-1.0)).is_err());
     }
 }

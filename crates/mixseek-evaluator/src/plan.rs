@@ -39,7 +39,9 @@ pub struct Judge {
 
 impl std::fmt::Debug for Judge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Judge").field("model_id", &self.model_id).finish()
+        f.debug_struct("Judge")
+            .field("model_id", &self.model_id)
+            .finish()
     }
 }
 
@@ -113,12 +115,15 @@ impl MetricPlan {
 
 /// Checks a model id as the original does before any call.
 pub fn check_model_format(model: &str) -> Result<(), String> {
-    const EXAMPLE: &str = "Expected format: 'provider:model-name' (e.g., 'anthropic:claude-sonnet-4-5-20250929')";
+    const EXAMPLE: &str =
+        "Expected format: 'provider:model-name' (e.g., 'anthropic:claude-sonnet-4-5-20250929')";
     let Some((provider, name)) = model.split_once(':').filter(|_| !model.trim().is_empty()) else {
         return Err(format!("Invalid model format: '{model}'. {EXAMPLE}"));
     };
     if provider.trim().is_empty() || name.trim().is_empty() {
-        return Err(format!("Invalid model format: '{model}'. Both provider and model name must be non-empty. {EXAMPLE}"));
+        return Err(format!(
+            "Invalid model format: '{model}'. Both provider and model name must be non-empty. {EXAMPLE}"
+        ));
     }
     Ok(())
 }
@@ -126,9 +131,10 @@ pub fn check_model_format(model: &str) -> Result<(), String> {
 /// The error for a name that is neither built-in nor custom.
 fn unknown_metric(name: &str) -> EvaluatorError {
     let builtins: Vec<&str> = BUILTIN_METRICS.iter().map(|(c, _)| *c).collect();
-    let suggestion = mixseek_config::closest(name, BUILTIN_METRICS.iter().flat_map(|(c, a)| [*c, *a]))
-        .map(|s| format!(" Did you mean '{s}'?"))
-        .unwrap_or_default();
+    let suggestion =
+        mixseek_config::closest(name, BUILTIN_METRICS.iter().flat_map(|(c, a)| [*c, *a]))
+            .map(|s| format!(" Did you mean '{s}'?"))
+            .unwrap_or_default();
     EvaluatorError::UnknownMetric(format!(
         "Metric class not found: '{name}'. Available metrics: {}.{suggestion} Any other name is a custom metric: give it a system_instruction (an LLM judge) or type = \"command\" with a command (a program).",
         builtins.join(", ")
@@ -136,17 +142,27 @@ fn unknown_metric(name: &str) -> EvaluatorError {
 }
 
 /// Resolves every configured metric. See the module docs.
-pub fn build_plans(settings: &EvaluatorSettings, registry: &ModelRegistry) -> Result<Vec<MetricPlan>, EvaluatorError> {
+pub fn build_plans(
+    settings: &EvaluatorSettings,
+    registry: &ModelRegistry,
+) -> Result<Vec<MetricPlan>, EvaluatorError> {
     for m in &settings.metrics {
         if m.name.trim().is_empty() {
             return Err(EvaluatorError::Config("Metric name cannot be empty".into()));
         }
     }
-    let configured: Vec<String> = settings.metrics.iter().map(|m| m.name.trim().to_string()).collect();
-    let reported: Vec<String> =
-        configured.iter().map(|n| builtin_metric(n).map_or_else(|| n.clone(), str::to_string)).collect();
+    let configured: Vec<String> = settings
+        .metrics
+        .iter()
+        .map(|m| m.name.trim().to_string())
+        .collect();
+    let reported: Vec<String> = configured
+        .iter()
+        .map(|n| builtin_metric(n).map_or_else(|| n.clone(), str::to_string))
+        .collect();
     let weights: Vec<Option<f64>> = settings.metrics.iter().map(|m| m.weight).collect();
-    let resolved = resolve_weights(&configured, &weights, &reported).map_err(EvaluatorError::Config)?;
+    let resolved =
+        resolve_weights(&configured, &weights, &reported).map_err(EvaluatorError::Config)?;
 
     let mut issues = Issues::default();
     settings.validate("", &mut issues);
@@ -173,7 +189,11 @@ pub fn build_plans(settings: &EvaluatorSettings, registry: &ModelRegistry) -> Re
     Ok(plans)
 }
 
-fn command_metric(settings: &EvaluatorSettings, m: &MetricSettings, name: &str) -> Result<CommandMetric, EvaluatorError> {
+fn command_metric(
+    settings: &EvaluatorSettings,
+    m: &MetricSettings,
+    name: &str,
+) -> Result<CommandMetric, EvaluatorError> {
     let argv = m.command.clone().unwrap_or_default();
     if argv.is_empty() || argv[0].trim().is_empty() {
         return Err(EvaluatorError::Config(format!(
@@ -185,8 +205,14 @@ fn command_metric(settings: &EvaluatorSettings, m: &MetricSettings, name: &str) 
             "metric '{name}': samples and judges apply to LLM-judge metrics, not to type = \"command\""
         )));
     }
-    let secs = m.timeout_seconds.unwrap_or_else(|| settings.effective_timeout_seconds());
-    let timeout = Duration::from_secs(if secs == 0 { DEFAULT_COMMAND_TIMEOUT_SECS } else { secs });
+    let secs = m
+        .timeout_seconds
+        .unwrap_or_else(|| settings.effective_timeout_seconds());
+    let timeout = Duration::from_secs(if secs == 0 {
+        DEFAULT_COMMAND_TIMEOUT_SECS
+    } else {
+        secs
+    });
     Ok(CommandMetric { argv, timeout })
 }
 
@@ -199,12 +225,18 @@ fn llm_metric(
     let instruction = match (&m.system_instruction, builtin_metric(name)) {
         // Set (even empty) ⇒ used verbatim for a built-in, as the original does.
         (Some(text), Some(_)) => text.clone(),
-        (None, Some(canonical)) => builtin_instruction(canonical).unwrap_or_default().to_string(),
+        (None, Some(canonical)) => builtin_instruction(canonical)
+            .unwrap_or_default()
+            .to_string(),
         (Some(text), None) if !text.trim().is_empty() => text.clone(),
         _ => return Err(unknown_metric(name)),
     };
     let model_ids: Vec<String> = if m.judges.is_empty() {
-        vec![m.model.clone().unwrap_or_else(|| settings.effective_default_model())]
+        vec![
+            m.model
+                .clone()
+                .unwrap_or_else(|| settings.effective_default_model()),
+        ]
     } else {
         m.judges.clone()
     };
@@ -216,41 +248,70 @@ fn llm_metric(
                 "metric '{name}': judge '{id}' is listed twice in judges (use samples = N to ask one judge several times)"
             )));
         }
-        check_model_format(&id).map_err(|e| EvaluatorError::Model { metric: name.into(), model: id.clone(), message: e })?;
-        let model = registry
-            .model(&id)
-            .map_err(|e| EvaluatorError::Model { metric: name.into(), model: id.clone(), message: e.to_string() })?;
-        judges.push(Judge { model_id: id, model });
+        check_model_format(&id).map_err(|e| EvaluatorError::Model {
+            metric: name.into(),
+            model: id.clone(),
+            message: e,
+        })?;
+        let model = registry.model(&id).map_err(|e| EvaluatorError::Model {
+            metric: name.into(),
+            model: id.clone(),
+            message: e.to_string(),
+        })?;
+        judges.push(Judge {
+            model_id: id,
+            model,
+        });
     }
     let samples = m.samples.unwrap_or(1);
     if !(1..=MAX_SAMPLES).contains(&samples) {
-        return Err(EvaluatorError::Config(format!("metric '{name}': samples must be between 1 and {MAX_SAMPLES}, got {samples}")));
+        return Err(EvaluatorError::Config(format!(
+            "metric '{name}': samples must be between 1 and {MAX_SAMPLES}, got {samples}"
+        )));
     }
     let aggregate = match m.aggregate.as_deref() {
         None => Aggregate::Median,
         Some(a) => Aggregate::parse(a).ok_or_else(|| {
-            EvaluatorError::Config(format!("metric '{name}': unknown aggregate `{a}` (one of: median, mean)"))
+            EvaluatorError::Config(format!(
+                "metric '{name}': unknown aggregate `{a}` (one of: median, mean)"
+            ))
         })?,
     };
     let seed = match m.seed.or_else(|| settings.effective_seed()) {
         None => None,
-        Some(s) => Some(u64::try_from(s).map_err(|_| EvaluatorError::Config(format!("metric '{name}': seed must be >= 0, got {s}")))?),
+        Some(s) => Some(u64::try_from(s).map_err(|_| {
+            EvaluatorError::Config(format!("metric '{name}': seed must be >= 0, got {s}"))
+        })?),
     };
     let params = GenerationParams {
-        temperature: Some(m.temperature.unwrap_or_else(|| settings.effective_temperature())),
-        max_tokens: m.max_tokens.or_else(|| settings.effective_max_tokens()).map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
+        temperature: Some(
+            m.temperature
+                .unwrap_or_else(|| settings.effective_temperature()),
+        ),
+        max_tokens: m
+            .max_tokens
+            .or_else(|| settings.effective_max_tokens())
+            .map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
         top_p: m.top_p.or_else(|| settings.effective_top_p()),
         seed,
-        stop: m.stop_sequences.clone().or_else(|| settings.effective_stop_sequences()).unwrap_or_default(),
+        stop: m
+            .stop_sequences
+            .clone()
+            .or_else(|| settings.effective_stop_sequences())
+            .unwrap_or_default(),
     };
-    let secs = m.timeout_seconds.unwrap_or_else(|| settings.effective_timeout_seconds());
+    let secs = m
+        .timeout_seconds
+        .unwrap_or_else(|| settings.effective_timeout_seconds());
     Ok(LlmMetric {
         instruction,
         judges,
         samples,
         aggregate,
         params,
-        max_retries: m.max_retries.unwrap_or_else(|| settings.effective_max_retries()),
+        max_retries: m
+            .max_retries
+            .unwrap_or_else(|| settings.effective_max_retries()),
         timeout: (secs > 0).then(|| Duration::from_secs(secs)),
     })
 }
@@ -261,38 +322,62 @@ mod tests {
     use crate::builtin::{COVERAGE, LLM_PLAIN};
 
     fn registry() -> ModelRegistry {
-        ModelRegistry::new(mixseek_llm::RegistryConfig::new().with_env(mixseek_llm::Env::from_map([("OPENAI_API_KEY", "sk-test")])))
-            .expect("registry")
+        ModelRegistry::new(
+            mixseek_llm::RegistryConfig::new()
+                .with_env(mixseek_llm::Env::from_map([("OPENAI_API_KEY", "sk-test")])),
+        )
+        .expect("registry")
     }
 
     fn metric(name: &str) -> MetricSettings {
-        MetricSettings { name: name.into(), ..Default::default() }
+        MetricSettings {
+            name: name.into(),
+            ..Default::default()
+        }
     }
 
     fn settings(metrics: Vec<MetricSettings>) -> EvaluatorSettings {
-        EvaluatorSettings { default_model: "mock:judge".into(), metrics, ..Default::default() }
+        EvaluatorSettings {
+            default_model: "mock:judge".into(),
+            metrics,
+            ..Default::default()
+        }
     }
 
     fn err(s: EvaluatorSettings) -> String {
-        build_plans(&s, &registry()).map(|_| ()).unwrap_err().to_string()
+        build_plans(&s, &registry())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn builtins_resolve_with_aliases_and_their_instructions() {
         let mut custom = metric("LLMPlain");
         custom.system_instruction = Some("Evaluate the technical accuracy of the response.".into());
-        let plans = build_plans(&settings(vec![metric("coverage"), custom, metric("Relevance")]), &registry()).expect("plans");
+        let plans = build_plans(
+            &settings(vec![metric("coverage"), custom, metric("Relevance")]),
+            &registry(),
+        )
+        .expect("plans");
         let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["Coverage", "LLMPlain", "Relevance"]);
         assert_eq!(plans[0].configured_name, "coverage");
-        let MetricKind::Llm(l) = &plans[0].kind else { panic!("llm") };
+        let MetricKind::Llm(l) = &plans[0].kind else {
+            panic!("llm")
+        };
         assert_eq!(l.instruction, COVERAGE);
         assert_eq!(l.params.temperature, Some(0.0));
         assert_eq!(l.max_retries, 3);
         assert_eq!(l.timeout, Some(Duration::from_secs(300)));
         assert_eq!(l.judges[0].model_id, "mock:judge");
-        let MetricKind::Llm(l) = &plans[1].kind else { panic!("llm") };
-        assert_eq!(l.instruction, "Evaluate the technical accuracy of the response.");
+        let MetricKind::Llm(l) = &plans[1].kind else {
+            panic!("llm")
+        };
+        assert_eq!(
+            l.instruction,
+            "Evaluate the technical accuracy of the response."
+        );
         assert_ne!(l.instruction, LLM_PLAIN);
         assert!((plans[0].weight - 1.0 / 3.0).abs() < 1e-15);
     }
@@ -320,15 +405,29 @@ mod tests {
             stop_sequences: Some(vec!["END".into()]),
             ..Default::default()
         }]);
-        s.llm_default = Some(mixseek_config::LlmDefaultSettings { temperature: Some(0.2), ..Default::default() });
+        s.llm_default = Some(mixseek_config::LlmDefaultSettings {
+            temperature: Some(0.2),
+            ..Default::default()
+        });
         let plans = build_plans(&s, &registry()).expect("plans");
-        let MetricKind::Llm(l) = &plans[0].kind else { panic!("llm") };
+        let MetricKind::Llm(l) = &plans[0].kind else {
+            panic!("llm")
+        };
         assert_eq!(l.judges[0].model_id, "mock:other");
         assert_eq!(
             l.params,
-            GenerationParams { temperature: Some(0.7), max_tokens: Some(99), top_p: Some(0.5), seed: Some(7), stop: vec!["END".into()] }
+            GenerationParams {
+                temperature: Some(0.7),
+                max_tokens: Some(99),
+                top_p: Some(0.5),
+                seed: Some(7),
+                stop: vec!["END".into()]
+            }
         );
-        assert_eq!((l.max_retries, l.timeout), (1, Some(Duration::from_secs(5))));
+        assert_eq!(
+            (l.max_retries, l.timeout),
+            (1, Some(Duration::from_secs(5)))
+        );
     }
 
     #[test]
@@ -344,15 +443,25 @@ mod tests {
         let mut m = metric("Coverage");
         m.judges = vec!["mock:a".into(), "nosuch:model".into()];
         let e = err(settings(vec![m]));
-        assert!(e.contains("judge model 'nosuch:model' cannot be used") && e.contains("unknown provider"), "{e}");
+        assert!(
+            e.contains("judge model 'nosuch:model' cannot be used")
+                && e.contains("unknown provider"),
+            "{e}"
+        );
         assert_eq!(check_model_format(":"), Err("Invalid model format: ':'. Both provider and model name must be non-empty. Expected format: 'provider:model-name' (e.g., 'anthropic:claude-sonnet-4-5-20250929')".into()));
         assert!(check_model_format("").is_err());
     }
 
     #[test]
     fn names_weights_and_options_are_validated() {
-        assert_eq!(err(settings(vec![metric("  ")])), "Metric name cannot be empty");
-        assert_eq!(err(settings(vec![])), "List should have at least 1 item after validation, not 0");
+        assert_eq!(
+            err(settings(vec![metric("  ")])),
+            "Metric name cannot be empty"
+        );
+        assert_eq!(
+            err(settings(vec![])),
+            "List should have at least 1 item after validation, not 0"
+        );
         assert_eq!(
             err(settings(vec![metric("Coverage"), metric("coverage")])),
             "Duplicate metric names found: Coverage. Each metric must have a unique name."
@@ -379,7 +488,9 @@ mod tests {
         m.timeout_seconds = Some(9);
         let plans = build_plans(&settings(vec![m]), &registry()).expect("plans");
         assert_eq!(plans[0].name, "backtest");
-        let MetricKind::Command(c) = &plans[0].kind else { panic!("command") };
+        let MetricKind::Command(c) = &plans[0].kind else {
+            panic!("command")
+        };
         assert_eq!((c.argv.len(), c.timeout), (2, Duration::from_secs(9)));
     }
 }

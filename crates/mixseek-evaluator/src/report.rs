@@ -3,7 +3,9 @@
 //! "overall_score"}`) with our additions (`usage`, `failures`, `mock_judges`).
 
 use crate::evaluator::EvaluationOutcome;
-use comfy_table::{CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle};
+use comfy_table::{
+    CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle,
+};
 use mixseek_prompt::pyjson::py_float_repr;
 use serde_json::{Map, Value, json};
 
@@ -17,7 +19,10 @@ pub fn shorten_comment(comment: &str, verbose: bool) -> String {
     if verbose || comment.chars().count() <= COMMENT_LIMIT {
         comment.to_string()
     } else {
-        format!("{}...", comment.chars().take(COMMENT_LIMIT - 3).collect::<String>())
+        format!(
+            "{}...",
+            comment.chars().take(COMMENT_LIMIT - 3).collect::<String>()
+        )
     }
 }
 
@@ -25,7 +30,11 @@ pub fn shorten_comment(comment: &str, verbose: bool) -> String {
 pub fn format_weight(w: f64) -> String {
     let s = format!("{w:.4}");
     let s = s.trim_end_matches('0');
-    if s.ends_with('.') { format!("{s}0") } else { s.to_string() }
+    if s.ends_with('.') {
+        format!("{s}0")
+    } else {
+        s.to_string()
+    }
 }
 
 const STYLE: TableStyle = TableStyle::new()
@@ -86,7 +95,10 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
     if mock_judges {
         out.push_str("\nNote: scored by the offline mock: provider; these scores are made up.\n");
     }
-    out.push_str(&format!("\nOverall Score: {}\n", py_float_repr(outcome.score_details.overall_score)));
+    out.push_str(&format!(
+        "\nOverall Score: {}\n",
+        py_float_repr(outcome.score_details.overall_score)
+    ));
     out
 }
 
@@ -94,11 +106,23 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
 /// `"failures"` when metrics were skipped and `"mock_judges": true` for made-up scores.
 pub fn render_json(outcome: &EvaluationOutcome, mock_judges: bool) -> Value {
     let mut map = Map::new();
-    map.insert("metrics".into(), serde_json::to_value(&outcome.score_details.metrics).unwrap_or(Value::Null));
-    map.insert("overall_score".into(), json!(outcome.score_details.overall_score));
-    map.insert("usage".into(), serde_json::to_value(outcome.usage).unwrap_or(Value::Null));
+    map.insert(
+        "metrics".into(),
+        serde_json::to_value(&outcome.score_details.metrics).unwrap_or(Value::Null),
+    );
+    map.insert(
+        "overall_score".into(),
+        json!(outcome.score_details.overall_score),
+    );
+    map.insert(
+        "usage".into(),
+        serde_json::to_value(outcome.usage).unwrap_or(Value::Null),
+    );
     if !outcome.failures.is_empty() {
-        map.insert("failures".into(), serde_json::to_value(&outcome.failures).unwrap_or(Value::Null));
+        map.insert(
+            "failures".into(),
+            serde_json::to_value(&outcome.failures).unwrap_or(Value::Null),
+        );
     }
     if mock_judges {
         map.insert("mock_judges".into(), Value::Bool(true));
@@ -134,9 +158,17 @@ mod tests {
                     MetricScore::new("Coverage", 90.0, "Covers every part of the question."),
                 ],
             },
-            usage: Usage { input_tokens: 24, output_tokens: 10, requests: 2, ..Usage::default() },
+            usage: Usage {
+                input_tokens: 24,
+                output_tokens: 10,
+                requests: 2,
+                ..Usage::default()
+            },
             failures: vec![],
-            metrics: vec![report("ClarityCoherence", 0.5, Some(85.5)), report("Coverage", 0.5, Some(90.0))],
+            metrics: vec![
+                report("ClarityCoherence", 0.5, Some(85.5)),
+                report("Coverage", 0.5, Some(90.0)),
+            ],
         }
     }
 
@@ -154,7 +186,8 @@ mod tests {
         o.failures.push(MetricFailure {
             metric_name: "Coverage".into(),
             kind: "timeout".into(),
-            message: "Failed to evaluate after retries: [openai] gpt-4o: timeout error: no answer".into(),
+            message: "Failed to evaluate after retries: [openai] gpt-4o: timeout error: no answer"
+                .into(),
             provider: Some("openai".into()),
             retries: Some(3),
             raw_output: None,
@@ -165,9 +198,15 @@ mod tests {
     #[test]
     fn json_output_keeps_the_original_keys_first() {
         let v = render_json(&outcome(), false);
-        let keys: Vec<&String> = v.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+        let keys: Vec<&String> = v
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
         assert_eq!(keys, ["metrics", "overall_score", "usage"]);
-        assert_eq!(v["metrics"][0], json!({"metric_name": "ClarityCoherence", "score": 85.5, "evaluator_comment": "Clear and well structured."}));
+        assert_eq!(
+            v["metrics"][0],
+            json!({"metric_name": "ClarityCoherence", "score": 85.5, "evaluator_comment": "Clear and well structured."})
+        );
         assert_eq!(v["overall_score"], 87.75);
         assert_eq!(render_json(&outcome(), true)["mock_judges"], true);
     }

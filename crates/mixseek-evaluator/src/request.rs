@@ -33,7 +33,11 @@ pub struct EvaluationRequest {
 impl EvaluationRequest {
     /// A request with only the prompt and the submission.
     pub fn new(user_prompt: impl Into<String>, submission: impl Into<String>) -> Self {
-        Self { user_prompt: user_prompt.into(), submission: submission.into(), ..Self::default() }
+        Self {
+            user_prompt: user_prompt.into(),
+            submission: submission.into(),
+            ..Self::default()
+        }
     }
 
     /// The request with `user_prompt`, `submission` and the ids trimmed, or the original's
@@ -43,7 +47,10 @@ impl EvaluationRequest {
             return Err("User query cannot be empty or whitespace-only. Please provide a valid query for evaluation.".into());
         }
         if is_blank(&self.submission) {
-            return Err("AI response cannot be empty or whitespace-only. Cannot evaluate empty responses.".into());
+            return Err(
+                "AI response cannot be empty or whitespace-only. Cannot evaluate empty responses."
+                    .into(),
+            );
         }
         if self.execution_id.as_deref().is_some_and(is_blank) {
             return Err("Execution ID cannot be empty or whitespace-only when provided".into());
@@ -92,22 +99,45 @@ mod tests {
         let v = ok.validated().expect("valid");
         assert_eq!((v.user_prompt.as_str(), v.submission.as_str()), ("q", "s"));
         let cases: [(EvaluationRequest, &str); 5] = [
-            (EvaluationRequest::new(" ", "s"), "User query cannot be empty or whitespace-only. Please provide a valid query for evaluation."),
-            (EvaluationRequest::new("q", "\u{1f}"), "AI response cannot be empty or whitespace-only. Cannot evaluate empty responses."),
             (
-                EvaluationRequest { execution_id: Some(" ".into()), ..EvaluationRequest::new("q", "s") },
+                EvaluationRequest::new(" ", "s"),
+                "User query cannot be empty or whitespace-only. Please provide a valid query for evaluation.",
+            ),
+            (
+                EvaluationRequest::new("q", "\u{1f}"),
+                "AI response cannot be empty or whitespace-only. Cannot evaluate empty responses.",
+            ),
+            (
+                EvaluationRequest {
+                    execution_id: Some(" ".into()),
+                    ..EvaluationRequest::new("q", "s")
+                },
                 "Execution ID cannot be empty or whitespace-only when provided",
             ),
             (
-                EvaluationRequest { team_id: Some("".into()), ..EvaluationRequest::new("q", "s") },
+                EvaluationRequest {
+                    team_id: Some("".into()),
+                    ..EvaluationRequest::new("q", "s")
+                },
                 "Team ID cannot be empty or whitespace-only when provided",
             ),
-            (EvaluationRequest { round_number: Some(0), ..EvaluationRequest::new("q", "s") }, "round_number must be >= 1 when provided"),
+            (
+                EvaluationRequest {
+                    round_number: Some(0),
+                    ..EvaluationRequest::new("q", "s")
+                },
+                "round_number must be >= 1 when provided",
+            ),
         ];
         for (req, msg) in cases {
             assert_eq!(req.validated(), Err(msg.to_string()));
         }
-        let v = EvaluationRequest { team_id: Some(" t1 ".into()), ..EvaluationRequest::new("q", "s") }.validated().expect("valid");
+        let v = EvaluationRequest {
+            team_id: Some(" t1 ".into()),
+            ..EvaluationRequest::new("q", "s")
+        }
+        .validated()
+        .expect("valid");
         assert_eq!(v.team_id.as_deref(), Some("t1"));
     }
 }

@@ -40,29 +40,43 @@ pub struct Standalone {
 pub enum StandaloneError {
     /// Bad input: configuration, request (exit 2).
     #[error("{message}")]
-    Input { message: String, hint: Option<String> },
+    Input {
+        message: String,
+        hint: Option<String>,
+    },
     /// The evaluation ran and failed (exit 1).
     #[error("{message}")]
-    Failed { message: String, hint: Option<String> },
+    Failed {
+        message: String,
+        hint: Option<String>,
+    },
 }
 
 fn input(message: impl Into<String>, hint: Option<&str>) -> StandaloneError {
-    StandaloneError::Input { message: message.into(), hint: hint.map(str::to_string) }
+    StandaloneError::Input {
+        message: message.into(),
+        hint: hint.map(str::to_string),
+    }
 }
 
 fn from_evaluator(e: EvaluatorError) -> StandaloneError {
     let hint = match &e {
-        EvaluatorError::Model { .. } => {
-            Some("check default_model / model / judges in the evaluator file and the provider's API key variable (e.g. OPENAI_API_KEY)")
+        EvaluatorError::Model { .. } => Some(
+            "check default_model / model / judges in the evaluator file and the provider's API key variable (e.g. OPENAI_API_KEY)",
+        ),
+        EvaluatorError::UnknownMetric(_) => {
+            Some("built-in metrics: ClarityCoherence, Coverage, LLMPlain, Relevance")
         }
-        EvaluatorError::UnknownMetric(_) => Some("built-in metrics: ClarityCoherence, Coverage, LLMPlain, Relevance"),
         _ => None,
     };
     let message = format!("Evaluation failed: {e}");
     if e.is_input_error() {
         input(message, hint)
     } else {
-        StandaloneError::Failed { message, hint: hint.map(str::to_string) }
+        StandaloneError::Failed {
+            message,
+            hint: hint.map(str::to_string),
+        }
     }
 }
 
@@ -71,7 +85,10 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
     let origin = match &args.config {
         Some(path) => {
             if !path.is_file() {
-                return Err(input(format!("Evaluation config file not found: {}", path.display()), Some("check the path given with -c/--config")));
+                return Err(input(
+                    format!("Evaluation config file not found: {}", path.display()),
+                    Some("check the path given with -c/--config"),
+                ));
             }
             tracing::debug!(path = %path.display(), "Loading custom config");
             Origin::Explicit(path.clone())
@@ -82,7 +99,10 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
                 tracing::debug!(path = %implicit.display(), "Using default config");
                 Origin::Workspace(implicit)
             } else {
-                tracing::warn!("Configuration file not found: {}. Using default configuration.", implicit.display());
+                tracing::warn!(
+                    "Configuration file not found: {}. Using default configuration.",
+                    implicit.display()
+                );
                 Origin::BuiltIn
             }
         }
@@ -94,24 +114,48 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
     }
     if !part.errors.is_empty() {
         let text: Vec<String> = part.errors.items.iter().map(ToString::to_string).collect();
-        return Err(input(format!("invalid evaluator configuration:\n  {}", text.join("\n  ")), None));
+        return Err(input(
+            format!("invalid evaluator configuration:\n  {}", text.join("\n  ")),
+            None,
+        ));
     }
     let Some(settings) = part.value else {
-        return Err(input("the evaluator configuration could not be loaded", None));
+        return Err(input(
+            "the evaluator configuration could not be loaded",
+            None,
+        ));
     };
-    let pb_settings = load_workspace_settings(&args.workspace).map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
-    let builder = PromptBuilder::new(&pb_settings).map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
-    let registry = ModelRegistry::new(RegistryConfig::new().with_env(Env::process()))
-        .map_err(|e| StandaloneError::Failed { message: e.to_string(), hint: None })?;
-    let mut evaluator = Evaluator::new(settings, Arc::new(registry), Arc::new(builder)).map_err(from_evaluator)?;
-    if let Some(dir) = origin.file().and_then(|f| f.parent()).filter(|d| !d.as_os_str().is_empty()) {
+    let pb_settings = load_workspace_settings(&args.workspace)
+        .map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
+    let builder = PromptBuilder::new(&pb_settings)
+        .map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
+    let registry =
+        ModelRegistry::new(RegistryConfig::new().with_env(Env::process())).map_err(|e| {
+            StandaloneError::Failed {
+                message: e.to_string(),
+                hint: None,
+            }
+        })?;
+    let mut evaluator =
+        Evaluator::new(settings, Arc::new(registry), Arc::new(builder)).map_err(from_evaluator)?;
+    if let Some(dir) = origin
+        .file()
+        .and_then(|f| f.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+    {
         evaluator = evaluator.with_working_dir(dir);
     }
-    let mock_judges = evaluator.metrics().iter().any(|m| matches!(&m.kind, MetricKind::Llm(l) if l.uses_mock()));
+    let mock_judges = evaluator
+        .metrics()
+        .iter()
+        .any(|m| matches!(&m.kind, MetricKind::Llm(l) if l.uses_mock()));
     let request = EvaluationRequest {
         team_id: Some(STANDALONE_TEAM_ID.to_string()),
         ..EvaluationRequest::new(args.prompt, args.submission)
     };
     let outcome = evaluator.evaluate(&request).await.map_err(from_evaluator)?;
-    Ok(Standalone { outcome, mock_judges })
+    Ok(Standalone {
+        outcome,
+        mock_judges,
+    })
 }

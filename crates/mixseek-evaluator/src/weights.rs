@@ -8,12 +8,26 @@ use mixseek_prompt::pyjson::py_float_repr;
 ///
 /// `names` are the configured names (used in the messages); `reported` are the names the
 /// metrics report (canonical built-in names), which must be unique.
-pub fn resolve_weights(names: &[String], weights: &[Option<f64>], reported: &[String]) -> Result<Vec<f64>, String> {
+pub fn resolve_weights(
+    names: &[String],
+    weights: &[Option<f64>],
+    reported: &[String],
+) -> Result<Vec<f64>, String> {
     if names.is_empty() {
         return Err("List should have at least 1 item after validation, not 0".to_string());
     }
-    let unset: Vec<&str> = names.iter().zip(weights).filter(|(_, w)| w.is_none()).map(|(n, _)| n.as_str()).collect();
-    let set: Vec<&str> = names.iter().zip(weights).filter(|(_, w)| w.is_some()).map(|(n, _)| n.as_str()).collect();
+    let unset: Vec<&str> = names
+        .iter()
+        .zip(weights)
+        .filter(|(_, w)| w.is_none())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let set: Vec<&str> = names
+        .iter()
+        .zip(weights)
+        .filter(|(_, w)| w.is_some())
+        .map(|(n, _)| n.as_str())
+        .collect();
     let resolved: Vec<f64> = if set.is_empty() {
         let equal = 1.0 / names.len() as f64;
         vec![equal; names.len()]
@@ -28,7 +42,11 @@ pub fn resolve_weights(names: &[String], weights: &[Option<f64>], reported: &[St
     };
     let total: f64 = resolved.iter().sum();
     if !(0.999..=1.001).contains(&total) {
-        let current: Vec<String> = names.iter().zip(&resolved).map(|(n, w)| format!("{n}={}", py_float_repr(*w))).collect();
+        let current: Vec<String> = names
+            .iter()
+            .zip(&resolved)
+            .map(|(n, w)| format!("{n}={}", py_float_repr(*w)))
+            .collect();
         return Err(format!(
             "Metric weights must sum to 1.0, got: {total:.4}. Current weights: {}. Please adjust the weights in your configuration file.",
             current.join(", ")
@@ -61,12 +79,18 @@ mod tests {
 
     #[test]
     fn no_metric_is_an_error() {
-        assert_eq!(check(&[]), Err("List should have at least 1 item after validation, not 0".into()));
+        assert_eq!(
+            check(&[]),
+            Err("List should have at least 1 item after validation, not 0".into())
+        );
     }
 
     #[test]
     fn all_unset_gives_equal_weights() {
-        assert_eq!(check(&[("a", None), ("b", None), ("c", None)]), Ok(vec![0.3333333333333333; 3]));
+        assert_eq!(
+            check(&[("a", None), ("b", None), ("c", None)]),
+            Ok(vec![0.3333333333333333; 3])
+        );
         assert_eq!(check(&[("a", None)]), Ok(vec![1.0]));
     }
 
@@ -94,7 +118,10 @@ mod tests {
         );
         assert!(check(&[("a", Some(0.4995)), ("b", Some(0.5))]).is_ok());
         assert!(check(&[("a", Some(0.5005)), ("b", Some(0.5))]).is_ok());
-        assert_eq!(check(&[("a", Some(0.334)), ("b", Some(0.333)), ("c", Some(0.333))]), Ok(vec![0.334, 0.333, 0.333]));
+        assert_eq!(
+            check(&[("a", Some(0.334)), ("b", Some(0.333)), ("c", Some(0.333))]),
+            Ok(vec![0.334, 0.333, 0.333])
+        );
         // Weights print as Python floats: `1.0`, `1e-05`.
         assert_eq!(
             check(&[("a", Some(1.0)), ("b", Some(0.01))]),
@@ -110,9 +137,16 @@ mod tests {
     fn duplicate_names_are_rejected_after_the_weight_checks() {
         assert_eq!(
             check(&[("Coverage", Some(0.5)), ("Coverage", Some(0.5))]),
-            Err("Duplicate metric names found: Coverage. Each metric must have a unique name.".into())
+            Err(
+                "Duplicate metric names found: Coverage. Each metric must have a unique name."
+                    .into()
+            )
         );
         // The sum is checked first.
-        assert!(check(&[("x", Some(0.5)), ("x", Some(0.6))]).unwrap_err().starts_with("Metric weights must sum"));
+        assert!(
+            check(&[("x", Some(0.5)), ("x", Some(0.6))])
+                .unwrap_err()
+                .starts_with("Metric weights must sum")
+        );
     }
 }

@@ -23,26 +23,51 @@ fn request() -> EvaluationRequest {
 
 fn build_err(s: EvaluatorSettings) -> String {
     let reg = registry("http://127.0.0.1:9/v1", None);
-    Evaluator::new(s, reg, prompts()).map(|_| ()).unwrap_err().to_string()
+    Evaluator::new(s, reg, prompts())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
 fn weight_rules_and_their_messages() {
-    assert_eq!(build_err(settings(vec![])), "List should have at least 1 item after validation, not 0");
     assert_eq!(
-        build_err(settings(vec![custom("metric1", Some(0.5)), custom("metric2", None)])),
+        build_err(settings(vec![])),
+        "List should have at least 1 item after validation, not 0"
+    );
+    assert_eq!(
+        build_err(settings(vec![
+            custom("metric1", Some(0.5)),
+            custom("metric2", None)
+        ])),
         "すべてのメトリクスの重みを指定するか、すべて未指定にしてください。重みが未指定: metric2。重みが設定済み: metric1。"
     );
     assert_eq!(
-        build_err(settings(vec![custom("a", Some(0.5)), custom("b", Some(0.5)), custom("c", Some(0.3))])),
+        build_err(settings(vec![
+            custom("a", Some(0.5)),
+            custom("b", Some(0.5)),
+            custom("c", Some(0.3))
+        ])),
         "Metric weights must sum to 1.0, got: 1.3000. Current weights: a=0.5, b=0.5, c=0.3. Please adjust the weights in your configuration file."
     );
     assert_eq!(
-        build_err(settings(vec![custom("a", Some(0.5)), custom("a", Some(0.5))])),
+        build_err(settings(vec![
+            custom("a", Some(0.5)),
+            custom("a", Some(0.5))
+        ])),
         "Duplicate metric names found: a. Each metric must have a unique name."
     );
     let reg = registry("http://127.0.0.1:9/v1", None);
-    let e = Evaluator::new(settings(vec![custom("a", None), custom("b", None), custom("c", None)]), reg, prompts()).expect("equal");
+    let e = Evaluator::new(
+        settings(vec![
+            custom("a", None),
+            custom("b", None),
+            custom("c", None),
+        ]),
+        reg,
+        prompts(),
+    )
+    .expect("equal");
     let w: Vec<f64> = e.metrics().iter().map(|m| m.weight).collect();
     assert_eq!(w, [0.3333333333333333; 3]);
 }
@@ -50,13 +75,23 @@ fn weight_rules_and_their_messages() {
 #[tokio::test]
 async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_prompt() {
     let server = Routed::start().await;
-    server.always("明瞭性/一貫性", score(85.0)).always("包括性", score(80.0)).always("関連性を評価", score(90.0));
+    server
+        .always("明瞭性/一貫性", score(85.0))
+        .always("包括性", score(80.0))
+        .always("関連性を評価", score(90.0));
     // The documented defaults: ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333.
     let mut s = EvaluatorSettings::builtin_default();
     s.default_model = "openai:judge".into();
-    let out = within(evaluator(&server, s).evaluate(&request())).await.expect("evaluate");
+    let out = within(evaluator(&server, s).evaluate(&request()))
+        .await
+        .expect("evaluate");
     assert_eq!(out.score_details.overall_score, 85.0);
-    let names: Vec<&str> = out.score_details.metrics.iter().map(|m| m.metric_name.as_str()).collect();
+    let names: Vec<&str> = out
+        .score_details
+        .metrics
+        .iter()
+        .map(|m| m.metric_name.as_str())
+        .collect();
     assert_eq!(names, ["ClarityCoherence", "Coverage", "Relevance"]);
     assert_eq!(
         serde_json::to_value(&out.score_details.metrics[1]).expect("json"),
@@ -71,15 +106,30 @@ async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_promp
     );
     assert_eq!(body["temperature"], 0.0);
     assert_eq!(body["model"], "judge");
-    assert_eq!(body["response_format"]["json_schema"]["name"], "BaseLLMEvaluation");
+    assert_eq!(
+        body["response_format"]["json_schema"]["name"],
+        "BaseLLMEvaluation"
+    );
 }
 
 #[tokio::test]
 async fn overall_is_the_weighted_sum_rounded_like_python() {
     let cases: Vec<(Vec<f64>, Vec<Option<f64>>, f64)> = vec![
-        (vec![90.0, 80.0, 70.0], vec![Some(0.5), Some(0.3), Some(0.2)], 83.0),
-        (vec![90.0, 85.0, 80.0], vec![Some(0.5), Some(0.3), Some(0.2)], 86.5),
-        (vec![85.0, 90.0, 88.0], vec![Some(0.3), Some(0.3), Some(0.4)], 87.7),
+        (
+            vec![90.0, 80.0, 70.0],
+            vec![Some(0.5), Some(0.3), Some(0.2)],
+            83.0,
+        ),
+        (
+            vec![90.0, 85.0, 80.0],
+            vec![Some(0.5), Some(0.3), Some(0.2)],
+            86.5,
+        ),
+        (
+            vec![85.0, 90.0, 88.0],
+            vec![Some(0.3), Some(0.3), Some(0.4)],
+            87.7,
+        ),
         (vec![77.77, 66.66, 55.55], vec![None, None, None], 66.66),
         (vec![85.5, 90.0], vec![Some(0.5), Some(0.5)], 87.75),
         // Metric scores are rounded first: 85.12345 → 85.12, 33.335 → 33.34 (half-to-even on
@@ -94,8 +144,13 @@ async fn overall_is_the_weighted_sum_rounded_like_python() {
             server.always(&format!("metric:{name}"), score(*s));
             metrics.push(custom(&name, *w));
         }
-        let out = within(evaluator(&server, settings(metrics)).evaluate(&request())).await.expect("evaluate");
-        assert_eq!(out.score_details.overall_score, expected, "{scores:?} {weights:?}");
+        let out = within(evaluator(&server, settings(metrics)).evaluate(&request()))
+            .await
+            .expect("evaluate");
+        assert_eq!(
+            out.score_details.overall_score, expected,
+            "{scores:?} {weights:?}"
+        );
         let first = out.score_details.metrics[0].score;
         assert_eq!(first, mixseek_core::round2(scores[0]));
     }
@@ -105,20 +160,48 @@ async fn overall_is_the_weighted_sum_rounded_like_python() {
 async fn out_of_range_and_malformed_answers_are_repaired_never_clamped() {
     let server = Routed::start().await;
     server.route("metric:range", vec![score(150.0), score(95.0)], score(0.0));
-    server.route("metric:broken", vec![Reply::text("I think it deserves 80 points."), score(80.0)], score(0.0));
-    server.route("metric:missing", vec![Reply::json(json!({"score": 70})), score(70.0)], score(0.0));
-    let s = settings(vec![custom("range", None), custom("broken", None), custom("missing", None)]);
-    let out = within(evaluator(&server, s).evaluate(&request())).await.expect("evaluate");
+    server.route(
+        "metric:broken",
+        vec![Reply::text("I think it deserves 80 points."), score(80.0)],
+        score(0.0),
+    );
+    server.route(
+        "metric:missing",
+        vec![Reply::json(json!({"score": 70})), score(70.0)],
+        score(0.0),
+    );
+    let s = settings(vec![
+        custom("range", None),
+        custom("broken", None),
+        custom("missing", None),
+    ]);
+    let out = within(evaluator(&server, s).evaluate(&request()))
+        .await
+        .expect("evaluate");
     let scores: Vec<f64> = out.score_details.metrics.iter().map(|m| m.score).collect();
     assert_eq!(scores, [95.0, 80.0, 70.0]);
     for key in ["metric:range", "metric:broken", "metric:missing"] {
         let reqs = server.requests_for(key);
         assert_eq!(reqs.len(), 2, "{key}: one answer and one repair");
         let repair = reqs[1]["messages"].as_array().expect("messages");
-        assert_eq!(repair.len(), 4, "system, user, the bad answer, the repair request");
-        assert!(repair[3]["content"].as_str().unwrap_or_default().starts_with("Your previous answer"));
+        assert_eq!(
+            repair.len(),
+            4,
+            "system, user, the bad answer, the repair request"
+        );
+        assert!(
+            repair[3]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Your previous answer")
+        );
     }
-    assert!(server.requests_for("metric:range")[1]["messages"][3]["content"].as_str().unwrap_or_default().contains("150"));
+    assert!(
+        server.requests_for("metric:range")[1]["messages"][3]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("150")
+    );
 }
 
 #[tokio::test]
@@ -127,12 +210,26 @@ async fn exhausted_repairs_fail_with_the_original_error_text() {
     server.always("metric:a", score(150.0));
     let mut m = custom("a", None);
     m.max_retries = Some(1);
-    let err = within(evaluator(&server, settings(vec![m])).evaluate(&request())).await.unwrap_err();
-    assert_eq!(server.requests().len(), 2, "first answer + max_retries repairs");
+    let err = within(evaluator(&server, settings(vec![m])).evaluate(&request()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "first answer + max_retries repairs"
+    );
     let text = err.to_string();
-    assert!(text.starts_with("Failed to evaluate after retries: "), "{text}");
-    assert!(text.ends_with(" | Provider: openai | Metric: a | Retries: 1"), "{text}");
-    let EvaluatorError::Metric(f) = err else { panic!("metric error") };
+    assert!(
+        text.starts_with("Failed to evaluate after retries: "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(" | Provider: openai | Metric: a | Retries: 1"),
+        "{text}"
+    );
+    let EvaluatorError::Metric(f) = err else {
+        panic!("metric error")
+    };
     assert_eq!(f.kind, "schema");
     assert!(f.raw_output.as_deref().unwrap_or_default().contains("150"));
 }
@@ -142,19 +239,29 @@ async fn all_metrics_are_in_flight_at_once() {
     let server = Routed::start().await;
     let names = ["a", "b", "c", "d"];
     for n in names {
-        server.always(&format!("metric:{n}"), Reply::delayed(Duration::from_millis(300), score(50.0)));
+        server.always(
+            &format!("metric:{n}"),
+            Reply::delayed(Duration::from_millis(300), score(50.0)),
+        );
     }
     let metrics: Vec<MetricSettings> = names.iter().map(|n| custom(n, None)).collect();
-    within(evaluator(&server, settings(metrics.clone())).evaluate(&request())).await.expect("evaluate");
+    within(evaluator(&server, settings(metrics.clone())).evaluate(&request()))
+        .await
+        .expect("evaluate");
     assert_eq!(server.max_concurrent(), 4);
 
     let bounded = Routed::start().await;
     for n in names {
-        bounded.always(&format!("metric:{n}"), Reply::delayed(Duration::from_millis(50), score(50.0)));
+        bounded.always(
+            &format!("metric:{n}"),
+            Reply::delayed(Duration::from_millis(50), score(50.0)),
+        );
     }
     let mut s = settings(metrics);
     s.max_concurrent_metrics = Some(2);
-    within(evaluator(&bounded, s).evaluate(&request())).await.expect("evaluate");
+    within(evaluator(&bounded, s).evaluate(&request()))
+        .await
+        .expect("evaluate");
     assert_eq!(bounded.max_concurrent(), 2);
     assert_eq!(bounded.requests().len(), 4);
 }
@@ -163,13 +270,30 @@ async fn all_metrics_are_in_flight_at_once() {
 async fn fail_policy_returns_the_first_failure_and_cancels_the_rest() {
     let server = Routed::start().await;
     server.always("metric:ok", score(90.0));
-    server.always("metric:bad", Reply::status(400, "bad request from the judge"));
+    server.always(
+        "metric:bad",
+        Reply::status(400, "bad request from the judge"),
+    );
     server.always("metric:slow", Reply::hang());
-    let s = settings(vec![custom("ok", None), custom("bad", None), custom("slow", None)]);
-    let err = within(evaluator(&server, s).evaluate(&request())).await.unwrap_err();
-    let EvaluatorError::Metric(f) = &err else { panic!("metric error: {err}") };
-    assert_eq!((f.metric_name.as_str(), f.kind.as_str()), ("bad", "permanent"));
-    assert!(err.to_string().contains("bad request from the judge"), "{err}");
+    let s = settings(vec![
+        custom("ok", None),
+        custom("bad", None),
+        custom("slow", None),
+    ]);
+    let err = within(evaluator(&server, s).evaluate(&request()))
+        .await
+        .unwrap_err();
+    let EvaluatorError::Metric(f) = &err else {
+        panic!("metric error: {err}")
+    };
+    assert_eq!(
+        (f.metric_name.as_str(), f.kind.as_str()),
+        ("bad", "permanent")
+    );
+    assert!(
+        err.to_string().contains("bad request from the judge"),
+        "{err}"
+    );
     assert!(!err.is_input_error());
 }
 
@@ -179,9 +303,15 @@ async fn skip_policy_renormalises_the_weights_of_the_metrics_that_succeeded() {
     server.always("metric:a", score(90.0));
     server.always("metric:b", score(80.0));
     server.always("metric:c", Reply::status(400, "nope"));
-    let mut s = settings(vec![custom("a", Some(0.5)), custom("b", Some(0.3)), custom("c", Some(0.2))]);
+    let mut s = settings(vec![
+        custom("a", Some(0.5)),
+        custom("b", Some(0.3)),
+        custom("c", Some(0.2)),
+    ]);
     s.on_metric_error = "skip".into();
-    let out = within(evaluator(&server, s.clone()).evaluate(&request())).await.expect("evaluate");
+    let out = within(evaluator(&server, s.clone()).evaluate(&request()))
+        .await
+        .expect("evaluate");
     // (0.5 × 90 + 0.3 × 80) / 0.8
     assert_eq!(out.score_details.overall_score, 86.25);
     assert_eq!(out.score_details.metrics.len(), 2);
@@ -194,34 +324,61 @@ async fn skip_policy_renormalises_the_weights_of_the_metrics_that_succeeded() {
 
     let all_bad = Routed::start().await;
     all_bad.always("metric:", Reply::status(400, "nope"));
-    let err = within(evaluator(&all_bad, s).evaluate(&request())).await.unwrap_err();
-    assert!(matches!(&err, EvaluatorError::AllMetricsFailed(f) if f.len() == 3), "{err}");
+    let err = within(evaluator(&all_bad, s).evaluate(&request()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EvaluatorError::AllMetricsFailed(f) if f.len() == 3),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn samples_are_aggregated_and_every_answer_kept() {
     let server = Routed::start().await;
-    server.route("metric:s", vec![score(70.0), score(90.0), score(80.0)], score(0.0));
+    server.route(
+        "metric:s",
+        vec![score(70.0), score(90.0), score(80.0)],
+        score(0.0),
+    );
     let mut m = custom("s", None);
     m.samples = Some(3);
-    let out = within(evaluator(&server, settings(vec![m.clone()])).evaluate(&request())).await.expect("evaluate");
+    let out = within(evaluator(&server, settings(vec![m.clone()])).evaluate(&request()))
+        .await
+        .expect("evaluate");
     let metric = &out.score_details.metrics[0];
     assert_eq!(metric.score, 80.0);
     assert_eq!(metric.evaluator_comment, "comment for 80");
     assert_eq!(metric.extra["aggregate"], "median");
     assert_eq!(metric.extra["samples"]["n"], 3);
-    assert_eq!((metric.extra["samples"]["min"].as_f64(), metric.extra["samples"]["max"].as_f64()), (Some(70.0), Some(90.0)));
+    assert_eq!(
+        (
+            metric.extra["samples"]["min"].as_f64(),
+            metric.extra["samples"]["max"].as_f64()
+        ),
+        (Some(70.0), Some(90.0))
+    );
     assert_eq!(metric.extra["samples"]["stdev"], 8.16);
     let answers = metric.extra["answers"].as_array().expect("answers");
     assert_eq!(answers.len(), 3);
-    assert!(answers.iter().all(|a| a["raw"].as_str().is_some_and(|r| r.contains("comment for"))));
+    assert!(
+        answers
+            .iter()
+            .all(|a| a["raw"].as_str().is_some_and(|r| r.contains("comment for")))
+    );
     assert_eq!(out.usage.requests, 3);
     assert_eq!(server.requests().len(), 3);
 
     let server = Routed::start().await;
-    server.route("metric:s", vec![score(70.0), score(90.0), score(20.0)], score(0.0));
+    server.route(
+        "metric:s",
+        vec![score(70.0), score(90.0), score(20.0)],
+        score(0.0),
+    );
     m.aggregate = Some("mean".into());
-    let out = within(evaluator(&server, settings(vec![m])).evaluate(&request())).await.expect("evaluate");
+    let out = within(evaluator(&server, settings(vec![m])).evaluate(&request()))
+        .await
+        .expect("evaluate");
     assert_eq!(out.score_details.metrics[0].score, 60.0);
 }
 
@@ -230,7 +387,9 @@ async fn a_jury_of_two_providers_reports_aggregate_and_agreement() {
     let openai = Routed::start().await;
     openai.always("metric:j", score(80.0));
     let anthropic = FakeLlm::anthropic().await;
-    anthropic.set_default(Reply::json(json!({"score": 60, "evaluator_comment": "too short"})));
+    anthropic.set_default(Reply::json(
+        json!({"score": 60, "evaluator_comment": "too short"}),
+    ));
     let mut m = custom("j", None);
     m.judges = vec!["openai:judge-a".into(), "anthropic:judge-b".into()];
     let reg = registry(&openai.base_url(), Some(&anthropic.base_url()));
@@ -239,9 +398,15 @@ async fn a_jury_of_two_providers_reports_aggregate_and_agreement() {
     let metric = &out.score_details.metrics[0];
     assert_eq!(metric.score, 70.0);
     assert_eq!(metric.extra["judges"][0]["model"], "openai:judge-a");
-    assert_eq!(metric.extra["judges"][1], json!({"model": "anthropic:judge-b", "score": 60.0, "evaluator_comment": "too short"}));
+    assert_eq!(
+        metric.extra["judges"][1],
+        json!({"model": "anthropic:judge-b", "score": 60.0, "evaluator_comment": "too short"})
+    );
     assert_eq!(metric.extra["agreement"]["score"], 0.8);
-    assert_eq!(metric.evaluator_comment, "[openai:judge-a] comment for 80\n\n[anthropic:judge-b] too short");
+    assert_eq!(
+        metric.evaluator_comment,
+        "[openai:judge-a] comment for 80\n\n[anthropic:judge-b] too short"
+    );
     assert_eq!(metric.extra["answers"].as_array().map(Vec::len), Some(2));
     assert_eq!(anthropic.request_count(), 1);
     assert_eq!(anthropic.requests()[0].body["system"], "metric:j");
@@ -254,10 +419,15 @@ async fn domain_context_and_language_reach_the_judges() {
     let mut req = request();
     req.domain_context = Some("Embedded firmware for medical devices".into());
     req.language = Some("en".into());
-    within(evaluator(&server, settings(vec![custom("a", None)])).evaluate(&req)).await.expect("evaluate");
+    within(evaluator(&server, settings(vec![custom("a", None)])).evaluate(&req))
+        .await
+        .expect("evaluate");
     let system = system_of(&server.requests()[0]);
     assert!(system.starts_with("metric:a"), "{system}");
-    assert!(system.contains("Embedded firmware for medical devices"), "{system}");
+    assert!(
+        system.contains("Embedded firmware for medical devices"),
+        "{system}"
+    );
     assert!(system.contains("English"), "{system}");
 }
 
@@ -269,17 +439,31 @@ async fn a_custom_evaluator_template_is_used() {
         evaluator_user_prompt: "Q={{ user_prompt }} / A={{ submission }}".into(),
         ..PromptBuilderSettings::default()
     };
-    let ev = Evaluator::new(settings(vec![custom("a", None)]), registry(&server.base_url(), None), prompts_with(&pb)).expect("evaluator");
+    let ev = Evaluator::new(
+        settings(vec![custom("a", None)]),
+        registry(&server.base_url(), None),
+        prompts_with(&pb),
+    )
+    .expect("evaluator");
     within(ev.evaluate(&request())).await.expect("evaluate");
-    assert_eq!(server.requests()[0]["messages"][1]["content"], "Q=What is Rust? / A=A systems programming language.");
+    assert_eq!(
+        server.requests()[0]["messages"][1]["content"],
+        "Q=What is Rust? / A=A systems programming language."
+    );
 }
 
 #[tokio::test]
 async fn invalid_requests_are_input_errors() {
     let server = Routed::start().await;
     let ev = evaluator(&server, settings(vec![custom("a", None)]));
-    let err = ev.evaluate(&EvaluationRequest::new("q", "   ")).await.unwrap_err();
-    assert_eq!(err.to_string(), "AI response cannot be empty or whitespace-only. Cannot evaluate empty responses.");
+    let err = ev
+        .evaluate(&EvaluationRequest::new("q", "   "))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "AI response cannot be empty or whitespace-only. Cannot evaluate empty responses."
+    );
     assert!(err.is_input_error());
     assert!(server.requests().is_empty());
 }

@@ -1,4 +1,4 @@
-//! The per-provider wire code behind [`ProviderModel`](crate::runtime::ProviderModel): one
+//! The per-provider wire code behind the registry's models: one
 //! attempt of one request, plus HTTP helpers shared by the providers (status → error kind,
 //! the server's message, masking of API keys).
 
@@ -37,6 +37,8 @@ pub(crate) struct Exchange<'a> {
     pub model: &'a str,
     /// Secrets to mask in any message (the API key).
     pub secrets: &'a [&'a str],
+    /// The provider's base URL (never holds a key: keys go in headers), for transport errors.
+    pub base_url: &'a str,
 }
 
 impl Exchange<'_> {
@@ -56,9 +58,9 @@ impl Exchange<'_> {
         } else {
             ErrorKind::Transport
         };
-        // Without the URL: it may carry a key in its query.
+        // The base URL instead of reqwest's full URL.
         let e = e.without_url();
-        let mut msg = e.to_string();
+        let mut msg = format!("{} ({})", e, self.base_url);
         let mut src = std::error::Error::source(&e);
         while let Some(s) = src {
             msg.push_str(": ");

@@ -124,6 +124,24 @@ mod tests {
         assert_eq!(g.reserve(500) - t0, Duration::from_secs(30));
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn requests_per_minute_limit_makes_callers_wait() {
+        let s = ProviderSettings {
+            requests_per_minute: Some(60),
+            ..ProviderSettings::default()
+        };
+        let l = Limiter::from_settings(&s);
+        for _ in 0..60 {
+            drop(l.acquire(1).await);
+        }
+        let t0 = Instant::now();
+        let early = tokio::time::timeout(Duration::from_millis(500), l.acquire(1)).await;
+        assert!(early.is_err(), "the 61st request in a minute must wait");
+        drop(l.acquire(1).await);
+        // Two more slots were reserved (the timed-out one and this one): ~2 s after t0.
+        assert!(Instant::now() - t0 >= Duration::from_secs(1));
+    }
+
     #[tokio::test]
     async fn in_flight_permits_are_bounded() {
         let s = ProviderSettings {

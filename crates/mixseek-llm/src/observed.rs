@@ -8,6 +8,7 @@ use crate::types::{ChatRequest, ChatResponse};
 use mixseek_core::{LlmCallRecord, Usage};
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 
 /// Tries each model in order; the first success wins. Attempts add up over all models.
 pub(crate) struct FallbackModel {
@@ -75,8 +76,15 @@ impl ChatModel for ObservedModel {
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
-        let result = self.inner.chat(request).await;
         let c = &request.caller;
+        let span = tracing::info_span!(
+            "llm_call",
+            model = self.inner.id(),
+            role = %c.role,
+            team = c.team_id.as_deref().unwrap_or(""),
+            round = c.round_number.unwrap_or(0),
+        );
+        let result = self.inner.chat(request).instrument(span).await;
         let (usage, attempts, cache_hit, error, latency) = match &result {
             Ok(r) => (r.usage, r.attempts, r.cache_hit, None, r.latency),
             Err(e) => (
@@ -100,6 +108,21 @@ impl ChatModel for ObservedModel {
             error,
             at: chrono::Utc::now(),
         };
+        match &record.error {
+            None => tracing::debug!(
+                model = %record.model,
+                role = %record.role,
+                latency_ms = record.latency_ms,
+                attempts = record.attempts,
+                input_tokens = record.usage.input_tokens,
+                output_tokens = record.usage.output_tokens,
+                cache_hit = record.cache_hit,
+                "llm call done"
+            ),
+            Some(e) => {
+                tracing::warn!(model = %record.model, role = %record.role, attempts = record.attempts, error = %e, "llm call failed")
+            }
+        }
         self.observers.notify(&record);
         result
     }

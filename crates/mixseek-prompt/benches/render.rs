@@ -5,8 +5,8 @@
 
 use chrono::{TimeZone, Utc};
 use mixseek_prompt::{
-    FixedClock, HistoryRound, InjectionPhase, PromptBuilder, PromptBuilderSettings, PromptContext, RankingEntry,
-    TemplateKind,
+    FixedClock, HistoryRound, InjectionPhase, PromptBuilder, PromptBuilderSettings, PromptContext,
+    RankingEntry, TemplateKind,
 };
 use serde_json::json;
 use std::hint::black_box;
@@ -38,7 +38,8 @@ fn context() -> PromptContext {
         })
         .collect();
     PromptContext {
-        user_prompt: "最新のAIエージェント研究の動向を調査し、主要な論点をまとめてください。".into(),
+        user_prompt: "最新のAIエージェント研究の動向を調査し、主要な論点をまとめてください。"
+            .into(),
         round_number: 11,
         team_id: "team-3".into(),
         team_name: "Team 3".into(),
@@ -75,19 +76,39 @@ fn measure(label: &str, mut f: impl FnMut() -> usize) {
 }
 
 fn main() {
-    let now = Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, 0).single().unwrap();
-    let builder = PromptBuilder::with_zone(&PromptBuilderSettings::default(), chrono_tz::Tz::Asia__Tokyo)
-        .unwrap()
-        .with_clock(Arc::new(FixedClock(now)));
+    let now = Utc
+        .with_ymd_and_hms(2025, 11, 25, 5, 30, 0)
+        .single()
+        .unwrap();
+    let builder = PromptBuilder::with_zone(
+        &PromptBuilderSettings::default(),
+        chrono_tz::Tz::Asia__Tokyo,
+    )
+    .unwrap()
+    .with_clock(Arc::new(FixedClock(now)));
     let ctx = context();
-    println!("mixseek-prompt render benchmark (default templates, 10-round history, 5-team ranking)");
-    measure("team prompt", || builder.render(TemplateKind::Team, &ctx).unwrap().len());
-    measure("judgment prompt", || builder.render(TemplateKind::Judgment, &ctx).unwrap().len());
+    println!(
+        "mixseek-prompt render benchmark (default templates, 10-round history, 5-team ranking)"
+    );
+    measure("team prompt", || {
+        builder.render(TemplateKind::Team, &ctx).unwrap().len()
+    });
+    measure("judgment prompt", || {
+        builder.render(TemplateKind::Judgment, &ctx).unwrap().len()
+    });
     measure("team prompt + user injections", || {
-        builder.render_with_injections(TemplateKind::Team, &ctx).unwrap().prompt.len()
+        builder
+            .render_with_injections(TemplateKind::Team, &ctx)
+            .unwrap()
+            .prompt
+            .len()
     });
     measure("team system injections (language, domain)", || {
-        builder.inject_system(InjectionPhase::Team, "You lead a team.", &ctx).unwrap().prompt.len()
+        builder
+            .inject_system(InjectionPhase::Team, "You lead a team.", &ctx)
+            .unwrap()
+            .prompt
+            .len()
     });
     measure("submission_history formatter alone", || {
         mixseek_prompt::format_submission_history(&ctx.round_history).len()
@@ -95,6 +116,14 @@ fn main() {
     measure("current_datetime alone", || {
         mixseek_prompt::format_current_datetime(now, chrono_tz::Tz::Asia__Tokyo).len()
     });
-    let eval = PromptContext { submission: Some("提出内容".repeat(200)), ..ctx.clone() };
-    measure("evaluator prompt", || builder.render(TemplateKind::Evaluator, &eval).unwrap().len());
+    let eval = PromptContext {
+        submission: Some("提出内容".repeat(200)),
+        ..ctx.clone()
+    };
+    measure("evaluator prompt", || {
+        builder
+            .render(TemplateKind::Evaluator, &eval)
+            .unwrap()
+            .len()
+    });
 }

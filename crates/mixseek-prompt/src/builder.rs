@@ -7,7 +7,7 @@ use crate::error::{PromptError, TemplateKind, TemplateName, from_minijinja};
 use crate::inject::{
     Builtin, Injected, Rule, RuleText, WHEN_PREFIX, assemble, collect_rules, when_template_source,
 };
-use crate::vars::{INJECTION_VARS, compute, variable_names};
+use crate::vars::{INJECTION_VARS, compute, validate, variable_names};
 use chrono_tz::Tz;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use mixseek_config::Issues;
@@ -31,7 +31,11 @@ pub struct PromptBuilder {
 
 /// `\r\n` and lone `\r` in a template source become `\n` (the original's engine does this).
 pub fn normalize_newlines(source: &str) -> String {
-    if source.contains('\r') { source.replace("\r\n", "\n").replace('\r', "\n") } else { source.to_string() }
+    if source.contains('\r') {
+        source.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        source.to_string()
+    }
 }
 
 fn new_env() -> Environment<'static> {
@@ -74,19 +78,29 @@ fn rule_available(phase: InjectionPhase) -> Vec<&'static str> {
 }
 
 /// Compiles everything in `settings`, collecting every problem.
-fn compile(settings: &PromptBuilderSettings) -> (Environment<'static>, Vec<Rule>, Vec<PromptError>) {
+fn compile(
+    settings: &PromptBuilderSettings,
+) -> (Environment<'static>, Vec<Rule>, Vec<PromptError>) {
     let mut errors = Vec::new();
     let mut issues = Issues::default();
     settings.validate("prompt_builder", &mut issues);
     if !issues.is_empty() {
-        errors.push(PromptError::InvalidSettings { issues: issues.items.iter().map(|i| i.to_string()).collect() });
+        errors.push(PromptError::InvalidSettings {
+            issues: issues.items.iter().map(|i| i.to_string()).collect(),
+        });
     }
     let mut env = new_env();
     for kind in TemplateKind::ALL {
         let source = normalize_newlines(settings.template(kind.key()).unwrap_or_default());
         if let Err(e) = env.add_template_owned(kind.key(), source.clone()) {
             let available = variable_names(kind);
-            errors.push(from_minijinja(&e, TemplateName::Prompt(kind), &source, &available, Vec::new));
+            errors.push(from_minijinja(
+                &e,
+                TemplateName::Prompt(kind),
+                &source,
+                &available,
+                Vec::new,
+            ));
         }
     }
     let rules = collect_rules(settings);
@@ -100,7 +114,13 @@ fn compile(settings: &PromptBuilderSettings) -> (Environment<'static>, Vec<Rule>
         if let (RuleText::Template(name), Some(text)) = (&rule.text, &rule.text_source) {
             let text = normalize_newlines(text);
             if let Err(e) = env.add_template_owned(name.clone(), text.clone()) {
-                errors.push(from_minijinja(&e, TemplateName::RuleText(rule.name.clone()), &text, &[], Vec::new));
+                errors.push(from_minijinja(
+                    &e,
+                    TemplateName::RuleText(rule.name.clone()),
+                    &text,
+                    &[],
+                    Vec::new,
+                ));
             }
         }
     }
@@ -110,14 +130,24 @@ fn compile(settings: &PromptBuilderSettings) -> (Environment<'static>, Vec<Rule>
 /// An error of a `when` expression, positioned in the expression (not the wrapper).
 fn when_error(err: &minijinja::Error, rule: &str, expr: &str, available: &[&str]) -> PromptError {
     let wrapped = when_template_source(expr);
-    let mut e = from_minijinja(err, TemplateName::RuleWhen(rule.to_string()), &wrapped, available, Vec::new);
-    if let (Some(r), PromptError::Syntax { location, .. } | PromptError::UndefinedVariable { location, .. } | PromptError::Render { location, .. }) =
-        (err.range(), &mut e)
+    let mut e = from_minijinja(
+        err,
+        TemplateName::RuleWhen(rule.to_string()),
+        &wrapped,
+        available,
+        Vec::new,
+    );
+    if let (
+        Some(r),
+        PromptError::Syntax { location, .. }
+        | PromptError::UndefinedVariable { location, .. }
+        | PromptError::Render { location, .. },
+    ) = (err.range(), &mut e)
     {
         let start = r.start.saturating_sub(WHEN_PREFIX.len()).min(expr.len());
         let (line, column) = crate::error::line_col(expr, start);
-        location.line = Some(line);
-        location.column = Some(column);
+        location.line = u32::try_from(line).ok();
+        location.column = u32::try_from(column).ok();
     }
     e
 }
@@ -144,7 +174,9 @@ impl PromptBuilder {
             return Err(errors.swap_remove(0));
         }
         let referenced = TemplateKind::ALL.map(|k| {
-            env.get_template(k.key()).map(|t| t.undeclared_variables(false)).unwrap_or_default()
+            env.get_template(k.key())
+                .map(|t| t.undeclared_variables(false))
+                .unwrap_or_default()
         });
         Ok(Self {
             env: Arc::new(env),
@@ -199,7 +231,11 @@ impl PromptBuilder {
 
     /// Renders the user prompt of `kind` and applies the user-side rules of its phase, with one
     /// timestamp for both.
-    pub fn render_with_injections(&self, kind: TemplateKind, ctx: &PromptContext) -> Result<Injected, PromptError> {
+    pub fn render_with_injections(
+        &self,
+        kind: TemplateKind,
+        ctx: &PromptContext,
+    ) -> Result<Injected, PromptError> {
         let vars = compute(kind, ctx, self.clock.now(), self.tz)?;
         let prompt = self.render_vars(kind, &vars)?;
         Ok(self.apply(kind_phase(kind), InjectionSide::User, &prompt, ctx, vars))
@@ -218,29 +254,67 @@ impl PromptBuilder {
         base: &str,
         ctx: &PromptContext,
     ) -> Result<Injected, PromptError> {
-        let vars = compute(phase_kind(phase), ctx, self.clock.now(), self.tz)?;
+        let kind = phase_kind(phase);
+        // Built-in texts need no variables; compute them only for conditions and templates.
+        let needs_vars = self.rules.iter().any(|r| {
+            r.side == side
+                && r.phases.contains(&phase)
+                && (r.when.is_some() || matches!(r.text, RuleText::Template(_)))
+        });
+        let vars = if needs_vars {
+            compute(kind, ctx, self.clock.now(), self.tz)?
+        } else {
+            validate(kind, ctx)?;
+            Vec::new()
+        };
         Ok(self.apply(phase, side, base, ctx, vars))
     }
 
     /// [`inject`](Self::inject) on the system side.
-    pub fn inject_system(&self, phase: InjectionPhase, base: &str, ctx: &PromptContext) -> Result<Injected, PromptError> {
+    pub fn inject_system(
+        &self,
+        phase: InjectionPhase,
+        base: &str,
+        ctx: &PromptContext,
+    ) -> Result<Injected, PromptError> {
         self.inject(phase, InjectionSide::System, base, ctx)
     }
 
     /// [`inject`](Self::inject) on the user side.
-    pub fn inject_user(&self, phase: InjectionPhase, base: &str, ctx: &PromptContext) -> Result<Injected, PromptError> {
+    pub fn inject_user(
+        &self,
+        phase: InjectionPhase,
+        base: &str,
+        ctx: &PromptContext,
+    ) -> Result<Injected, PromptError> {
         self.inject(phase, InjectionSide::User, base, ctx)
     }
 
-    fn render_vars(&self, kind: TemplateKind, vars: &[(&'static str, Value)]) -> Result<String, PromptError> {
+    fn render_vars(
+        &self,
+        kind: TemplateKind,
+        vars: &[(&'static str, Value)],
+    ) -> Result<String, PromptError> {
         let template = self.env.get_template(kind.key()).map_err(|e| {
-            from_minijinja(&e, TemplateName::Prompt(kind), "", &variable_names(kind), Vec::new)
+            from_minijinja(
+                &e,
+                TemplateName::Prompt(kind),
+                "",
+                &variable_names(kind),
+                Vec::new,
+            )
         })?;
-        template.render(Value::from_pairs(vars.iter().map(|(k, v)| (*k, v.clone())))).map_err(|e| {
-            from_minijinja(&e, TemplateName::Prompt(kind), template.source(), &variable_names(kind), || {
-                self.referenced[kind_index(kind)].iter().cloned().collect()
+        template
+            .render(Value::from_pairs(vars.iter().map(|(k, v)| (*k, v.clone()))))
+            .map_err(|e| {
+                from_minijinja(
+                    &e,
+                    TemplateName::Prompt(kind),
+                    template.source(),
+                    &variable_names(kind),
+                    || self.referenced[kind_index(kind)].iter().cloned().collect(),
+                )
             })
-        })
     }
 
     fn apply(
@@ -251,14 +325,27 @@ impl PromptBuilder {
         ctx: &PromptContext,
         mut vars: Vec<(&'static str, Value)>,
     ) -> Injected {
-        let mut rules = self.rules.iter().filter(|r| r.side == side && r.phases.contains(&phase)).peekable();
+        let mut rules = self
+            .rules
+            .iter()
+            .filter(|r| r.side == side && r.phases.contains(&phase))
+            .peekable();
         if rules.peek().is_none() {
-            return Injected { prompt: base.to_string(), applied: Vec::new() };
+            return Injected {
+                prompt: base.to_string(),
+                applied: Vec::new(),
+            };
         }
         vars.push(("phase", Value::from(phase.as_str())));
         vars.push(("side", Value::from(side.as_str())));
-        vars.push(("system_prompt_suffix", Value::from(ctx.system_prompt_suffix.as_deref().unwrap_or(""))));
-        vars.push(("prompt_suffix", Value::from(ctx.prompt_suffix.as_deref().unwrap_or(""))));
+        vars.push((
+            "system_prompt_suffix",
+            Value::from(ctx.system_prompt_suffix.as_deref().unwrap_or("")),
+        ));
+        vars.push((
+            "prompt_suffix",
+            Value::from(ctx.prompt_suffix.as_deref().unwrap_or("")),
+        ));
         let values = Value::from_pairs(vars);
         let mut blocks = Vec::new();
         let mut applied = Vec::new();
@@ -272,16 +359,27 @@ impl PromptBuilder {
             InjectionSide::System => &self.system_separator,
             InjectionSide::User => &self.user_separator,
         };
-        Injected { prompt: assemble(base, &blocks, separator), applied }
+        Injected {
+            prompt: assemble(base, &blocks, separator),
+            applied,
+        }
     }
 
     /// The rule's trimmed text, or `None` when it does not apply, fails, or is empty.
-    fn run_rule(&self, rule: &Rule, phase: InjectionPhase, ctx: &PromptContext, values: &Value) -> Option<String> {
+    fn run_rule(
+        &self,
+        rule: &Rule,
+        phase: InjectionPhase,
+        ctx: &PromptContext,
+        values: &Value,
+    ) -> Option<String> {
         let input = match rule.builtin {
             Some(b) => Some(b.input(ctx)?),
             None => None,
         };
-        if rule.builtin == Some(Builtin::DomainContext) && self.template_mentions(phase, "domain_context") {
+        if rule.builtin == Some(Builtin::DomainContext)
+            && self.template_mentions(phase, "domain_context")
+        {
             tracing::debug!(rule = %rule.name, phase = phase.as_str(), "skipped: the template shows domain_context itself");
             return None;
         }
@@ -299,26 +397,39 @@ impl PromptBuilder {
             }
         }
         let text = match (&rule.text, input) {
-            (RuleText::Builtin, Some(input)) => rule.builtin.map(|b| b.text(phase, input)).unwrap_or_default(),
+            (RuleText::Builtin, Some(input)) => rule
+                .builtin
+                .map(|b| b.text(phase, input))
+                .unwrap_or_default(),
             (RuleText::Builtin, None) => return None,
-            (RuleText::Template(name), _) => match self.env.get_template(name).and_then(|t| t.render(values)) {
-                Ok(text) => text,
-                Err(e) => {
-                    let source = rule.text_source.as_deref().map(normalize_newlines).unwrap_or_default();
-                    let err = from_minijinja(
-                        &e,
-                        TemplateName::RuleText(rule.name.clone()),
-                        &source,
-                        &rule_available(phase),
-                        Vec::new,
-                    );
-                    tracing::warn!(rule = %rule.name, phase = phase.as_str(), error = %err, "injection rule skipped: its text failed");
-                    return None;
+            (RuleText::Template(name), _) => {
+                match self.env.get_template(name).and_then(|t| t.render(values)) {
+                    Ok(text) => text,
+                    Err(e) => {
+                        let source = rule
+                            .text_source
+                            .as_deref()
+                            .map(normalize_newlines)
+                            .unwrap_or_default();
+                        let err = from_minijinja(
+                            &e,
+                            TemplateName::RuleText(rule.name.clone()),
+                            &source,
+                            &rule_available(phase),
+                            Vec::new,
+                        );
+                        tracing::warn!(rule = %rule.name, phase = phase.as_str(), error = %err, "injection rule skipped: its text failed");
+                        return None;
+                    }
                 }
-            },
+            }
         };
         let text = py_trim(&text);
-        if text.is_empty() { None } else { Some(text.to_string()) }
+        if text.is_empty() {
+            None
+        } else {
+            Some(text.to_string())
+        }
     }
 
     /// True when the phase's user template references `name` (member: the team template is

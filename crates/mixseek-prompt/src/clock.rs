@@ -43,21 +43,32 @@ pub fn format_current_datetime(now: DateTime<Utc>, tz: Tz) -> String {
     if micros == 0 {
         local.format("%Y-%m-%dT%H:%M:%S%:z").to_string()
     } else {
-        format!("{}.{micros:06}{}", local.format("%Y-%m-%dT%H:%M:%S"), local.format("%:z"))
+        format!(
+            "{}.{micros:06}{}",
+            local.format("%Y-%m-%dT%H:%M:%S"),
+            local.format("%:z")
+        )
     }
 }
 
 /// Parses a zone name from `origin`; anything that is not an IANA name (case-sensitive, no
 /// POSIX strings, no paths, not empty) is `Invalid timezone in {origin}: {value}. …`.
 pub fn parse_time_zone(value: &str, origin: TimeZoneSource) -> Result<Tz, PromptError> {
-    mixseek_config::prompt_builder::parse_time_zone(value)
-        .ok_or_else(|| PromptError::InvalidTimeZone { origin, value: value.to_string() })
+    mixseek_config::prompt_builder::parse_time_zone(value).ok_or_else(|| {
+        PromptError::InvalidTimeZone {
+            origin,
+            value: value.to_string(),
+        }
+    })
 }
 
 /// The zone of `current_datetime`: `configured` (`[prompt_builder] timezone`), else `env_tz`
 /// (the value of `TZ`, when set — even empty, which is an error as for any unusable value),
 /// else UTC.
-pub fn resolve_time_zone(configured: Option<&str>, env_tz: Option<&str>) -> Result<Tz, PromptError> {
+pub fn resolve_time_zone(
+    configured: Option<&str>,
+    env_tz: Option<&str>,
+) -> Result<Tz, PromptError> {
     match (configured, env_tz) {
         (Some(name), _) => parse_time_zone(name, TimeZoneSource::Settings),
         (None, Some(name)) => parse_time_zone(name, TimeZoneSource::Env),
@@ -77,23 +88,42 @@ mod tests {
     use chrono::TimeZone;
 
     fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32, nanos: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).single().expect("valid").with_nanosecond(nanos).expect("valid")
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
+            .single()
+            .expect("valid")
+            .with_nanosecond(nanos)
+            .expect("valid")
     }
 
     #[test]
     fn reference_examples() {
         let t = at(2025, 11, 19, 12, 34, 56, 789_012_000);
-        assert_eq!(format_current_datetime(t, Tz::UTC), "2025-11-19T12:34:56.789012+00:00");
-        assert_eq!(format_current_datetime(t, Tz::Asia__Tokyo), "2025-11-19T21:34:56.789012+09:00");
+        assert_eq!(
+            format_current_datetime(t, Tz::UTC),
+            "2025-11-19T12:34:56.789012+00:00"
+        );
+        assert_eq!(
+            format_current_datetime(t, Tz::Asia__Tokyo),
+            "2025-11-19T21:34:56.789012+09:00"
+        );
         let t = at(2025, 11, 25, 5, 30, 0, 0);
-        assert_eq!(format_current_datetime(t, Tz::America__New_York), "2025-11-25T00:30:00-05:00");
+        assert_eq!(
+            format_current_datetime(t, Tz::America__New_York),
+            "2025-11-25T00:30:00-05:00"
+        );
         let t = at(2025, 11, 25, 5, 30, 0, 0);
-        assert_eq!(format_current_datetime(t, Tz::Asia__Tokyo), "2025-11-25T14:30:00+09:00");
+        assert_eq!(
+            format_current_datetime(t, Tz::Asia__Tokyo),
+            "2025-11-25T14:30:00+09:00"
+        );
     }
 
     #[test]
     fn sub_microseconds_are_truncated_and_zero_micros_dropped() {
-        assert_eq!(format_current_datetime(at(2025, 1, 2, 3, 4, 5, 999), Tz::UTC), "2025-01-02T03:04:05+00:00");
+        assert_eq!(
+            format_current_datetime(at(2025, 1, 2, 3, 4, 5, 999), Tz::UTC),
+            "2025-01-02T03:04:05+00:00"
+        );
         assert_eq!(
             format_current_datetime(at(2025, 1, 2, 3, 4, 5, 1_999), Tz::UTC),
             "2025-01-02T03:04:05.000001+00:00"
@@ -112,14 +142,31 @@ mod tests {
     #[test]
     fn zone_resolution_and_errors() {
         assert_eq!(resolve_time_zone(None, None), Ok(Tz::UTC));
-        assert_eq!(resolve_time_zone(None, Some("Asia/Tokyo")), Ok(Tz::Asia__Tokyo));
-        assert_eq!(resolve_time_zone(Some("UTC"), Some("Asia/Tokyo")), Ok(Tz::UTC));
+        assert_eq!(
+            resolve_time_zone(None, Some("Asia/Tokyo")),
+            Ok(Tz::Asia__Tokyo)
+        );
+        assert_eq!(
+            resolve_time_zone(Some("UTC"), Some("Asia/Tokyo")),
+            Ok(Tz::UTC)
+        );
         let t = at(2025, 1, 1, 0, 0, 0, 0);
-        for (name, offset) in [("UTC", "+00:00"), ("GMT", "+00:00"), ("Etc/GMT-9", "+09:00")] {
+        for (name, offset) in [
+            ("UTC", "+00:00"),
+            ("GMT", "+00:00"),
+            ("Etc/GMT-9", "+09:00"),
+        ] {
             let tz = resolve_time_zone(None, Some(name)).expect(name);
             assert!(format_current_datetime(t, tz).ends_with(offset), "{name}");
         }
-        for bad in ["Invalid/Timezone", "JST-9", ":Asia/Tokyo", "asia/tokyo", "", "/etc/localtime"] {
+        for bad in [
+            "Invalid/Timezone",
+            "JST-9",
+            ":Asia/Tokyo",
+            "asia/tokyo",
+            "",
+            "/etc/localtime",
+        ] {
             let err = resolve_time_zone(None, Some(bad)).expect_err(bad);
             assert_eq!(
                 err.to_string(),
@@ -129,6 +176,8 @@ mod tests {
             );
         }
         let err = resolve_time_zone(Some("Mars/Olympus"), None).expect_err("bad");
-        assert!(err.to_string().starts_with("Invalid timezone in [prompt_builder] timezone: Mars/Olympus. Valid examples:"));
+        assert!(err.to_string().starts_with(
+            "Invalid timezone in [prompt_builder] timezone: Mars/Olympus. Valid examples:"
+        ));
     }
 }

@@ -24,7 +24,8 @@ impl From<&RoundState> for HistoryRound {
             round_number: r.round_number,
             submission_content: r.submission_content.clone(),
             evaluation_score: r.evaluation_score,
-            score_details: serde_json::to_value(&r.score_details).unwrap_or(serde_json::Value::Null),
+            score_details: serde_json::to_value(&r.score_details)
+                .unwrap_or(serde_json::Value::Null),
         }
     }
 }
@@ -81,19 +82,29 @@ impl PromptContext {
     /// The original's checks for the round prompts (team, judgment), first failure wins.
     pub fn validate_round(&self) -> Result<(), PromptError> {
         if is_blank(&self.user_prompt) {
-            return Err(PromptError::InvalidContext("user_prompt cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "user_prompt cannot be empty".into(),
+            ));
         }
         if self.round_number < 1 {
-            return Err(PromptError::InvalidContext("round_number must be >= 1".into()));
+            return Err(PromptError::InvalidContext(
+                "round_number must be >= 1".into(),
+            ));
         }
         if is_blank(&self.team_id) {
-            return Err(PromptError::InvalidContext("team_id cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "team_id cannot be empty".into(),
+            ));
         }
         if is_blank(&self.team_name) {
-            return Err(PromptError::InvalidContext("team_name cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "team_name cannot be empty".into(),
+            ));
         }
         if self.execution_id.as_deref().is_some_and(is_blank) {
-            return Err(PromptError::InvalidContext("execution_id cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "execution_id cannot be empty".into(),
+            ));
         }
         Ok(())
     }
@@ -101,10 +112,14 @@ impl PromptContext {
     /// The original's checks for the evaluator prompt.
     pub fn validate_evaluator(&self) -> Result<(), PromptError> {
         if is_blank(&self.user_prompt) {
-            return Err(PromptError::InvalidContext("user_query cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "user_query cannot be empty".into(),
+            ));
         }
         if self.submission.as_deref().is_none_or(is_blank) {
-            return Err(PromptError::InvalidContext("submission cannot be empty".into()));
+            return Err(PromptError::InvalidContext(
+                "submission cannot be empty".into(),
+            ));
         }
         Ok(())
     }
@@ -135,17 +150,27 @@ mod tests {
     #[test]
     fn round_context_rules_and_messages() {
         assert_eq!(round_ctx().validate_round(), Ok(()));
-        let cases: [(fn(&mut PromptContext), &str); 5] = [
-            (|c| c.user_prompt = " \u{3000}".into(), "user_prompt cannot be empty"),
+        type Breaker = fn(&mut PromptContext);
+        let cases: [(Breaker, &str); 5] = [
+            (
+                |c| c.user_prompt = " \u{3000}".into(),
+                "user_prompt cannot be empty",
+            ),
             (|c| c.round_number = 0, "round_number must be >= 1"),
             (|c| c.team_id = String::new(), "team_id cannot be empty"),
             (|c| c.team_name = "\t".into(), "team_name cannot be empty"),
-            (|c| c.execution_id = Some(" ".into()), "execution_id cannot be empty"),
+            (
+                |c| c.execution_id = Some(" ".into()),
+                "execution_id cannot be empty",
+            ),
         ];
         for (break_it, msg) in cases {
             let mut c = round_ctx();
             break_it(&mut c);
-            assert_eq!(c.validate_round().map_err(|e| e.to_string()), Err(msg.to_string()));
+            assert_eq!(
+                c.validate_round().map_err(|e| e.to_string()),
+                Err(msg.to_string())
+            );
         }
         let mut c = round_ctx();
         c.execution_id = None;
@@ -154,14 +179,27 @@ mod tests {
 
     #[test]
     fn evaluator_context_rules_and_messages() {
-        let mut c = PromptContext { user_prompt: "q".into(), submission: Some("s".into()), ..Default::default() };
+        let mut c = PromptContext {
+            user_prompt: "q".into(),
+            submission: Some("s".into()),
+            ..Default::default()
+        };
         assert_eq!(c.validate_evaluator(), Ok(()));
         c.submission = Some("  ".into());
-        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("submission cannot be empty".into()));
+        assert_eq!(
+            c.validate_evaluator().map_err(|e| e.to_string()),
+            Err("submission cannot be empty".into())
+        );
         c.submission = None;
-        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("submission cannot be empty".into()));
+        assert_eq!(
+            c.validate_evaluator().map_err(|e| e.to_string()),
+            Err("submission cannot be empty".into())
+        );
         c.user_prompt = "\u{1f}".into();
-        assert_eq!(c.validate_evaluator().map_err(|e| e.to_string()), Err("user_query cannot be empty".into()));
+        assert_eq!(
+            c.validate_evaluator().map_err(|e| e.to_string()),
+            Err("user_query cannot be empty".into())
+        );
     }
 
     #[test]
@@ -170,7 +208,10 @@ mod tests {
             round_number: 2,
             submission_content: "s".into(),
             evaluation_score: 82.5,
-            score_details: ScoreDetails { overall_score: 82.5, metrics: vec![MetricScore::new("Relevance", 80.0, "OK")] },
+            score_details: ScoreDetails {
+                overall_score: 82.5,
+                metrics: vec![MetricScore::new("Relevance", 80.0, "OK")],
+            },
             improvement_judgment: None,
             round_started_at: Utc::now(),
             round_ended_at: Utc::now(),
@@ -186,7 +227,8 @@ mod tests {
 
     #[test]
     fn json_accepts_user_query_as_the_prompt_name() {
-        let c: PromptContext = serde_json::from_str(r#"{"user_query": "q", "submission": "s"}"#).expect("json");
+        let c: PromptContext =
+            serde_json::from_str(r#"{"user_query": "q", "submission": "s"}"#).expect("json");
         assert_eq!(c.user_prompt, "q");
         assert_eq!(c.ranking, None);
     }

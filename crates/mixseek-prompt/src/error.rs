@@ -13,7 +13,11 @@ pub enum TemplateKind {
 }
 
 impl TemplateKind {
-    pub const ALL: [TemplateKind; 3] = [TemplateKind::Team, TemplateKind::Evaluator, TemplateKind::Judgment];
+    pub const ALL: [TemplateKind; 3] = [
+        TemplateKind::Team,
+        TemplateKind::Evaluator,
+        TemplateKind::Judgment,
+    ];
 
     /// `team`, `evaluator`, `judgment` (the CLI's `--kind` values).
     pub fn as_str(&self) -> &'static str {
@@ -34,7 +38,9 @@ impl TemplateKind {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s || k.key() == s)
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s || k.key() == s)
     }
 }
 
@@ -89,8 +95,8 @@ impl fmt::Display for TimeZoneSource {
 /// ` (line 3, column 5)`, or nothing when unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Location {
-    pub line: Option<usize>,
-    pub column: Option<usize>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
 }
 
 impl fmt::Display for Location {
@@ -107,7 +113,11 @@ impl fmt::Display for Location {
 pub enum PromptError {
     /// The template does not parse.
     #[error("Jinja2 template error: {template}{location}: {detail}")]
-    Syntax { template: TemplateName, location: Location, detail: String },
+    Syntax {
+        template: TemplateName,
+        location: Location,
+        detail: String,
+    },
 
     /// The template uses a name that is not one of its variables.
     #[error(
@@ -128,7 +138,11 @@ pub enum PromptError {
     /// Any other failure while rendering (unknown filter, invalid operation such as
     /// `int + str`, …).
     #[error("Jinja2 template error: {template}{location}: {detail}")]
-    Render { template: TemplateName, location: Location, detail: String },
+    Render {
+        template: TemplateName,
+        location: Location,
+        detail: String,
+    },
 
     /// A context field breaks the original's rules (`user_prompt cannot be empty`,
     /// `round_number must be >= 1`, …).
@@ -136,8 +150,13 @@ pub enum PromptError {
     InvalidContext(String),
 
     /// The time zone is not an IANA name.
-    #[error("Invalid timezone in {origin}: {value}. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'")]
-    InvalidTimeZone { origin: TimeZoneSource, value: String },
+    #[error(
+        "Invalid timezone in {origin}: {value}. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"
+    )]
+    InvalidTimeZone {
+        origin: TimeZoneSource,
+        value: String,
+    },
 
     /// Position message with an impossible total.
     #[error("Invalid total_teams: {total}")]
@@ -173,6 +192,10 @@ impl PromptError {
     }
 }
 
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// 1-based line and column (in characters) of a byte offset of `source`.
 pub(crate) fn line_col(source: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(source.len());
@@ -201,9 +224,15 @@ pub(crate) fn from_minijinja(
     let location = match err.range() {
         Some(r) => {
             let (line, column) = line_col(source, r.start);
-            Location { line: Some(line), column: Some(column) }
+            Location {
+                line: Some(to_u32(line)),
+                column: Some(to_u32(column)),
+            }
         }
-        None => Location { line: err.line(), column: None },
+        None => Location {
+            line: err.line().map(to_u32),
+            column: None,
+        },
     };
     let detail = match err.detail() {
         Some(d) => format!("{}: {d}", err.kind()),
@@ -211,10 +240,17 @@ pub(crate) fn from_minijinja(
     };
     match err.kind() {
         minijinja::ErrorKind::SyntaxError | minijinja::ErrorKind::BadEscape => {
-            PromptError::Syntax { template, location, detail }
+            PromptError::Syntax {
+                template,
+                location,
+                detail,
+            }
         }
         minijinja::ErrorKind::UndefinedError => {
-            let mut unknown: Vec<String> = used().into_iter().filter(|n| !available.contains(&n.as_str())).collect();
+            let mut unknown: Vec<String> = used()
+                .into_iter()
+                .filter(|n| !available.contains(&n.as_str()))
+                .collect();
             unknown.sort();
             PromptError::UndefinedVariable {
                 template,
@@ -224,7 +260,11 @@ pub(crate) fn from_minijinja(
                 detail,
             }
         }
-        _ => PromptError::Render { template, location, detail },
+        _ => PromptError::Render {
+            template,
+            location,
+            detail,
+        },
     }
 }
 
@@ -242,19 +282,32 @@ mod tests {
 
     #[test]
     fn messages_keep_the_original_prefixes() {
-        let e = PromptError::InvalidTimeZone { origin: TimeZoneSource::Env, value: "JST-9".into() };
+        let e = PromptError::InvalidTimeZone {
+            origin: TimeZoneSource::Env,
+            value: "JST-9".into(),
+        };
         assert_eq!(
             e.to_string(),
             "Invalid timezone in TZ environment variable: JST-9. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"
         );
-        assert_eq!(PromptError::InvalidTotalTeams { total: 0 }.to_string(), "Invalid total_teams: 0");
         assert_eq!(
-            PromptError::InvalidPosition { position: 6, total: 5 }.to_string(),
+            PromptError::InvalidTotalTeams { total: 0 }.to_string(),
+            "Invalid total_teams: 0"
+        );
+        assert_eq!(
+            PromptError::InvalidPosition {
+                position: 6,
+                total: 5
+            }
+            .to_string(),
             "Invalid position: 6 (total_teams: 5)"
         );
         let e = PromptError::UndefinedVariable {
             template: TemplateName::Prompt(TemplateKind::Evaluator),
-            location: Location { line: Some(2), column: Some(4) },
+            location: Location {
+                line: Some(2),
+                column: Some(4),
+            },
             unknown: vec!["round_number".into()],
             available: vec!["user_prompt".into(), "submission".into()],
             detail: "undefined value: `round_number` is undefined".into(),

@@ -20,12 +20,21 @@ pub fn format_submission_history(rounds: &[HistoryRound]) -> String {
     if rounds.is_empty() {
         return NO_HISTORY.to_string();
     }
-    let mut out = String::with_capacity(rounds.iter().map(|r| r.submission_content.len() + 512).sum());
+    let mut out = String::with_capacity(
+        rounds
+            .iter()
+            .map(|r| r.submission_content.len() + 512)
+            .sum(),
+    );
     for (i, r) in rounds.iter().enumerate() {
         if i > 0 {
             out.push_str("\n\n");
         }
-        let _ = write!(out, "## ラウンド {}\n### スコア: {:.2}/100\n### スコア詳細:\n", r.round_number, r.evaluation_score);
+        let _ = write!(
+            out,
+            "## ラウンド {}\n### スコア: {:.2}/100\n### スコア詳細:\n",
+            r.round_number, r.evaluation_score
+        );
         dumps_pretty_into(&mut out, &r.score_details);
         out.push_str("\n### あなたの提出内容:\n");
         out.push_str(&r.submission_content);
@@ -54,7 +63,11 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
                 e.team_name, e.max_score, e.total_rounds
             );
         } else {
-            let _ = write!(out, "#{pos} {} - スコア: {:.2}/100 (ラウンド数: {})", e.team_name, e.max_score, e.total_rounds);
+            let _ = write!(
+                out,
+                "#{pos} {} - スコア: {:.2}/100 (ラウンド数: {})",
+                e.team_name, e.max_score, e.total_rounds
+            );
         }
     }
     out
@@ -63,7 +76,10 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
 /// The position message; unknown position or total ⇒ `まだあなたのチームの順位はありません。`.
 /// Errors: total < 1 (`Invalid total_teams: …`, checked first), position outside 1..=total
 /// (`Invalid position: … (total_teams: …)`).
-pub fn format_position_message(position: Option<usize>, total: Option<usize>) -> Result<String, PromptError> {
+pub fn format_position_message(
+    position: Option<usize>,
+    total: Option<usize>,
+) -> Result<String, PromptError> {
     let (position, total) = match (position, total) {
         (Some(p), Some(t)) => (p, t),
         _ => return Ok(NO_POSITION.to_string()),
@@ -83,15 +99,24 @@ pub fn format_position_message(position: Option<usize>, total: Option<usize>) ->
 
 /// The ranking as the prompt uses it: only from round 2 and when a store is present
 /// (`ranking` is `Some`); otherwise `None`.
-pub fn effective_ranking(round_number: u32, ranking: Option<&[RankingEntry]>) -> Option<&[RankingEntry]> {
+pub fn effective_ranking(
+    round_number: u32,
+    ranking: Option<&[RankingEntry]>,
+) -> Option<&[RankingEntry]> {
     if round_number > 1 { ranking } else { None }
 }
 
 /// Position (1-based index of the first entry with `team_id`) and total, when the ranking is
 /// non-empty; a team absent from it has an unknown position.
-pub fn position_in(ranking: Option<&[RankingEntry]>, team_id: &str) -> (Option<usize>, Option<usize>) {
+pub fn position_in(
+    ranking: Option<&[RankingEntry]>,
+    team_id: &str,
+) -> (Option<usize>, Option<usize>) {
     match ranking {
-        Some(r) if !r.is_empty() => (r.iter().position(|e| e.team_id == team_id).map(|i| i + 1), Some(r.len())),
+        Some(r) if !r.is_empty() => (
+            r.iter().position(|e| e.team_id == team_id).map(|i| i + 1),
+            Some(r.len()),
+        ),
         _ => (None, None),
     }
 }
@@ -102,11 +127,21 @@ mod tests {
     use serde_json::json;
 
     fn entry(id: &str, name: &str, score: f64, rounds: u32) -> RankingEntry {
-        RankingEntry { team_id: id.into(), team_name: name.into(), max_score: score, total_rounds: rounds }
+        RankingEntry {
+            team_id: id.into(),
+            team_name: name.into(),
+            max_score: score,
+            total_rounds: rounds,
+        }
     }
 
     fn round(n: u32, score: f64, details: serde_json::Value, text: &str) -> HistoryRound {
-        HistoryRound { round_number: n, submission_content: text.into(), evaluation_score: score, score_details: details }
+        HistoryRound {
+            round_number: n,
+            submission_content: text.into(),
+            evaluation_score: score,
+            score_details: details,
+        }
     }
 
     #[test]
@@ -129,13 +164,28 @@ mod tests {
     #[test]
     fn history_edge_cases() {
         assert_eq!(format_submission_history(&[]), NO_HISTORY);
-        let scores = [(75.5, "75.50"), (85.0, "85.00"), (99.999, "100.00"), (0.0, "0.00"), (2.675, "2.67"), (-5.0, "-5.00")];
+        let scores = [
+            (75.5, "75.50"),
+            (85.0, "85.00"),
+            (99.999, "100.00"),
+            (0.0, "0.00"),
+            (2.675, "2.67"),
+            (-5.0, "-5.00"),
+        ];
         for (score, text) in scores {
             let out = format_submission_history(&[round(1, score, json!({}), "x")]);
-            assert_eq!(out, format!("## ラウンド 1\n### スコア: {text}/100\n### スコア詳細:\n{{}}\n### あなたの提出内容:\nx"));
+            assert_eq!(
+                out,
+                format!(
+                    "## ラウンド 1\n### スコア: {text}/100\n### スコア詳細:\n{{}}\n### あなたの提出内容:\nx"
+                )
+            );
         }
         // submissions are inserted raw: empty, trailing newline kept
-        let out = format_submission_history(&[round(1, 1.0, json!({}), ""), round(2, 2.0, json!({}), "b\n")]);
+        let out = format_submission_history(&[
+            round(1, 1.0, json!({}), ""),
+            round(2, 2.0, json!({}), "b\n"),
+        ]);
         assert_eq!(
             out,
             "## ラウンド 1\n### スコア: 1.00/100\n### スコア詳細:\n{}\n### あなたの提出内容:\n\n\n## ラウンド 2\n### スコア: 2.00/100\n### スコア詳細:\n{}\n### あなたの提出内容:\nb\n"
@@ -146,15 +196,24 @@ mod tests {
     fn ranking_examples() {
         let alpha = entry("team1", "Alpha", 85.5, 3);
         assert_eq!(
-            format_ranking_table(Some(&[alpha.clone()]), "team1"),
+            format_ranking_table(Some(std::slice::from_ref(&alpha)), "team1"),
             "**#1 Alpha (あなたのチーム) - スコア: 85.50/100 (ラウンド数: 3)**"
         );
         assert_eq!(
-            format_ranking_table(Some(&[alpha.clone(), entry("team2", "Beta", 80.0, 2)]), "team1"),
+            format_ranking_table(
+                Some(&[alpha.clone(), entry("team2", "Beta", 80.0, 2)]),
+                "team1"
+            ),
             "**#1 Alpha (あなたのチーム) - スコア: 85.50/100 (ラウンド数: 3)**\n#2 Beta - スコア: 80.00/100 (ラウンド数: 2)"
         );
         assert_eq!(
-            format_ranking_table(Some(&[entry("team2", "Beta", 90.0, 3), entry("team1", "Alpha", 80.0, 2)]), "team1"),
+            format_ranking_table(
+                Some(&[
+                    entry("team2", "Beta", 90.0, 3),
+                    entry("team1", "Alpha", 80.0, 2)
+                ]),
+                "team1"
+            ),
             "#1 Beta - スコア: 90.00/100 (ラウンド数: 3)\n**#2 Alpha (あなたのチーム) - スコア: 80.00/100 (ラウンド数: 2)**"
         );
         let three = [
@@ -162,16 +221,31 @@ mod tests {
             entry("team-B", "Team Beta", 85.0, 1),
             entry("team-C", "Team Gamma", 75.0, 1),
         ];
-        insta::assert_snapshot!("ranking_three_teams_current_b", format_ranking_table(Some(&three), "team-B"));
-        insta::assert_snapshot!("ranking_three_teams_absent", format_ranking_table(Some(&three), "team-X"));
+        insta::assert_snapshot!(
+            "ranking_three_teams_current_b",
+            format_ranking_table(Some(&three), "team-B")
+        );
+        insta::assert_snapshot!(
+            "ranking_three_teams_absent",
+            format_ranking_table(Some(&three), "team-X")
+        );
         // tie: the store orders by team_id; the formatter numbers them distinctly
         assert_eq!(
-            format_ranking_table(Some(&[entry("team-a", "Alpha", 80.0, 2), entry("team-b", "Beta", 80.0, 1)]), "team-b"),
+            format_ranking_table(
+                Some(&[
+                    entry("team-a", "Alpha", 80.0, 2),
+                    entry("team-b", "Beta", 80.0, 1)
+                ]),
+                "team-b"
+            ),
             "#1 Alpha - スコア: 80.00/100 (ラウンド数: 2)\n**#2 Beta (あなたのチーム) - スコア: 80.00/100 (ラウンド数: 1)**"
         );
         // rounding and negative scores
         assert_eq!(
-            format_ranking_table(Some(&[entry("a", "A", 85.555, 1), entry("b", "B", -5.0, 4)]), "z"),
+            format_ranking_table(
+                Some(&[entry("a", "A", 85.555, 1), entry("b", "B", -5.0, 4)]),
+                "z"
+            ),
             "#1 A - スコア: 85.56/100 (ラウンド数: 1)\n#2 B - スコア: -5.00/100 (ラウンド数: 4)"
         );
         assert_eq!(format_ranking_table(None, "team1"), NO_RANKING);
@@ -184,11 +258,26 @@ mod tests {
             ((None, None), NO_POSITION.to_string()),
             ((None, Some(5)), NO_POSITION.to_string()),
             ((Some(2), None), NO_POSITION.to_string()),
-            ((Some(1), Some(5)), "🏆 現在、あなたのチームは1位です！この調子で頑張ってください。".to_string()),
-            ((Some(1), Some(1)), "🏆 現在、あなたのチームは1位です！この調子で頑張ってください。".to_string()),
-            ((Some(2), Some(5)), "現在、5チーム中2位です。素晴らしい成績です！".to_string()),
-            ((Some(3), Some(5)), "現在、5チーム中3位です。素晴らしい成績です！".to_string()),
-            ((Some(2), Some(3)), "現在、3チーム中2位です。素晴らしい成績です！".to_string()),
+            (
+                (Some(1), Some(5)),
+                "🏆 現在、あなたのチームは1位です！この調子で頑張ってください。".to_string(),
+            ),
+            (
+                (Some(1), Some(1)),
+                "🏆 現在、あなたのチームは1位です！この調子で頑張ってください。".to_string(),
+            ),
+            (
+                (Some(2), Some(5)),
+                "現在、5チーム中2位です。素晴らしい成績です！".to_string(),
+            ),
+            (
+                (Some(3), Some(5)),
+                "現在、5チーム中3位です。素晴らしい成績です！".to_string(),
+            ),
+            (
+                (Some(2), Some(3)),
+                "現在、3チーム中2位です。素晴らしい成績です！".to_string(),
+            ),
             ((Some(4), Some(5)), "現在、5チーム中4位です。".to_string()),
             ((Some(5), Some(5)), "現在、5チーム中5位です。".to_string()),
             ((Some(4), Some(10)), "現在、10チーム中4位です。".to_string()),
@@ -197,8 +286,14 @@ mod tests {
             assert_eq!(format_position_message(p, t), Ok(want), "{p:?} {t:?}");
         }
         let err = |p, t| format_position_message(Some(p), Some(t)).map_err(|e| e.to_string());
-        assert_eq!(err(0, 5), Err("Invalid position: 0 (total_teams: 5)".into()));
-        assert_eq!(err(6, 5), Err("Invalid position: 6 (total_teams: 5)".into()));
+        assert_eq!(
+            err(0, 5),
+            Err("Invalid position: 0 (total_teams: 5)".into())
+        );
+        assert_eq!(
+            err(6, 5),
+            Err("Invalid position: 6 (total_teams: 5)".into())
+        );
         assert_eq!(err(1, 0), Err("Invalid total_teams: 0".into()));
         assert_eq!(err(0, 0), Err("Invalid total_teams: 0".into()));
         assert!("🏆 ".starts_with('\u{1F3C6}'));

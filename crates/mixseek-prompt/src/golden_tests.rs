@@ -10,16 +10,23 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 fn sha(s: &str) -> String {
-    Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// 2025-11-25T14:30:00+09:00.
 fn fixed_now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, 0).single().expect("valid")
+    Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, 0)
+        .single()
+        .expect("valid")
 }
 
 fn builder_with(settings: &PromptBuilderSettings) -> PromptBuilder {
-    PromptBuilder::with_zone(settings, Tz::Asia__Tokyo).expect("builder").with_clock(Arc::new(FixedClock(fixed_now())))
+    PromptBuilder::with_zone(settings, Tz::Asia__Tokyo)
+        .expect("builder")
+        .with_clock(Arc::new(FixedClock(fixed_now())))
 }
 
 fn builder() -> PromptBuilder {
@@ -47,27 +54,47 @@ fn first_submission(score: f64) -> Vec<HistoryRound> {
 }
 
 fn entry(id: &str, name: &str, score: f64) -> RankingEntry {
-    RankingEntry { team_id: id.into(), team_name: name.into(), max_score: score, total_rounds: 1 }
+    RankingEntry {
+        team_id: id.into(),
+        team_name: name.into(),
+        max_score: score,
+        total_rounds: 1,
+    }
 }
 
 fn three_teams() -> Vec<RankingEntry> {
-    vec![entry("team-A", "Team Alpha", 95.0), entry("team-B", "Team Beta", 85.0), entry("team-C", "Team Gamma", 75.0)]
+    vec![
+        entry("team-A", "Team Alpha", 95.0),
+        entry("team-B", "Team Beta", 85.0),
+        entry("team-C", "Team Gamma", 75.0),
+    ]
 }
 
 #[test]
 fn a_team_round_1_no_history_no_store() {
-    let out = builder().render_team(&ctx("データ分析タスク", 1)).expect("render");
+    let out = builder()
+        .render_team(&ctx("データ分析タスク", 1))
+        .expect("render");
     assert_eq!((out.chars().count(), out.len()), (398, 1032));
-    assert_eq!(sha(&out), "679595c8f74bed9d7b2cdc895633f912a1cbf84e3ef8c1f3ccca09bee3fa970c");
+    assert_eq!(
+        sha(&out),
+        "679595c8f74bed9d7b2cdc895633f912a1cbf84e3ef8c1f3ccca09bee3fa970c"
+    );
     insta::assert_snapshot!("golden_a_team_round1", out);
 }
 
 #[test]
 fn b_team_round_2_history_no_store() {
-    let c = PromptContext { round_history: first_submission(75.5), ..ctx("データ分析タスク", 2) };
+    let c = PromptContext {
+        round_history: first_submission(75.5),
+        ..ctx("データ分析タスク", 2)
+    };
     let out = builder().render_team(&c).expect("render");
     assert_eq!((out.chars().count(), out.len()), (449, 1099));
-    assert_eq!(sha(&out), "d3f1ef03bec822c9dfd1f4143e1cae1b16e63851e0e850a6125d0c2625b8c0ad");
+    assert_eq!(
+        sha(&out),
+        "d3f1ef03bec822c9dfd1f4143e1cae1b16e63851e0e850a6125d0c2625b8c0ad"
+    );
     insta::assert_snapshot!("golden_b_team_round2_history", out);
 }
 
@@ -76,14 +103,27 @@ fn c_team_round_2_with_ranking_first_place() {
     let c = PromptContext {
         round_history: first_submission(85.5),
         ranking: Some(vec![
-            RankingEntry { team_id: "team1".into(), team_name: "Alpha".into(), max_score: 85.5, total_rounds: 1 },
-            RankingEntry { team_id: "team2".into(), team_name: "Beta".into(), max_score: 80.0, total_rounds: 1 },
+            RankingEntry {
+                team_id: "team1".into(),
+                team_name: "Alpha".into(),
+                max_score: 85.5,
+                total_rounds: 1,
+            },
+            RankingEntry {
+                team_id: "team2".into(),
+                team_name: "Beta".into(),
+                max_score: 80.0,
+                total_rounds: 1,
+            },
         ]),
         ..ctx("データ分析タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");
     assert_eq!((out.chars().count(), out.len()), (532, 1219));
-    assert_eq!(sha(&out), "af63c225b1c570762b801ab02a5bcf4c397e13034d9c7b7b439a311a7d91186a");
+    assert_eq!(
+        sha(&out),
+        "af63c225b1c570762b801ab02a5bcf4c397e13034d9c7b7b439a311a7d91186a"
+    );
     insta::assert_snapshot!("golden_c_team_round2_ranking", out);
 }
 
@@ -100,7 +140,10 @@ fn d_judgment_round_2_no_store() {
     };
     let out = builder().render_judgment(&c).expect("render");
     assert_eq!((out.chars().count(), out.len()), (272, 490));
-    assert_eq!(sha(&out), "d60b585232a93c420e05886464f6cdd72e227a9a47fc103440baf39aa2c4d63f");
+    assert_eq!(
+        sha(&out),
+        "d60b585232a93c420e05886464f6cdd72e227a9a47fc103440baf39aa2c4d63f"
+    );
     insta::assert_snapshot!("golden_d_judgment_round2", out);
 }
 
@@ -113,7 +156,10 @@ fn e_evaluator() {
     };
     let out = builder().render_evaluator(&c).expect("render");
     assert_eq!((out.chars().count(), out.len()), (170, 312));
-    assert_eq!(sha(&out), "81b59251122b098216d51a3c9bb157db145c8d63a8fecfac9e8f98ff500842e4");
+    assert_eq!(
+        sha(&out),
+        "81b59251122b098216d51a3c9bb157db145c8d63a8fecfac9e8f98ff500842e4"
+    );
     insta::assert_snapshot!("golden_e_evaluator", out);
     // the evaluation request trims its fields; so do we
     let padded = PromptContext {
@@ -133,25 +179,45 @@ fn h_team_absent_from_the_ranking() {
         ..ctx("タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");
-    assert_eq!(sha(&out), "8a3aa8936fb132630adc1820a0e2b462b7dd9a1840e513522fae2159fb68eb82");
+    assert_eq!(
+        sha(&out),
+        "8a3aa8936fb132630adc1820a0e2b462b7dd9a1840e513522fae2159fb68eb82"
+    );
     insta::assert_snapshot!("golden_h_team_absent", out);
 }
 
 #[test]
 fn i_store_returns_an_empty_ranking() {
-    let c = PromptContext { round_history: first_submission(75.5), ranking: Some(vec![]), ..ctx("タスク", 2) };
+    let c = PromptContext {
+        round_history: first_submission(75.5),
+        ranking: Some(vec![]),
+        ..ctx("タスク", 2)
+    };
     let out = builder().render_team(&c).expect("render");
-    assert_eq!(sha(&out), "1c46155ac5aa5d5dcde265bd941e3c17ceafad79ea1cfe078e27d3f31c0d9ce5");
+    assert_eq!(
+        sha(&out),
+        "1c46155ac5aa5d5dcde265bd941e3c17ceafad79ea1cfe078e27d3f31c0d9ce5"
+    );
 }
 
 #[test]
 fn j_round_1_ignores_a_store_with_data() {
-    let c = PromptContext { team_id: "team-A".into(), ranking: Some(three_teams()), ..ctx("タスク", 1) };
+    let c = PromptContext {
+        team_id: "team-A".into(),
+        ranking: Some(three_teams()),
+        ..ctx("タスク", 1)
+    };
     let out = builder().render_team(&c).expect("render");
-    assert_eq!(sha(&out), "1e505d86a974a8249ebcb9e02c695670643eca4c185e452997748741ea0073bd");
+    assert_eq!(
+        sha(&out),
+        "1e505d86a974a8249ebcb9e02c695670643eca4c185e452997748741ea0073bd"
+    );
     // a judgment prompt at round 1 (min_rounds = 1) shows no ranking either
     let out = builder().render_judgment(&c).expect("render");
-    assert!(out.ends_with("# リーダーボード\nまだランキング情報がありません。"), "{out}");
+    assert!(
+        out.ends_with("# リーダーボード\nまだランキング情報がありません。"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -179,18 +245,41 @@ fn time_zones_in_the_prompt() {
         let out = b.render_team(&c).expect("render");
         out.lines().nth(1).unwrap_or_default().to_string()
     };
-    let micro = Utc.with_ymd_and_hms(2025, 11, 19, 12, 34, 56).single().expect("valid")
+    let micro = Utc
+        .with_ymd_and_hms(2025, 11, 19, 12, 34, 56)
+        .single()
+        .expect("valid")
         + chrono::Duration::nanoseconds(789_012_345);
-    assert_eq!(at(Tz::UTC, micro), "現在日時: 2025-11-19T12:34:56.789012+00:00");
-    assert_eq!(at(Tz::Asia__Tokyo, micro), "現在日時: 2025-11-19T21:34:56.789012+09:00");
-    assert_eq!(at(Tz::America__New_York, fixed_now()), "現在日時: 2025-11-25T00:30:00-05:00");
+    assert_eq!(
+        at(Tz::UTC, micro),
+        "現在日時: 2025-11-19T12:34:56.789012+00:00"
+    );
+    assert_eq!(
+        at(Tz::Asia__Tokyo, micro),
+        "現在日時: 2025-11-19T21:34:56.789012+09:00"
+    );
+    assert_eq!(
+        at(Tz::America__New_York, fixed_now()),
+        "現在日時: 2025-11-25T00:30:00-05:00"
+    );
     // the configured zone wins over TZ; a bad configured zone is an error naming it
-    let settings = PromptBuilderSettings { timezone: Some("America/New_York".into()), ..Default::default() };
-    assert_eq!(resolve_time_zone(settings.timezone.as_deref(), Some("Asia/Tokyo")), Ok(Tz::America__New_York));
-    let bad = PromptBuilderSettings { timezone: Some("Asia/Tokio".into()), ..Default::default() };
+    let settings = PromptBuilderSettings {
+        timezone: Some("America/New_York".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        resolve_time_zone(settings.timezone.as_deref(), Some("Asia/Tokyo")),
+        Ok(Tz::America__New_York)
+    );
+    let bad = PromptBuilderSettings {
+        timezone: Some("Asia/Tokio".into()),
+        ..Default::default()
+    };
     let err = PromptBuilder::new(&bad).expect_err("bad zone");
     assert!(
-        err.to_string().starts_with("Invalid timezone in [prompt_builder] timezone: Asia/Tokio. Valid examples: 'UTC'"),
+        err.to_string().starts_with(
+            "Invalid timezone in [prompt_builder] timezone: Asia/Tokio. Valid examples: 'UTC'"
+        ),
         "{err}"
     );
 }
@@ -202,20 +291,31 @@ fn each_render_reads_the_clock() {
     impl Clock for Ticking {
         fn now(&self) -> DateTime<Utc> {
             let s = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Utc.timestamp_opt(1_764_048_600 + s, 0).single().unwrap_or_default()
+            Utc.timestamp_opt(1_764_048_600 + s, 0)
+                .single()
+                .unwrap_or_default()
         }
     }
     let b = PromptBuilder::with_zone(&PromptBuilderSettings::default(), Tz::UTC)
         .expect("builder")
         .with_clock(Arc::new(Ticking(0.into())));
-    let c = PromptContext { user_prompt: "q".into(), submission: Some("s".into()), ..Default::default() };
+    let c = PromptContext {
+        user_prompt: "q".into(),
+        submission: Some("s".into()),
+        ..Default::default()
+    };
     let first = b.render_evaluator(&c).expect("render");
     let second = b.render_evaluator(&c).expect("render");
-    assert!(first.contains("2025-11-25T05:30:00+00:00") && second.contains("2025-11-25T05:30:01+00:00"));
+    assert!(
+        first.contains("2025-11-25T05:30:00+00:00") && second.contains("2025-11-25T05:30:01+00:00")
+    );
 }
 
 fn custom(team: &str) -> PromptBuilderSettings {
-    PromptBuilderSettings { team_user_prompt: team.into(), ..Default::default() }
+    PromptBuilderSettings {
+        team_user_prompt: team.into(),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -225,7 +325,9 @@ fn custom_template_from_toml() {
         "custom.toml",
     )
     .expect("settings");
-    let out = builder_with(&settings).render_team(&ctx("テストタスク", 1)).expect("render");
+    let out = builder_with(&settings)
+        .render_team(&ctx("テストタスク", 1))
+        .expect("render");
     assert_eq!(out, "カスタムプロンプト\nタスク: テストタスク\nラウンド: 1");
 }
 
@@ -234,22 +336,54 @@ fn template_behaviour() {
     let render = |t: &str, c: &PromptContext| builder_with(&custom(t)).render_team(c);
     let c = ctx("<b>&\"'</b> {{ x }} 日本語", 2);
     // no escaping, no re-rendering of values
-    assert_eq!(render("{{ user_prompt }}", &c).expect("render"), "<b>&\"'</b> {{ x }} 日本語");
-    // CRLF and lone CR in the source become LF; the final newline is dropped
-    assert_eq!(render("a\r\nb\r{{ round_number }}\r\n", &c).expect("render"), "a\nb\n2");
-    assert_eq!(render("{{ user_prompt }}\n\n", &ctx("Test", 1)).expect("render"), "Test\n");
-    // values are not normalised
-    assert_eq!(render("{{ user_prompt }}", &ctx("a\r\nb", 1)).expect("render"), "a\r\nb");
-    assert_eq!(render("{% if false %}Never rendered{% endif %}", &c).expect("render"), "");
-    assert_eq!(render("{{ nope is defined }}|{{ nope|default('d') }}", &c).expect("render"), "False|d");
-    // our additions: ids, domain context, language
-    let c = PromptContext { domain_context: Some("Finance".into()), language: Some("ja".into()), ..ctx("q", 1) };
     assert_eq!(
-        render("{{ team_id }}/{{ team_name }}/{{ execution_id }}/{{ domain_context }}/{{ language }}", &c).expect("render"),
+        render("{{ user_prompt }}", &c).expect("render"),
+        "<b>&\"'</b> {{ x }} 日本語"
+    );
+    // CRLF and lone CR in the source become LF; the final newline is dropped
+    assert_eq!(
+        render("a\r\nb\r{{ round_number }}\r\n", &c).expect("render"),
+        "a\nb\n2"
+    );
+    assert_eq!(
+        render("{{ user_prompt }}\n\n", &ctx("Test", 1)).expect("render"),
+        "Test\n"
+    );
+    // values are not normalised
+    assert_eq!(
+        render("{{ user_prompt }}", &ctx("a\r\nb", 1)).expect("render"),
+        "a\r\nb"
+    );
+    assert_eq!(
+        render("{% if false %}Never rendered{% endif %}", &c).expect("render"),
+        ""
+    );
+    assert_eq!(
+        render("{{ nope is defined }}|{{ nope|default('d') }}", &c).expect("render"),
+        "False|d"
+    );
+    // our additions: ids, domain context, language
+    let c = PromptContext {
+        domain_context: Some("Finance".into()),
+        language: Some("ja".into()),
+        ..ctx("q", 1)
+    };
+    assert_eq!(
+        render(
+            "{{ team_id }}/{{ team_name }}/{{ execution_id }}/{{ domain_context }}/{{ language }}",
+            &c
+        )
+        .expect("render"),
         "team1/Alpha/exec-1/Finance/ja"
     );
-    let c = PromptContext { execution_id: None, ..ctx("q", 1) };
-    assert_eq!(render("[{{ execution_id }}][{{ domain_context }}]", &c).expect("render"), "[][]");
+    let c = PromptContext {
+        execution_id: None,
+        ..ctx("q", 1)
+    };
+    assert_eq!(
+        render("[{{ execution_id }}][{{ domain_context }}]", &c).expect("render"),
+        "[][]"
+    );
 }
 
 #[test]
@@ -258,16 +392,32 @@ fn evaluator_accepts_user_query_and_rejects_round_variables() {
         evaluator_user_prompt: "{{ user_query }}|{{ user_prompt }}|{{ submission }}".into(),
         ..Default::default()
     };
-    let c = PromptContext { user_prompt: "q".into(), submission: Some("s".into()), ..Default::default() };
-    assert_eq!(builder_with(&settings).render_evaluator(&c).expect("render"), "q|q|s");
-    let settings = PromptBuilderSettings { evaluator_user_prompt: "x\n  {{ round_number }}".into(), ..Default::default() };
-    let err = builder_with(&settings).render_evaluator(&c).expect_err("undefined");
+    let c = PromptContext {
+        user_prompt: "q".into(),
+        submission: Some("s".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        builder_with(&settings)
+            .render_evaluator(&c)
+            .expect("render"),
+        "q|q|s"
+    );
+    let settings = PromptBuilderSettings {
+        evaluator_user_prompt: "x\n  {{ round_number }}".into(),
+        ..Default::default()
+    };
+    let err = builder_with(&settings)
+        .render_evaluator(&c)
+        .expect_err("undefined");
     assert_eq!(
         err.to_string(),
         "Jinja2 template error: evaluator_user_prompt (line 2, column 6): undefined value: `round_number` is undefined; available variables: user_prompt, user_query, submission, current_datetime, team_id, team_name, execution_id, domain_context, language"
     );
     match err {
-        PromptError::UndefinedVariable { template, unknown, .. } => {
+        PromptError::UndefinedVariable {
+            template, unknown, ..
+        } => {
             assert_eq!(template, TemplateName::Prompt(TemplateKind::Evaluator));
             assert_eq!(unknown, ["round_number"]);
         }
@@ -277,27 +427,60 @@ fn evaluator_accepts_user_query_and_rejects_round_variables() {
 
 #[test]
 fn template_errors_name_kind_line_and_column() {
-    let err = PromptBuilder::with_zone(&custom("ok\n\n  {{ invalid syntax"), Tz::UTC).expect_err("syntax");
+    let err = PromptBuilder::with_zone(&custom("ok\n\n  {{ invalid syntax"), Tz::UTC)
+        .expect_err("syntax");
     assert_eq!(
         err.to_string(),
         "Jinja2 template error: team_user_prompt (line 3, column 14): syntax error: unexpected identifier, expected end of variable block"
     );
-    let settings = PromptBuilderSettings { judgment_user_prompt: "{% endif %}".into(), ..Default::default() };
+    let settings = PromptBuilderSettings {
+        judgment_user_prompt: "{% endif %}".into(),
+        ..Default::default()
+    };
     let err = PromptBuilder::with_zone(&settings, Tz::UTC).expect_err("syntax");
-    assert!(matches!(&err, PromptError::Syntax { template: TemplateName::Prompt(TemplateKind::Judgment), .. }), "{err}");
-    assert!(err.to_string().starts_with("Jinja2 template error: judgment_user_prompt (line 1, column 4): syntax error"));
+    assert!(
+        matches!(
+            &err,
+            PromptError::Syntax {
+                template: TemplateName::Prompt(TemplateKind::Judgment),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with(
+        "Jinja2 template error: judgment_user_prompt (line 1, column 4): syntax error"
+    ));
 
     let c = ctx("q", 1);
     let render = |t: &str| builder_with(&custom(t)).render_team(&c).expect_err("error");
     let err = render("Before {{ undefined_variable }} After");
-    assert!(err.to_string().contains("`undefined_variable` is undefined; available variables: user_prompt, round_number,"));
-    assert!(matches!(&err, PromptError::UndefinedVariable { unknown, .. } if unknown == &["undefined_variable"]));
-    assert!(matches!(render("{% if nope %}x{% endif %}"), PromptError::UndefinedVariable { .. }));
-    assert!(matches!(render("{{ user_prompt.foo }}"), PromptError::UndefinedVariable { unknown, .. } if unknown.is_empty()));
+    assert!(err.to_string().contains(
+        "`undefined_variable` is undefined; available variables: user_prompt, round_number,"
+    ));
+    assert!(
+        matches!(&err, PromptError::UndefinedVariable { unknown, .. } if unknown == &["undefined_variable"])
+    );
+    assert!(matches!(
+        render("{% if nope %}x{% endif %}"),
+        PromptError::UndefinedVariable { .. }
+    ));
+    assert!(
+        matches!(render("{{ user_prompt.foo }}"), PromptError::UndefinedVariable { unknown, .. } if unknown.is_empty())
+    );
     let err = render("{{ round_number + 'a' }}");
     assert!(matches!(&err, PromptError::Render { .. }));
-    assert!(err.to_string().starts_with("Jinja2 template error: team_user_prompt (line 1, column 4): invalid operation"), "{err}");
-    assert!(render("{{ user_prompt|nofilter }}").to_string().contains("unknown filter"));
+    assert!(
+        err.to_string().starts_with(
+            "Jinja2 template error: team_user_prompt (line 1, column 4): invalid operation"
+        ),
+        "{err}"
+    );
+    assert!(
+        render("{{ user_prompt|nofilter }}")
+            .to_string()
+            .contains("unknown filter")
+    );
 }
 
 #[test]
@@ -321,8 +504,12 @@ fn check_settings_reports_every_problem() {
 fn invalid_contexts_are_rejected() {
     let err = builder().render_team(&ctx("  ", 1)).expect_err("blank");
     assert_eq!(err.to_string(), "user_prompt cannot be empty");
-    let err = builder().render_judgment(&ctx("q", 0)).expect_err("round 0");
+    let err = builder()
+        .render_judgment(&ctx("q", 0))
+        .expect_err("round 0");
     assert_eq!(err.to_string(), "round_number must be >= 1");
-    let err = builder().render_evaluator(&ctx("q", 1)).expect_err("no submission");
+    let err = builder()
+        .render_evaluator(&ctx("q", 1))
+        .expect_err("no submission");
     assert_eq!(err.to_string(), "submission cannot be empty");
 }

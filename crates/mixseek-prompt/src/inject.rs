@@ -27,8 +27,12 @@ pub(crate) enum Builtin {
 }
 
 impl Builtin {
-    const ALL: [Builtin; 4] =
-        [Builtin::LanguagePreference, Builtin::DomainContext, Builtin::SystemPromptSuffix, Builtin::PromptSuffix];
+    const ALL: [Builtin; 4] = [
+        Builtin::LanguagePreference,
+        Builtin::DomainContext,
+        Builtin::SystemPromptSuffix,
+        Builtin::PromptSuffix,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -64,7 +68,9 @@ impl Builtin {
             Builtin::PromptSuffix => ctx.prompt_suffix.as_deref(),
         }?;
         let value = py_trim(value);
-        if value.is_empty() || (self == Builtin::LanguagePreference && value.eq_ignore_ascii_case("auto")) {
+        if value.is_empty()
+            || (self == Builtin::LanguagePreference && value.eq_ignore_ascii_case("auto"))
+        {
             None
         } else {
             Some(value)
@@ -75,13 +81,20 @@ impl Builtin {
     pub(crate) fn text(self, phase: InjectionPhase, input: &str) -> String {
         match self {
             Builtin::LanguagePreference => {
-                format!("Always respond in {}, whatever the language of the input.", language_name(input))
+                format!(
+                    "Always respond in {}, whatever the language of the input.",
+                    language_name(input)
+                )
             }
             Builtin::DomainContext => {
                 let how = match phase {
                     InjectionPhase::Team => "Interpret the task from this domain's perspective.",
-                    InjectionPhase::Member => "Interpret your assignment from this domain's perspective.",
-                    InjectionPhase::Evaluator => "Evaluate the submission from this domain's perspective.",
+                    InjectionPhase::Member => {
+                        "Interpret your assignment from this domain's perspective."
+                    }
+                    InjectionPhase::Evaluator => {
+                        "Evaluate the submission from this domain's perspective."
+                    }
                     InjectionPhase::Judgment => {
                         "Judge whether another round is worthwhile from this domain's perspective."
                     }
@@ -201,7 +214,11 @@ pub(crate) fn collect_rules(settings: &PromptBuilderSettings) -> Vec<Rule> {
             rules.push(rule);
         }
     }
-    for s in settings.injections.iter().filter(|r| r.enabled && !r.is_builtin()) {
+    for s in settings
+        .injections
+        .iter()
+        .filter(|r| r.enabled && !r.is_builtin())
+    {
         let mut rule = Rule {
             name: s.name.clone(),
             priority: 50,
@@ -217,7 +234,7 @@ pub(crate) fn collect_rules(settings: &PromptBuilderSettings) -> Vec<Rule> {
         rules.push(rule);
     }
     // stable: equal priorities keep the order above
-    rules.sort_by(|a, b| b.priority.cmp(&a.priority));
+    rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
     rules
 }
 
@@ -247,7 +264,13 @@ pub(crate) fn assemble(base: &str, blocks: &[String], separator: &str) -> String
     if blocks.is_empty() {
         return base.to_string();
     }
-    let mut out = String::with_capacity(base.len() + blocks.iter().map(|b| b.len() + separator.len()).sum::<usize>());
+    let mut out = String::with_capacity(
+        base.len()
+            + blocks
+                .iter()
+                .map(|b| b.len() + separator.len())
+                .sum::<usize>(),
+    );
     if !is_blank(base) {
         out.push_str(base.trim_end());
         out.push_str(separator);
@@ -269,10 +292,18 @@ mod tests {
     #[test]
     fn builtins_are_ordered_by_priority() {
         let rules = collect_rules(&PromptBuilderSettings::default());
-        let names: Vec<(&str, i64)> = rules.iter().map(|r| (r.name.as_str(), r.priority)).collect();
+        let names: Vec<(&str, i64)> = rules
+            .iter()
+            .map(|r| (r.name.as_str(), r.priority))
+            .collect();
         assert_eq!(
             names,
-            [("language_preference", 100), ("domain_context", 90), ("system_prompt_suffix", 40), ("prompt_suffix", 10)]
+            [
+                ("language_preference", 100),
+                ("domain_context", 90),
+                ("system_prompt_suffix", 40),
+                ("prompt_suffix", 10)
+            ]
         );
         assert_eq!(rules[3].side, InjectionSide::User);
     }
@@ -281,7 +312,11 @@ mod tests {
     fn overrides_and_user_rules_merge_by_priority_then_declaration() {
         let settings = PromptBuilderSettings {
             injections: vec![
-                InjectionRuleSettings { name: "language_preference".into(), enabled: false, ..Default::default() },
+                InjectionRuleSettings {
+                    name: "language_preference".into(),
+                    enabled: false,
+                    ..Default::default()
+                },
                 InjectionRuleSettings {
                     name: "domain_context".into(),
                     priority: Some(5),
@@ -306,19 +341,40 @@ mod tests {
         };
         let rules = collect_rules(&settings);
         let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["default_priority", "system_prompt_suffix", "mine", "prompt_suffix", "domain_context"]);
+        assert_eq!(
+            names,
+            [
+                "default_priority",
+                "system_prompt_suffix",
+                "mine",
+                "prompt_suffix",
+                "domain_context"
+            ]
+        );
         let mine = &rules[2];
-        assert_eq!((mine.side, mine.phases.as_slice()), (InjectionSide::User, &[InjectionPhase::Member][..]));
+        assert_eq!(
+            (mine.side, mine.phases.as_slice()),
+            (InjectionSide::User, &[InjectionPhase::Member][..])
+        );
         assert_eq!(rules[4].phases, [InjectionPhase::Team]);
         assert!(matches!(rules[4].text, RuleText::Builtin));
-        let none = collect_rules(&PromptBuilderSettings { builtin_injections: false, ..settings });
-        assert_eq!(none.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["default_priority", "mine"]);
+        let none = collect_rules(&PromptBuilderSettings {
+            builtin_injections: false,
+            ..settings
+        });
+        assert_eq!(
+            none.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["default_priority", "mine"]
+        );
     }
 
     #[test]
     fn assemble_joins_with_the_separator() {
         let blocks = vec!["A".to_string(), "B".to_string()];
-        assert_eq!(assemble("base\n", &blocks, "\n\n---\n\n"), "base\n\n---\n\nA\n\n---\n\nB");
+        assert_eq!(
+            assemble("base\n", &blocks, "\n\n---\n\n"),
+            "base\n\n---\n\nA\n\n---\n\nB"
+        );
         assert_eq!(assemble("  ", &blocks, "|"), "A|B");
         assert_eq!(assemble("base\n", &[], "|"), "base\n");
     }
@@ -333,7 +389,11 @@ mod tests {
 
     #[test]
     fn builtin_inputs_ignore_blank_and_auto() {
-        let mut ctx = PromptContext { language: Some("auto".into()), domain_context: Some(" \n".into()), ..Default::default() };
+        let mut ctx = PromptContext {
+            language: Some("auto".into()),
+            domain_context: Some(" \n".into()),
+            ..Default::default()
+        };
         assert_eq!(Builtin::LanguagePreference.input(&ctx), None);
         assert_eq!(Builtin::DomainContext.input(&ctx), None);
         ctx.language = Some(" ja ".into());

@@ -71,7 +71,8 @@ mod injection_tests;
 
 pub use builder::{PromptBuilder, check_settings, normalize_newlines};
 pub use clock::{
-    Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone, resolve_time_zone,
+    Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone,
+    resolve_time_zone,
 };
 pub use context::{HistoryRound, PromptContext, RankingEntry};
 pub use error::{Location, PromptError, TemplateKind, TemplateName, TimeZoneSource};
@@ -91,15 +92,22 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     fn sha(s: &str) -> String {
-        Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+        Sha256::digest(s.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     #[test]
     fn bundled_file_parses_to_the_default_templates() {
-        let settings = load::settings_from_toml(DEFAULT_PROMPT_BUILDER_TOML, "default").expect("parse");
+        let settings =
+            load::settings_from_toml(DEFAULT_PROMPT_BUILDER_TOML, "default").expect("parse");
         let defaults = PromptBuilderSettings::default();
         assert_eq!(settings, defaults);
-        assert_eq!(sha(&defaults.team_user_prompt), "24e7cb6bec54e2c2879a9615b39dfa815c4e3480ee290e9d6ba2c5185a0e38ca");
+        assert_eq!(
+            sha(&defaults.team_user_prompt),
+            "24e7cb6bec54e2c2879a9615b39dfa815c4e3480ee290e9d6ba2c5185a0e38ca"
+        );
         assert_eq!(
             sha(&defaults.evaluator_user_prompt),
             "d7e8b6fffcb704c7ba9e422549d3e9d1e964fee78f723d2917abf7257b405af3"
@@ -108,7 +116,10 @@ mod tests {
             sha(&defaults.judgment_user_prompt),
             "8dd63290c2c5fb05a2499dfd5987663625ad8a0f503a0e4f00bf5fefade070ef"
         );
-        assert!(!DEFAULT_PROMPT_BUILDER_TOML.contains('\t') && !DEFAULT_PROMPT_BUILDER_TOML.contains(" \n"));
+        assert!(
+            !DEFAULT_PROMPT_BUILDER_TOML.contains('\t')
+                && !DEFAULT_PROMPT_BUILDER_TOML.contains(" \n")
+        );
         assert!(DEFAULT_PROMPT_BUILDER_TOML.starts_with("# UserPromptBuilder 設定ファイル\n"));
     }
 }

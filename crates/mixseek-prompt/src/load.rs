@@ -10,11 +10,16 @@ use mixseek_config::{ConfigIssue, Issues};
 use std::path::{Path, PathBuf};
 
 fn file_error(path: &str, message: impl Into<String>) -> PromptError {
-    PromptError::File { path: path.to_string(), message: message.into() }
+    PromptError::File {
+        path: path.to_string(),
+        message: message.into(),
+    }
 }
 
 fn invalid(issues: impl IntoIterator<Item = ConfigIssue>) -> PromptError {
-    PromptError::InvalidSettings { issues: issues.into_iter().map(|i| i.to_string()).collect() }
+    PromptError::InvalidSettings {
+        issues: issues.into_iter().map(|i| i.to_string()).collect(),
+    }
 }
 
 /// The `[prompt_builder]` table of a TOML text (`origin` names it in errors); a missing table
@@ -26,9 +31,14 @@ pub fn settings_from_toml(text: &str, origin: &str) -> Result<PromptBuilderSetti
 }
 
 fn settings_from_doc(doc: &TomlDoc) -> Result<PromptBuilderSettings, PromptError> {
-    let section = doc.table.get("prompt_builder").cloned().unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
+    let section = doc
+        .table
+        .get("prompt_builder")
+        .cloned()
+        .unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
     let mut issues = Issues::default();
-    let settings: Option<PromptBuilderSettings> = deserialize_section(&section, "prompt_builder", &mut issues);
+    let settings: Option<PromptBuilderSettings> =
+        deserialize_section(&section, "prompt_builder", &mut issues);
     if let Some(s) = &settings {
         s.validate("prompt_builder", &mut issues);
     }
@@ -86,28 +96,46 @@ pub fn load_workspace_settings(workspace: &Path) -> Result<PromptBuilderSettings
 
 fn resolve_in_workspace(path: &str, workspace: &Path) -> PathBuf {
     let p = Path::new(path);
-    if p.is_absolute() { p.to_path_buf() } else { workspace.join(p) }
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        workspace.join(p)
+    }
 }
 
 /// The fields a context file must have for `kind`.
 pub fn required_fields(kind: TemplateKind) -> &'static [&'static str] {
     match kind {
-        TemplateKind::Team | TemplateKind::Judgment => &["user_prompt", "round_number", "team_id", "team_name"],
+        TemplateKind::Team | TemplateKind::Judgment => {
+            &["user_prompt", "round_number", "team_id", "team_name"]
+        }
         TemplateKind::Evaluator => &["user_prompt", "submission"],
     }
 }
 
 /// Parses a context JSON for `kind` (`origin` names it in errors): bad JSON, a wrong type
 /// (with its path) or a missing required field is an error.
-pub fn parse_context(json: &str, kind: TemplateKind, origin: &str) -> Result<PromptContext, PromptError> {
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| file_error(origin, format!("invalid JSON: {e}")))?;
-    let object = value.as_object().ok_or_else(|| file_error(origin, "the context must be a JSON object"))?;
+pub fn parse_context(
+    json: &str,
+    kind: TemplateKind,
+    origin: &str,
+) -> Result<PromptContext, PromptError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| file_error(origin, format!("invalid JSON: {e}")))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| file_error(origin, "the context must be a JSON object"))?;
     for field in required_fields(kind) {
-        let present = object.contains_key(*field) || (*field == "user_prompt" && object.contains_key("user_query"));
+        let present = object.contains_key(*field)
+            || (*field == "user_prompt" && object.contains_key("user_query"));
         if !present {
             return Err(file_error(
                 origin,
-                format!("missing field `{field}` (required for --kind {}: {})", kind.as_str(), required_fields(kind).join(", ")),
+                format!(
+                    "missing field `{field}` (required for --kind {}: {})",
+                    kind.as_str(),
+                    required_fields(kind).join(", ")
+                ),
             ));
         }
     }
@@ -123,18 +151,36 @@ mod tests {
 
     #[test]
     fn settings_keep_defaults_for_missing_keys_and_report_bad_values() {
-        let s = settings_from_toml("[prompt_builder]\nteam_user_prompt = \"x {{ user_prompt }}\"\n", "f.toml").expect("ok");
+        let s = settings_from_toml(
+            "[prompt_builder]\nteam_user_prompt = \"x {{ user_prompt }}\"\n",
+            "f.toml",
+        )
+        .expect("ok");
         assert_eq!(s.team_user_prompt, "x {{ user_prompt }}");
-        assert_eq!(s.judgment_user_prompt, PromptBuilderSettings::default().judgment_user_prompt);
-        let e = settings_from_toml("[prompt_builder]\nteam_user_prompt = \"  \"\n", "f.toml").expect_err("blank");
+        assert_eq!(
+            s.judgment_user_prompt,
+            PromptBuilderSettings::default().judgment_user_prompt
+        );
+        let e = settings_from_toml("[prompt_builder]\nteam_user_prompt = \"  \"\n", "f.toml")
+            .expect_err("blank");
         assert_eq!(
             e.to_string(),
             "invalid [prompt_builder] settings:\nf.toml:2:1: `prompt_builder.team_user_prompt`: team_user_prompt cannot be empty"
         );
         let e = settings_from_toml("[prompt_builder]\ntimezone = 9\n", "f.toml").expect_err("type");
-        assert!(e.to_string().contains("\nf.toml:2:1: `prompt_builder.timezone`: invalid type"), "{e}");
-        let e = settings_from_toml("[prompt_builder]\nteam_user_promt = \"x\"\n", "f.toml").expect_err("unknown");
-        assert!(e.to_string().contains("`prompt_builder.team_user_promt`: unknown key (did you mean `team_user_prompt`?)"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("\nf.toml:2:1: `prompt_builder.timezone`: invalid type"),
+            "{e}"
+        );
+        let e = settings_from_toml("[prompt_builder]\nteam_user_promt = \"x\"\n", "f.toml")
+            .expect_err("unknown");
+        assert!(
+            e.to_string().contains(
+                "`prompt_builder.team_user_promt`: unknown key (did you mean `team_user_prompt`?)"
+            ),
+            "{e}"
+        );
         let e = settings_from_toml("[prompt_builder\n", "f.toml").expect_err("syntax");
         assert!(e.to_string().contains("f.toml:1:"), "{e}");
     }
@@ -144,32 +190,71 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let ws = dir.path();
         std::fs::create_dir_all(ws.join("configs")).expect("mkdir");
-        std::fs::write(ws.join("configs/pb.toml"), "[prompt_builder]\nevaluator_user_prompt = \"E {{ submission }}\"\n")
-            .expect("write");
-        std::fs::write(ws.join("orch.toml"), "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n").expect("write");
+        std::fs::write(
+            ws.join("configs/pb.toml"),
+            "[prompt_builder]\nevaluator_user_prompt = \"E {{ submission }}\"\n",
+        )
+        .expect("write");
+        std::fs::write(
+            ws.join("orch.toml"),
+            "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n",
+        )
+        .expect("write");
         let s = load_settings(&ws.join("orch.toml"), ws).expect("load");
         assert_eq!(s.evaluator_user_prompt, "E {{ submission }}");
 
-        std::fs::write(ws.join("missing.toml"), "[orchestrator]\nprompt_builder_config = \"nope.toml\"\n").expect("write");
+        std::fs::write(
+            ws.join("missing.toml"),
+            "[orchestrator]\nprompt_builder_config = \"nope.toml\"\n",
+        )
+        .expect("write");
         let e = load_settings(&ws.join("missing.toml"), ws).expect_err("missing");
-        assert!(e.to_string().contains("PromptBuilder config file not found: "), "{e}");
-        assert!(e.to_string().ends_with("\nPlease check the path specified in prompt_builder_config."), "{e}");
+        assert!(
+            e.to_string()
+                .contains("PromptBuilder config file not found: "),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .ends_with("\nPlease check the path specified in prompt_builder_config."),
+            "{e}"
+        );
 
         std::fs::write(ws.join("plain.toml"), "[orchestrator]\nmax_rounds = 2\n").expect("write");
-        assert_eq!(load_settings(&ws.join("plain.toml"), ws).expect("defaults"), PromptBuilderSettings::default());
+        assert_eq!(
+            load_settings(&ws.join("plain.toml"), ws).expect("defaults"),
+            PromptBuilderSettings::default()
+        );
 
-        assert_eq!(load_workspace_settings(ws).expect("defaults"), PromptBuilderSettings::default());
-        std::fs::write(ws.join("configs/prompt_builder.toml"), "[prompt_builder]\ntimezone = \"Asia/Tokyo\"\n")
-            .expect("write");
-        assert_eq!(load_workspace_settings(ws).expect("ws").timezone.as_deref(), Some("Asia/Tokyo"));
+        assert_eq!(
+            load_workspace_settings(ws).expect("defaults"),
+            PromptBuilderSettings::default()
+        );
+        std::fs::write(
+            ws.join("configs/prompt_builder.toml"),
+            "[prompt_builder]\ntimezone = \"Asia/Tokyo\"\n",
+        )
+        .expect("write");
+        assert_eq!(
+            load_workspace_settings(ws).expect("ws").timezone.as_deref(),
+            Some("Asia/Tokyo")
+        );
     }
 
     #[test]
     fn context_errors_are_clear() {
         let e = parse_context("{", TemplateKind::Team, "ctx.json").expect_err("json");
-        assert!(e.to_string().starts_with("ctx.json: invalid JSON: EOF while parsing"), "{e}");
-        let e = parse_context(r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#, TemplateKind::Team, "ctx.json")
-            .expect_err("missing");
+        assert!(
+            e.to_string()
+                .starts_with("ctx.json: invalid JSON: EOF while parsing"),
+            "{e}"
+        );
+        let e = parse_context(
+            r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#,
+            TemplateKind::Team,
+            "ctx.json",
+        )
+        .expect_err("missing");
         assert_eq!(
             e.to_string(),
             "ctx.json: missing field `round_number` (required for --kind team: user_prompt, round_number, team_id, team_name)"
@@ -181,12 +266,27 @@ mod tests {
             "ctx.json",
         )
         .expect_err("type");
-        assert!(e.to_string().starts_with("ctx.json: `round_history[0].evaluation_score`: invalid type: string \"high\""), "{e}");
+        assert!(
+            e.to_string().starts_with(
+                "ctx.json: `round_history[0].evaluation_score`: invalid type: string \"high\""
+            ),
+            "{e}"
+        );
         let e = parse_context("[]", TemplateKind::Team, "ctx.json").expect_err("array");
         assert_eq!(e.to_string(), "ctx.json: the context must be a JSON object");
-        let c = parse_context(r#"{"user_query": "q", "submission": "s"}"#, TemplateKind::Evaluator, "ctx.json").expect("ok");
+        let c = parse_context(
+            r#"{"user_query": "q", "submission": "s"}"#,
+            TemplateKind::Evaluator,
+            "ctx.json",
+        )
+        .expect("ok");
         assert_eq!(c.user_prompt, "q");
-        let e = parse_context(r#"{"user_prompt": "q"}"#, TemplateKind::Evaluator, "ctx.json").expect_err("missing");
+        let e = parse_context(
+            r#"{"user_prompt": "q"}"#,
+            TemplateKind::Evaluator,
+            "ctx.json",
+        )
+        .expect_err("missing");
         assert!(e.to_string().contains("missing field `submission`"));
     }
 }

@@ -5,7 +5,8 @@ use crate::clock::format_current_datetime;
 use crate::context::{PromptContext, py_trim};
 use crate::error::{PromptError, TemplateKind};
 use crate::formatters::{
-    effective_ranking, format_position_message, format_ranking_table, format_submission_history, position_in,
+    effective_ranking, format_position_message, format_ranking_table, format_submission_history,
+    position_in,
 };
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -23,15 +24,27 @@ const fn v(name: &'static str, description: &'static str) -> VarInfo {
 }
 
 const ROUND_VARS: &[VarInfo] = &[
-    v("user_prompt", "the original user prompt (as given, not trimmed)"),
+    v(
+        "user_prompt",
+        "the original user prompt (as given, not trimmed)",
+    ),
     v("round_number", "the current round number (integer)"),
     v(
         "submission_history",
         "the team's completed rounds: score, score details (JSON) and submission of each",
     ),
-    v("ranking_table", "the execution's ranking (from round 2, when a store is present)"),
-    v("team_position_message", "the team's position on the ranking, as a sentence"),
-    v("current_datetime", "the current date and time, ISO 8601 with offset"),
+    v(
+        "ranking_table",
+        "the execution's ranking (from round 2, when a store is present)",
+    ),
+    v(
+        "team_position_message",
+        "the team's position on the ranking, as a sentence",
+    ),
+    v(
+        "current_datetime",
+        "the current date and time, ISO 8601 with offset",
+    ),
     v("team_id", "the team's id"),
     v("team_name", "the team's name"),
     v("execution_id", "the execution's id (\"\" when unknown)"),
@@ -43,7 +56,10 @@ const EVALUATOR_VARS: &[VarInfo] = &[
     v("user_prompt", "the user query (trimmed)"),
     v("user_query", "the same as user_prompt"),
     v("submission", "the submission being evaluated (trimmed)"),
-    v("current_datetime", "the current date and time, ISO 8601 with offset"),
+    v(
+        "current_datetime",
+        "the current date and time, ISO 8601 with offset",
+    ),
     v("team_id", "the team's id (\"\" when unknown)"),
     v("team_name", "the team's name (\"\" when unknown)"),
     v("execution_id", "the execution's id (\"\" when unknown)"),
@@ -57,8 +73,14 @@ const EVALUATOR_VARS: &[VarInfo] = &[
 pub const INJECTION_VARS: &[VarInfo] = &[
     v("phase", "team, member, evaluator or judgment"),
     v("side", "system or user"),
-    v("system_prompt_suffix", "the configured system prompt suffix (\"\" when unset)"),
-    v("prompt_suffix", "the configured user prompt suffix (\"\" when unset)"),
+    v(
+        "system_prompt_suffix",
+        "the configured system prompt suffix (\"\" when unset)",
+    ),
+    v(
+        "prompt_suffix",
+        "the configured user prompt suffix (\"\" when unset)",
+    ),
 ];
 
 /// The variables of a template kind, in a stable order.
@@ -78,6 +100,14 @@ fn opt(s: &Option<String>) -> Value {
     Value::from(s.as_deref().unwrap_or(""))
 }
 
+/// The context checks of `kind` (what [`compute`] runs first).
+pub(crate) fn validate(kind: TemplateKind, ctx: &PromptContext) -> Result<(), PromptError> {
+    match kind {
+        TemplateKind::Team | TemplateKind::Judgment => ctx.validate_round(),
+        TemplateKind::Evaluator => ctx.validate_evaluator(),
+    }
+}
+
 /// The variables of `kind` for `ctx` at `now` in `tz`, validating the context first.
 pub(crate) fn compute(
     kind: TemplateKind,
@@ -94,9 +124,18 @@ pub(crate) fn compute(
             Ok(vec![
                 ("user_prompt", Value::from(ctx.user_prompt.as_str())),
                 ("round_number", Value::from(ctx.round_number)),
-                ("submission_history", Value::from(format_submission_history(&ctx.round_history))),
-                ("ranking_table", Value::from(format_ranking_table(ranking, &ctx.team_id))),
-                ("team_position_message", Value::from(format_position_message(position, total)?)),
+                (
+                    "submission_history",
+                    Value::from(format_submission_history(&ctx.round_history)),
+                ),
+                (
+                    "ranking_table",
+                    Value::from(format_ranking_table(ranking, &ctx.team_id)),
+                ),
+                (
+                    "team_position_message",
+                    Value::from(format_position_message(position, total)?),
+                ),
                 ("current_datetime", Value::from(current_datetime)),
                 ("team_id", Value::from(ctx.team_id.as_str())),
                 ("team_name", Value::from(ctx.team_name.as_str())),
@@ -111,7 +150,10 @@ pub(crate) fn compute(
             Ok(vec![
                 ("user_prompt", query.clone()),
                 ("user_query", query),
-                ("submission", Value::from(py_trim(ctx.submission.as_deref().unwrap_or("")))),
+                (
+                    "submission",
+                    Value::from(py_trim(ctx.submission.as_deref().unwrap_or(""))),
+                ),
                 ("current_datetime", Value::from(current_datetime)),
                 ("team_id", Value::from(ctx.team_id.as_str())),
                 ("team_name", Value::from(ctx.team_name.as_str())),
@@ -138,14 +180,22 @@ mod tests {
             ..Default::default()
         };
         for kind in TemplateKind::ALL {
-            let names: Vec<&str> = compute(kind, &ctx, Utc::now(), Tz::UTC).expect("vars").iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = compute(kind, &ctx, Utc::now(), Tz::UTC)
+                .expect("vars")
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
             assert_eq!(names, variable_names(kind), "{kind:?}");
         }
     }
 
     #[test]
     fn evaluator_values_are_trimmed() {
-        let ctx = PromptContext { user_prompt: "  q \n".into(), submission: Some("\n s ".into()), ..Default::default() };
+        let ctx = PromptContext {
+            user_prompt: "  q \n".into(),
+            submission: Some("\n s ".into()),
+            ..Default::default()
+        };
         let vars = compute(TemplateKind::Evaluator, &ctx, Utc::now(), Tz::UTC).expect("vars");
         assert_eq!(vars[0].1.as_str(), Some("q"));
         assert_eq!(vars[2].1.as_str(), Some("s"));

@@ -16,7 +16,12 @@ use crate::judgment::{JudgmentError, OnJudgmentError};
 use mixseek_core::{Decision, ExitReason, Judgment, Usage};
 
 /// Stages 1 and 2: the decision when no LLM call is needed.
-pub fn without_judgment(r: u32, min_rounds: u32, max_rounds: u32, judge_on_final_round: bool) -> Option<Decision> {
+pub fn without_judgment(
+    r: u32,
+    min_rounds: u32,
+    max_rounds: u32,
+    judge_on_final_round: bool,
+) -> Option<Decision> {
     if r < min_rounds {
         return Some(Decision {
             should_continue: true,
@@ -30,7 +35,8 @@ pub fn without_judgment(r: u32, min_rounds: u32, max_rounds: u32, judge_on_final
     if r >= max_rounds && !judge_on_final_round {
         return Some(Decision {
             should_continue: false,
-            reasoning: "Final round reached (judgment skipped by judge_on_final_round=False)".into(),
+            reasoning: "Final round reached (judgment skipped by judge_on_final_round=False)"
+                .into(),
             confidence_score: Some(1.0),
             judgment: None,
             exit_reason: Some(ExitReason::MaxRoundsReached),
@@ -61,18 +67,32 @@ pub fn from_judgment(r: u32, max_rounds: u32, judgment: Judgment, usage: Usage) 
 
 /// The judgment that is stored on the round's state: the LLM's answer after the override.
 pub fn stored_judgment(decision: &Decision) -> Option<Judgment> {
-    decision.judgment.as_ref().map(|j| Judgment { should_continue: decision.should_continue, ..j.clone() })
+    decision.judgment.as_ref().map(|j| Judgment {
+        should_continue: decision.should_continue,
+        ..j.clone()
+    })
 }
 
 /// A failed judgment call under `policy`: a decision, or the error when the team must fail.
-pub fn from_judgment_error(r: u32, max_rounds: u32, error: JudgmentError, policy: OnJudgmentError) -> Result<Decision, JudgmentError> {
+pub fn from_judgment_error(
+    r: u32,
+    max_rounds: u32,
+    error: JudgmentError,
+    policy: OnJudgmentError,
+) -> Result<Decision, JudgmentError> {
     let at_max = r >= max_rounds;
     let (should_continue, exit_reason, reasoning) = match policy {
         OnJudgmentError::Fail => return Err(error),
         OnJudgmentError::Stop => (
             false,
-            if at_max { ExitReason::MaxRoundsReached } else { ExitReason::JudgmentFailed },
-            format!("Judgment failed: {error}. Stopping with the best round so far (on_error = \"stop\")."),
+            if at_max {
+                ExitReason::MaxRoundsReached
+            } else {
+                ExitReason::JudgmentFailed
+            },
+            format!(
+                "Judgment failed: {error}. Stopping with the best round so far (on_error = \"stop\")."
+            ),
         ),
         OnJudgmentError::Continue if at_max => (
             false,
@@ -82,7 +102,9 @@ pub fn from_judgment_error(r: u32, max_rounds: u32, error: JudgmentError, policy
         OnJudgmentError::Continue => {
             return Ok(Decision {
                 should_continue: true,
-                reasoning: format!("Judgment failed: {error}. Continuing to the next round (on_error = \"continue\")."),
+                reasoning: format!(
+                    "Judgment failed: {error}. Continuing to the next round (on_error = \"continue\")."
+                ),
                 confidence_score: None,
                 judgment: None,
                 exit_reason: None,
@@ -90,7 +112,14 @@ pub fn from_judgment_error(r: u32, max_rounds: u32, error: JudgmentError, policy
             });
         }
     };
-    Ok(Decision { should_continue, reasoning, confidence_score: None, judgment: None, exit_reason: Some(exit_reason), usage: Usage::default() })
+    Ok(Decision {
+        should_continue,
+        reasoning,
+        confidence_score: None,
+        judgment: None,
+        exit_reason: Some(exit_reason),
+        usage: Usage::default(),
+    })
 }
 
 #[cfg(test)]
@@ -98,11 +127,18 @@ mod tests {
     use super::*;
 
     fn j(should_continue: bool) -> Judgment {
-        Judgment { should_continue, reasoning: "because".into(), confidence_score: 0.8 }
+        Judgment {
+            should_continue,
+            reasoning: "because".into(),
+            confidence_score: 0.8,
+        }
     }
 
     fn failure() -> JudgmentError {
-        JudgmentError::Timeout { provider: "mock".into(), seconds: 1.0 }
+        JudgmentError::Timeout {
+            provider: "mock".into(),
+            seconds: 1.0,
+        }
     }
 
     #[test]
@@ -119,8 +155,14 @@ mod tests {
     fn stage_two_final_round_skip() {
         let d = without_judgment(2, 1, 2, false).expect("no call");
         assert!(!d.should_continue);
-        assert_eq!(d.reasoning, "Final round reached (judgment skipped by judge_on_final_round=False)");
-        assert_eq!((d.confidence_score, d.exit_reason), (Some(1.0), Some(ExitReason::MaxRoundsReached)));
+        assert_eq!(
+            d.reasoning,
+            "Final round reached (judgment skipped by judge_on_final_round=False)"
+        );
+        assert_eq!(
+            (d.confidence_score, d.exit_reason),
+            (Some(1.0), Some(ExitReason::MaxRoundsReached))
+        );
         assert!(without_judgment(2, 1, 2, true).is_none());
         assert!(without_judgment(1, 1, 2, false).is_none());
     }
@@ -129,13 +171,30 @@ mod tests {
     fn stage_three_judgment_with_max_rounds_override() {
         let d = from_judgment(2, 5, j(true), Usage::default());
         assert!(d.should_continue);
-        assert_eq!((d.exit_reason, d.reasoning.as_str(), d.confidence_score), (None, "because", Some(0.8)));
+        assert_eq!(
+            (d.exit_reason, d.reasoning.as_str(), d.confidence_score),
+            (None, "because", Some(0.8))
+        );
         let d = from_judgment(2, 5, j(false), Usage::default());
-        assert_eq!((d.should_continue, d.exit_reason), (false, Some(ExitReason::NoImprovementExpected)));
+        assert_eq!(
+            (d.should_continue, d.exit_reason),
+            (false, Some(ExitReason::NoImprovementExpected))
+        );
         let d = from_judgment(5, 5, j(true), Usage::default());
-        assert_eq!((d.should_continue, d.exit_reason), (false, Some(ExitReason::MaxRoundsReached)));
-        assert_eq!(d.judgment.as_ref().map(|j| j.should_continue), Some(true), "the LLM's own answer is kept");
-        assert_eq!(stored_judgment(&d).map(|j| j.should_continue), Some(false), "the state gets the override");
+        assert_eq!(
+            (d.should_continue, d.exit_reason),
+            (false, Some(ExitReason::MaxRoundsReached))
+        );
+        assert_eq!(
+            d.judgment.as_ref().map(|j| j.should_continue),
+            Some(true),
+            "the LLM's own answer is kept"
+        );
+        assert_eq!(
+            stored_judgment(&d).map(|j| j.should_continue),
+            Some(false),
+            "the state gets the override"
+        );
         let d = from_judgment(5, 5, j(false), Usage::default());
         assert_eq!(d.exit_reason, Some(ExitReason::MaxRoundsReached));
     }
@@ -143,14 +202,29 @@ mod tests {
     #[test]
     fn judgment_error_policies() {
         let d = from_judgment_error(2, 5, failure(), OnJudgmentError::Stop).expect("stop");
-        assert_eq!((d.should_continue, d.exit_reason), (false, Some(ExitReason::JudgmentFailed)));
-        assert!(d.reasoning.starts_with("Judgment failed: Failed to judge improvement prospects"), "{}", d.reasoning);
+        assert_eq!(
+            (d.should_continue, d.exit_reason),
+            (false, Some(ExitReason::JudgmentFailed))
+        );
+        assert!(
+            d.reasoning
+                .starts_with("Judgment failed: Failed to judge improvement prospects"),
+            "{}",
+            d.reasoning
+        );
         let d = from_judgment_error(5, 5, failure(), OnJudgmentError::Stop).expect("stop");
         assert_eq!(d.exit_reason, Some(ExitReason::MaxRoundsReached));
         let d = from_judgment_error(2, 5, failure(), OnJudgmentError::Continue).expect("continue");
-        assert_eq!((d.should_continue, d.exit_reason, d.confidence_score), (true, None, None));
-        let d = from_judgment_error(5, 5, failure(), OnJudgmentError::Continue).expect("stop at max");
-        assert_eq!((d.should_continue, d.exit_reason), (false, Some(ExitReason::MaxRoundsReached)));
+        assert_eq!(
+            (d.should_continue, d.exit_reason, d.confidence_score),
+            (true, None, None)
+        );
+        let d =
+            from_judgment_error(5, 5, failure(), OnJudgmentError::Continue).expect("stop at max");
+        assert_eq!(
+            (d.should_continue, d.exit_reason),
+            (false, Some(ExitReason::MaxRoundsReached))
+        );
         assert!(from_judgment_error(2, 5, failure(), OnJudgmentError::Fail).is_err());
     }
 }

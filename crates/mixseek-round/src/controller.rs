@@ -21,12 +21,13 @@ use chrono::Utc;
 use mixseek_agents::{RoundContext, TeamAgents};
 use mixseek_config::OrchestratorSettings;
 use mixseek_core::{
-    Decision, Event, EventSink, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, NullSink, Role, RoundRecord, RoundState, SinkError,
-    TeamStatusKind, Usage, UsageByRole, best_round,
+    Decision, Event, EventSink, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, NullSink,
+    Role, RoundRecord, RoundState, SinkError, TeamStatusKind, Usage, UsageByRole, best_round,
 };
 use mixseek_prompt::{PromptBuilder, PromptContext, RankingEntry, TemplateKind};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// The round settings of a team run.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,13 +137,24 @@ struct Run {
 
 impl Run {
     fn fail(self, error: RoundError) -> TeamFailure {
-        TeamFailure { error, rounds: self.rounds, records: self.records, usage: self.usage }
+        TeamFailure {
+            error,
+            rounds: self.rounds,
+            records: self.records,
+            usage: self.usage,
+        }
     }
 }
 
 impl RoundController {
     /// A controller without a store (no ranking, events dropped) and without domain context.
-    pub fn new(agents: TeamAgents, prompts: PromptBuilder, evaluator: Arc<dyn SubmissionEvaluator>, judgment: JudgmentClient, settings: RoundSettings) -> Self {
+    pub fn new(
+        agents: TeamAgents,
+        prompts: PromptBuilder,
+        evaluator: Arc<dyn SubmissionEvaluator>,
+        judgment: JudgmentClient,
+        settings: RoundSettings,
+    ) -> Self {
         Self {
             agents,
             prompts,
@@ -165,7 +177,11 @@ impl RoundController {
         self
     }
     /// The orchestrator's domain context and language; a team's own values replace them.
-    pub fn with_context(mut self, domain_context: Option<String>, language: Option<String>) -> Self {
+    pub fn with_context(
+        mut self,
+        domain_context: Option<String>,
+        language: Option<String>,
+    ) -> Self {
         self.domain_context = domain_context;
         self.language = language;
         self
@@ -184,7 +200,14 @@ impl RoundController {
         &self.agents.settings().team_name
     }
 
-    fn context(&self, execution_id: &str, user_prompt: &str, round_number: u32, rounds: &[CompletedRound], ranking: Option<Vec<RankingEntry>>) -> PromptContext {
+    fn context(
+        &self,
+        execution_id: &str,
+        user_prompt: &str,
+        round_number: u32,
+        rounds: &[CompletedRound],
+        ranking: Option<Vec<RankingEntry>>,
+    ) -> PromptContext {
         let team = self.agents.settings();
         PromptContext {
             user_prompt: user_prompt.to_string(),
@@ -193,18 +216,28 @@ impl RoundController {
             team_name: team.team_name.clone(),
             execution_id: Some(execution_id.to_string()),
             ranking,
-            domain_context: team.domain_context.clone().or_else(|| self.domain_context.clone()),
+            domain_context: team
+                .domain_context
+                .clone()
+                .or_else(|| self.domain_context.clone()),
             language: team.language.clone().or_else(|| self.language.clone()),
             ..PromptContext::default()
         }
         .with_rounds(rounds.iter().map(|r| &r.state))
     }
 
-    async fn ranking_for(&self, execution_id: &str, round_number: u32) -> Result<Option<Vec<RankingEntry>>, RoundError> {
+    async fn ranking_for(
+        &self,
+        execution_id: &str,
+        round_number: u32,
+    ) -> Result<Option<Vec<RankingEntry>>, RoundError> {
         if round_number <= 1 {
             return Ok(None);
         }
-        self.ranking.ranking(execution_id).await.map_err(|e| RoundError::Ranking(e.0))
+        self.ranking
+            .ranking(execution_id)
+            .await
+            .map_err(|e| RoundError::Ranking(e.0))
     }
 
     /// Progress events: a sink failure is logged, not fatal.
@@ -217,11 +250,41 @@ impl RoundController {
     /// Plays the team's rounds, continuing after `completed` (the rounds of an earlier run,
     /// with their decisions; empty for a fresh start). A completed round is never played
     /// again: a last round without a decision gets its decision first.
-    pub async fn run(&self, execution_id: &str, user_prompt: &str, completed: Vec<CompletedRound>) -> Result<TeamResult, TeamFailure> {
+    pub async fn run(
+        &self,
+        execution_id: &str,
+        user_prompt: &str,
+        completed: Vec<CompletedRound>,
+    ) -> Result<TeamResult, TeamFailure> {
+        let span = tracing::info_span!(
+            "team",
+            execution_id,
+            team_id = %self.team_id(),
+            max_rounds = self.settings.max_rounds,
+            min_rounds = self.settings.min_rounds
+        );
+        self.run_rounds(execution_id, user_prompt, completed)
+            .instrument(span)
+            .await
+    }
+
+    async fn run_rounds(
+        &self,
+        execution_id: &str,
+        user_prompt: &str,
+        completed: Vec<CompletedRound>,
+    ) -> Result<TeamResult, TeamFailure> {
         let mut completed = completed;
         completed.sort_by_key(|r| r.state.round_number);
-        let mut run = Run { rounds: completed, records: Vec::new(), usage: UsageByRole::default() };
-        let pending = run.rounds.last().map(|r| (r.state.round_number, r.decision.clone()));
+        let mut run = Run {
+            rounds: completed,
+            records: Vec::new(),
+            usage: UsageByRole::default(),
+        };
+        let pending = run
+            .rounds
+            .last()
+            .map(|r| (r.state.round_number, r.decision.clone()));
         match pending {
             Some((_, Some(d))) if !d.should_continue => {
                 let reason = d.exit_reason.unwrap_or(ExitReason::MaxRoundsReached);
@@ -240,20 +303,31 @@ impl RoundController {
                 tracing::info!(team_id = self.team_id(), round = n, reason = %reason, "not starting another round");
                 return self.finish(execution_id, run, reason).await;
             }
-            if let Err(e) = self.play(execution_id, user_prompt, n, &mut run).await {
-                return Err(run.fail(e));
+            let span = tracing::info_span!("round", round = n);
+            let played = async {
+                self.play(execution_id, user_prompt, n, &mut run).await?;
+                self.decide(execution_id, user_prompt, n, &mut run).await
             }
-            match self.decide(execution_id, user_prompt, n, &mut run).await {
+            .instrument(span)
+            .await;
+            match played {
                 Ok(Some(reason)) => return self.finish(execution_id, run, reason).await,
                 Ok(None) => {}
                 Err(e) => return Err(run.fail(e)),
             }
         }
-        self.finish(execution_id, run, ExitReason::MaxRoundsReached).await
+        self.finish(execution_id, run, ExitReason::MaxRoundsReached)
+            .await
     }
 
     /// Plays round `n` and records it.
-    async fn play(&self, execution_id: &str, user_prompt: &str, n: u32, run: &mut Run) -> Result<(), RoundError> {
+    async fn play(
+        &self,
+        execution_id: &str,
+        user_prompt: &str,
+        n: u32,
+        run: &mut Run,
+    ) -> Result<(), RoundError> {
         let team_id = self.team_id().to_string();
         let team_name = self.team_name().to_string();
         self.emit_progress(Event::RoundStarted {
@@ -270,15 +344,21 @@ impl RoundController {
         let prompt = self
             .prompts
             .render_with_injections(TemplateKind::Team, &ctx)
-            .map_err(|source| RoundError::Prompt { round: n, source })?
+            .map_err(|e| RoundError::Prompt {
+                round: n,
+                source: Box::new(e),
+            })?
             .prompt;
         let (domain_context, language) = (ctx.domain_context.clone(), ctx.language.clone());
         let round_ctx = RoundContext::new(ctx);
         let leader_run = self.agents.run_round(&prompt, &round_ctx);
         let outcome = match self.settings.submission_timeout {
-            Some(t) => tokio::time::timeout(t, leader_run)
-                .await
-                .map_err(|_| RoundError::SubmissionTimeout { round: n, seconds: t.as_secs_f64() })?,
+            Some(t) => tokio::time::timeout(t, leader_run).await.map_err(|_| {
+                RoundError::SubmissionTimeout {
+                    round: n,
+                    seconds: t.as_secs_f64(),
+                }
+            })?,
             None => leader_run.await,
         }
         .map_err(|source| RoundError::Agents { round: n, source })?;
@@ -305,7 +385,11 @@ impl RoundController {
             domain_context,
             language,
         };
-        let evaluation = self.evaluator.evaluate(&request).await.map_err(|source| RoundError::Evaluation { round: n, source })?;
+        let evaluation = self
+            .evaluator
+            .evaluate(&request)
+            .await
+            .map_err(|source| RoundError::Evaluation { round: n, source })?;
         run.usage.add(Role::Evaluator, evaluation.usage);
         let ended_at = Utc::now();
         let record = RoundRecord {
@@ -332,8 +416,16 @@ impl RoundController {
         self.sink
             .emit(&Event::Evaluated(Box::new(record.clone())))
             .await
-            .map_err(|e| RoundError::Sink { round: n, message: e.to_string() })?;
-        tracing::info!(team_id = self.team_id(), round = n, score = evaluation.score_details.overall_score, "round evaluated");
+            .map_err(|e| RoundError::Sink {
+                round: n,
+                message: e.to_string(),
+            })?;
+        tracing::info!(
+            team_id = self.team_id(),
+            round = n,
+            score = evaluation.score_details.overall_score,
+            "round evaluated"
+        );
         run.records.push(record);
         run.rounds.push(CompletedRound {
             state: RoundState {
@@ -353,11 +445,22 @@ impl RoundController {
 
     /// The continuation decision after round `n` (the last of `run.rounds`): stored on the
     /// round and emitted. `Some(reason)` when the team stops.
-    async fn decide(&self, execution_id: &str, user_prompt: &str, n: u32, run: &mut Run) -> Result<Option<ExitReason>, RoundError> {
+    async fn decide(
+        &self,
+        execution_id: &str,
+        user_prompt: &str,
+        n: u32,
+        run: &mut Run,
+    ) -> Result<Option<ExitReason>, RoundError> {
         let s = &self.settings;
         let js = self.judgment.settings();
         let policy = OnJudgmentError::parse(&js.on_error);
-        let decision = match without_judgment(n, s.min_rounds, s.max_rounds, js.judge_on_final_round) {
+        let decision = match without_judgment(
+            n,
+            s.min_rounds,
+            s.max_rounds,
+            js.judge_on_final_round,
+        ) {
             Some(d) => d,
             None => {
                 let ranking = self.ranking_for(execution_id, n).await?;
@@ -366,7 +469,8 @@ impl RoundController {
                     Ok(answer) => from_judgment(n, s.max_rounds, answer.judgment, answer.usage),
                     Err(e) if e.is_call_failure() => {
                         tracing::warn!(team_id = self.team_id(), round = n, error = %e, policy = policy.as_str(), "judgment failed");
-                        from_judgment_error(n, s.max_rounds, e, policy).map_err(|source| RoundError::Judgment { round: n, source })?
+                        from_judgment_error(n, s.max_rounds, e, policy)
+                            .map_err(|source| RoundError::Judgment { round: n, source })?
                     }
                     Err(source) => return Err(RoundError::Judgment { round: n, source }),
                 }
@@ -383,8 +487,15 @@ impl RoundController {
                 at: Utc::now(),
             })
             .await
-            .map_err(|e| RoundError::Sink { round: n, message: e.to_string() })?;
-        let stop = (!decision.should_continue).then(|| decision.exit_reason.unwrap_or(ExitReason::NoImprovementExpected));
+            .map_err(|e| RoundError::Sink {
+                round: n,
+                message: e.to_string(),
+            })?;
+        let stop = (!decision.should_continue).then(|| {
+            decision
+                .exit_reason
+                .unwrap_or(ExitReason::NoImprovementExpected)
+        });
         if let Some(last) = run.rounds.last_mut() {
             last.state.improvement_judgment = stored_judgment(&decision);
             last.decision = Some(decision);
@@ -392,8 +503,19 @@ impl RoundController {
         Ok(stop)
     }
 
-    async fn finish(&self, execution_id: &str, run: Run, exit_reason: ExitReason) -> Result<TeamResult, TeamFailure> {
-        let best = best_entry(execution_id, self.team_id(), self.team_name(), &run.rounds, exit_reason);
+    async fn finish(
+        &self,
+        execution_id: &str,
+        run: Run,
+        exit_reason: ExitReason,
+    ) -> Result<TeamResult, TeamFailure> {
+        let best = best_entry(
+            execution_id,
+            self.team_id(),
+            self.team_name(),
+            &run.rounds,
+            exit_reason,
+        );
         let event = Event::TeamFinished {
             execution_id: execution_id.into(),
             team_id: self.team_id().into(),
@@ -408,7 +530,10 @@ impl RoundController {
         };
         if let Err(e) = self.sink.emit(&event).await {
             let round = run.rounds.last().map_or(0, |r| r.state.round_number);
-            return Err(run.fail(RoundError::Sink { round, message: e.to_string() }));
+            return Err(run.fail(RoundError::Sink {
+                round,
+                message: e.to_string(),
+            }));
         }
         tracing::info!(
             team_id = self.team_id(),
@@ -441,14 +566,28 @@ impl RoundController {
         timed_out: bool,
         usage: Usage,
     ) -> Result<Option<LeaderboardEntry>, SinkError> {
-        let reason = if timed_out { ExitReason::PartialFailureTimeout } else { ExitReason::PartialFailure };
-        let best = best_entry(execution_id, self.team_id(), self.team_name(), rounds, reason);
+        let reason = if timed_out {
+            ExitReason::PartialFailureTimeout
+        } else {
+            ExitReason::PartialFailure
+        };
+        let best = best_entry(
+            execution_id,
+            self.team_id(),
+            self.team_name(),
+            rounds,
+            reason,
+        );
         self.sink
             .emit(&Event::TeamFinished {
                 execution_id: execution_id.into(),
                 team_id: self.team_id().into(),
                 team_name: self.team_name().into(),
-                status: if timed_out { TeamStatusKind::Timeout } else { TeamStatusKind::Failed },
+                status: if timed_out {
+                    TeamStatusKind::Timeout
+                } else {
+                    TeamStatusKind::Failed
+                },
                 best: best.clone().map(Box::new),
                 exit_reason: best.as_ref().map(|_| reason),
                 rounds_completed: rounds_completed(rounds),
@@ -466,7 +605,13 @@ fn rounds_completed(rounds: &[CompletedRound]) -> u32 {
 }
 
 /// The best round (highest score, the later round on ties) as the final leaderboard entry.
-pub fn best_entry(execution_id: &str, team_id: &str, team_name: &str, rounds: &[CompletedRound], exit_reason: ExitReason) -> Option<LeaderboardEntry> {
+pub fn best_entry(
+    execution_id: &str,
+    team_id: &str,
+    team_name: &str,
+    rounds: &[CompletedRound],
+    exit_reason: ExitReason,
+) -> Option<LeaderboardEntry> {
     let states: Vec<RoundState> = rounds.iter().map(|r| r.state.clone()).collect();
     best_round(&states).map(|b| LeaderboardEntry {
         id: None,

@@ -18,7 +18,13 @@ pub fn dedent_trim(s: &str) -> String {
     let prefix = prefix.unwrap_or("");
     let out: Vec<&str> = lines
         .iter()
-        .map(|l| if l.trim().is_empty() { "" } else { l.strip_prefix(prefix).unwrap_or(l) })
+        .map(|l| {
+            if l.trim().is_empty() {
+                ""
+            } else {
+                l.strip_prefix(prefix).unwrap_or(l)
+            }
+        })
         .collect();
     out.join("\n").trim().to_string()
 }
@@ -36,7 +42,10 @@ mod tests {
     fn dedents_like_python() {
         assert_eq!(dedent_trim("\n    a\n      b\n\n    c\n"), "a\n  b\n\nc");
         assert_eq!(dedent_trim("  x\n\ty"), "x\n\ty");
-        assert_eq!(dedent_trim("no indent\n  but this"), "no indent\n  but this");
+        assert_eq!(
+            dedent_trim("no indent\n  but this"),
+            "no indent\n  but this"
+        );
         assert_eq!(dedent_trim("   \n  "), "");
     }
 }

@@ -11,7 +11,7 @@ pub enum RoundError {
     Prompt {
         round: u32,
         #[source]
-        source: mixseek_prompt::PromptError,
+        source: Box<mixseek_prompt::PromptError>,
     },
     /// The ranking could not be read.
     #[error("Failed to get leader board ranking: {0}")]
@@ -24,7 +24,9 @@ pub enum RoundError {
         source: AgentError,
     },
     /// The leader did not submit within `submission_timeout_seconds`.
-    #[error("round {round}: the leader did not submit within {seconds} s (submission_timeout_seconds)")]
+    #[error(
+        "round {round}: the leader did not submit within {seconds} s (submission_timeout_seconds)"
+    )]
     SubmissionTimeout { round: u32, seconds: f64 },
     /// The evaluation failed.
     #[error("round {round}: evaluation failed: {source}")]

@@ -8,7 +8,10 @@ const TRANSIENT_KINDS: &[&str] = &["transport", "timeout", "server", "rate_limit
 
 fn is_transient(e: &EvaluatorError) -> bool {
     let failures = e.failures();
-    !failures.is_empty() && failures.iter().all(|f| TRANSIENT_KINDS.contains(&f.kind.as_str()))
+    !failures.is_empty()
+        && failures
+            .iter()
+            .all(|f| TRANSIENT_KINDS.contains(&f.kind.as_str()))
 }
 
 #[async_trait::async_trait]
@@ -26,8 +29,14 @@ impl SubmissionEvaluator for Evaluator {
             ..Default::default()
         };
         match Evaluator::evaluate(self, &req).await {
-            Ok(outcome) => Ok(Evaluation { score_details: outcome.score_details, usage: outcome.usage }),
-            Err(e) => Err(EvaluateError { message: e.to_string(), transient: is_transient(&e) }),
+            Ok(outcome) => Ok(Evaluation {
+                score_details: outcome.score_details,
+                usage: outcome.usage,
+            }),
+            Err(e) => Err(EvaluateError {
+                message: e.to_string(),
+                transient: is_transient(&e),
+            }),
         }
     }
 }

@@ -11,7 +11,10 @@
 use crate::dedent::dedent_trim;
 use mixseek_config::JudgmentSettings;
 use mixseek_core::{Judgment, Role, Usage};
-use mixseek_llm::{CallerTag, ChatModel, ChatRequest, GenerationParams, LlmError, Message, ModelRegistry, StructuredOptions, generate_structured};
+use mixseek_llm::{
+    CallerTag, ChatModel, ChatRequest, GenerationParams, LlmError, Message, ModelRegistry,
+    StructuredOptions, generate_structured,
+};
 use mixseek_prompt::{InjectionPhase, InjectionSide, PromptBuilder, PromptContext, TemplateKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,7 +44,11 @@ pub struct ImprovementJudgment {
 
 impl From<ImprovementJudgment> for Judgment {
     fn from(j: ImprovementJudgment) -> Self {
-        Judgment { should_continue: j.should_continue, reasoning: j.reasoning, confidence_score: j.confidence_score }
+        Judgment {
+            should_continue: j.should_continue,
+            reasoning: j.reasoning,
+            confidence_score: j.confidence_score,
+        }
     }
 }
 
@@ -79,36 +86,49 @@ impl OnJudgmentError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum JudgmentError {
     /// The judgment LLM failed (after its repairs and retries) — the original's text.
-    #[error("Failed to judge improvement prospects after {retries} retries: {source} | Provider: {provider} | Retries: {retries}")]
+    #[error(
+        "Failed to judge improvement prospects after {retries} retries: {source} | Provider: {provider} | Retries: {retries}"
+    )]
     Failed {
         provider: String,
         retries: u32,
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
     /// `judgment_timeout_seconds` passed.
-    #[error("Failed to judge improvement prospects: no answer within {seconds} s (judgment_timeout_seconds) | Provider: {provider}")]
+    #[error(
+        "Failed to judge improvement prospects: no answer within {seconds} s (judgment_timeout_seconds) | Provider: {provider}"
+    )]
     Timeout { provider: String, seconds: f64 },
     /// The rendered prompt was blank.
     #[error("formatted_prompt cannot be empty")]
     EmptyPrompt,
     /// The judgment prompt could not be rendered (a template or context error).
     #[error("{0}")]
-    Prompt(#[from] mixseek_prompt::PromptError),
+    Prompt(#[source] Box<mixseek_prompt::PromptError>),
     /// The judgment model cannot be used.
     #[error("judgment: cannot use model `{model}`: {source}")]
     Model {
         model: String,
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
+}
+
+impl From<mixseek_prompt::PromptError> for JudgmentError {
+    fn from(e: mixseek_prompt::PromptError) -> Self {
+        JudgmentError::Prompt(Box::new(e))
+    }
 }
 
 impl JudgmentError {
     /// Whether `on_error` decides what happens (a failed or timed-out call); prompt and
     /// configuration errors always fail the team.
     pub fn is_call_failure(&self) -> bool {
-        matches!(self, JudgmentError::Failed { .. } | JudgmentError::Timeout { .. })
+        matches!(
+            self,
+            JudgmentError::Failed { .. } | JudgmentError::Timeout { .. }
+        )
     }
     pub fn is_transient(&self) -> bool {
         match self {
@@ -139,7 +159,9 @@ pub struct JudgmentClient {
 
 impl std::fmt::Debug for JudgmentClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JudgmentClient").field("model", &self.settings.model).finish_non_exhaustive()
+        f.debug_struct("JudgmentClient")
+            .field("model", &self.settings.model)
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,16 +176,32 @@ pub fn judgment_instruction(configured: Option<&str>) -> String {
 
 impl JudgmentClient {
     /// A client for `settings`, its model (with `fallback_models`) from `registry`.
-    pub fn new(settings: &JudgmentSettings, registry: &ModelRegistry, prompts: PromptBuilder) -> Result<Self, JudgmentError> {
+    pub fn new(
+        settings: &JudgmentSettings,
+        registry: &ModelRegistry,
+        prompts: PromptBuilder,
+    ) -> Result<Self, JudgmentError> {
         let model = registry
             .model_with_fallbacks(&settings.model, &settings.fallback_models)
-            .map_err(|source| JudgmentError::Model { model: settings.model.clone(), source })?;
+            .map_err(|e| JudgmentError::Model {
+                model: settings.model.clone(),
+                source: Box::new(e),
+            })?;
         Ok(Self::with_model(settings, model, prompts))
     }
 
     /// A client with an already built model.
-    pub fn with_model(settings: &JudgmentSettings, model: Arc<dyn ChatModel>, prompts: PromptBuilder) -> Self {
-        Self { instruction: judgment_instruction(settings.system_instruction.as_deref()), settings: settings.clone(), model, prompts }
+    pub fn with_model(
+        settings: &JudgmentSettings,
+        model: Arc<dyn ChatModel>,
+        prompts: PromptBuilder,
+    ) -> Self {
+        Self {
+            instruction: judgment_instruction(settings.system_instruction.as_deref()),
+            settings: settings.clone(),
+            model,
+            prompts,
+        }
     }
 
     pub fn settings(&self) -> &JudgmentSettings {
@@ -171,17 +209,36 @@ impl JudgmentClient {
     }
 
     fn provider(&self) -> String {
-        self.settings.model.split_once(':').map_or(self.settings.model.as_str(), |(p, _)| p).to_string()
+        self.settings
+            .model
+            .split_once(':')
+            .map_or(self.settings.model.as_str(), |(p, _)| p)
+            .to_string()
     }
 
     /// Judges the team's rounds in `ctx` (its `round_history` includes the round just played),
     /// within `timeout` as a whole when given.
-    pub async fn judge(&self, ctx: &PromptContext, timeout: Option<Duration>) -> Result<JudgmentAnswer, JudgmentError> {
-        let prompt = self.prompts.render_with_injections(TemplateKind::Judgment, ctx)?.prompt;
+    pub async fn judge(
+        &self,
+        ctx: &PromptContext,
+        timeout: Option<Duration>,
+    ) -> Result<JudgmentAnswer, JudgmentError> {
+        let prompt = self
+            .prompts
+            .render_with_injections(TemplateKind::Judgment, ctx)?
+            .prompt;
         if prompt.trim().is_empty() {
             return Err(JudgmentError::EmptyPrompt);
         }
-        let system = self.prompts.inject(InjectionPhase::Judgment, InjectionSide::System, &self.instruction, ctx)?.prompt;
+        let system = self
+            .prompts
+            .inject(
+                InjectionPhase::Judgment,
+                InjectionSide::System,
+                &self.instruction,
+                ctx,
+            )?
+            .prompt;
         let s = &self.settings;
         let request = ChatRequest {
             system: (!system.trim().is_empty()).then_some(system),
@@ -203,24 +260,42 @@ impl JudgmentClient {
             },
             ..ChatRequest::default()
         };
-        let options = StructuredOptions::<ImprovementJudgment>::default().with_max_repairs(s.max_retries).with_check(|j| {
-            if (0.0..=1.0).contains(&j.confidence_score) {
-                Ok(())
-            } else {
-                Err(format!("confidence_score must be between 0.0 and 1.0, got {}", j.confidence_score))
-            }
-        });
+        let options = StructuredOptions::<ImprovementJudgment>::default()
+            .with_max_repairs(s.max_retries)
+            .with_check(|j| {
+                if (0.0..=1.0).contains(&j.confidence_score) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "confidence_score must be between 0.0 and 1.0, got {}",
+                        j.confidence_score
+                    ))
+                }
+            });
         let call = generate_structured(self.model.as_ref(), request, options);
         let result = match timeout {
             Some(t) => match tokio::time::timeout(t, call).await {
                 Ok(r) => r,
-                Err(_) => return Err(JudgmentError::Timeout { provider: self.provider(), seconds: t.as_secs_f64() }),
+                Err(_) => {
+                    return Err(JudgmentError::Timeout {
+                        provider: self.provider(),
+                        seconds: t.as_secs_f64(),
+                    });
+                }
             },
             None => call.await,
         };
         match result {
-            Ok(out) => Ok(JudgmentAnswer { judgment: out.value.into(), usage: out.usage, prompt }),
-            Err(source) => Err(JudgmentError::Failed { provider: self.provider(), retries: s.max_retries, source }),
+            Ok(out) => Ok(JudgmentAnswer {
+                judgment: out.value.into(),
+                usage: out.usage,
+                prompt,
+            }),
+            Err(e) => Err(JudgmentError::Failed {
+                provider: self.provider(),
+                retries: s.max_retries,
+                source: Box::new(e),
+            }),
         }
     }
 }
@@ -234,26 +309,42 @@ mod tests {
         let d = judgment_instruction(None);
         assert_eq!(d.chars().count(), 381);
         assert_eq!(d.len(), 947);
-        assert!(d.starts_with("あなたは複数ラウンドにわたるチームの提出物の改善を分析する専門的な判定者です。"));
-        assert!(d.ends_with("直近のスコアが低くても、数ラウンド先での改善が見込まれる場合は、継続を推奨"));
+        assert!(d.starts_with(
+            "あなたは複数ラウンドにわたるチームの提出物の改善を分析する専門的な判定者です。"
+        ));
+        assert!(d.ends_with(
+            "直近のスコアが低くても、数ラウンド先での改善が見込まれる場合は、継続を推奨"
+        ));
         assert_eq!(judgment_instruction(Some("")), d);
-        assert_eq!(judgment_instruction(Some("\n    Judge.\n      Carefully.\n")), "Judge.\n  Carefully.");
+        assert_eq!(
+            judgment_instruction(Some("\n    Judge.\n      Carefully.\n")),
+            "Judge.\n  Carefully."
+        );
     }
 
     #[test]
     fn schema_has_the_original_fields_and_bounds() {
         let s = mixseek_llm::schema_of::<ImprovementJudgment>();
         assert_eq!(s["title"], "ImprovementJudgment");
-        assert_eq!(s["required"], serde_json::json!(["should_continue", "reasoning", "confidence_score"]));
+        assert_eq!(
+            s["required"],
+            serde_json::json!(["should_continue", "reasoning", "confidence_score"])
+        );
         assert_eq!(s["properties"]["confidence_score"]["minimum"], 0.0);
         assert_eq!(s["properties"]["confidence_score"]["maximum"], 1.0);
-        assert_eq!(s["properties"]["should_continue"]["description"], "Whether to proceed to the next round");
+        assert_eq!(
+            s["properties"]["should_continue"]["description"],
+            "Whether to proceed to the next round"
+        );
         assert_eq!(s["properties"]["reasoning"]["title"], "Reasoning");
     }
 
     #[test]
     fn policies_parse() {
-        assert_eq!(OnJudgmentError::parse("continue"), OnJudgmentError::Continue);
+        assert_eq!(
+            OnJudgmentError::parse("continue"),
+            OnJudgmentError::Continue
+        );
         assert_eq!(OnJudgmentError::parse("FAIL"), OnJudgmentError::Fail);
         assert_eq!(OnJudgmentError::parse("stop"), OnJudgmentError::Stop);
         assert_eq!(OnJudgmentError::default().as_str(), "stop");

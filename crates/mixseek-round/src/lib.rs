@@ -41,9 +41,17 @@ pub mod ports;
 pub mod report;
 pub mod standalone;
 
-pub use controller::{CompletedRound, RoundController, RoundSettings, StopCheck, TeamFailure, TeamResult, best_entry};
+pub use controller::{
+    CompletedRound, RoundController, RoundSettings, StopCheck, TeamFailure, TeamResult, best_entry,
+};
 pub use error::RoundError;
-pub use judgment::{DEFAULT_JUDGMENT_INSTRUCTION, ImprovementJudgment, JudgmentAnswer, JudgmentClient, JudgmentError, OnJudgmentError};
-pub use ports::{EvaluateError, Evaluation, EvaluationRequest, NoRanking, RankingError, RankingSource, SubmissionEvaluator};
+pub use judgment::{
+    DEFAULT_JUDGMENT_INSTRUCTION, ImprovementJudgment, JudgmentAnswer, JudgmentClient,
+    JudgmentError, OnJudgmentError,
+};
+pub use ports::{
+    EvaluateError, Evaluation, EvaluationRequest, NoRanking, RankingError, RankingSource,
+    SubmissionEvaluator,
+};
 pub use report::{RoundReport, TeamReport};
 pub use standalone::{StandaloneError, StandaloneOptions, StandaloneRun, run_team};

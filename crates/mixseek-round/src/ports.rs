@@ -41,10 +41,16 @@ pub struct EvaluateError {
 
 impl EvaluateError {
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), transient: false }
+        Self {
+            message: message.into(),
+            transient: false,
+        }
     }
     pub fn transient(message: impl Into<String>) -> Self {
-        Self { message: message.into(), transient: true }
+        Self {
+            message: message.into(),
+            transient: true,
+        }
     }
 }
 
@@ -72,7 +78,10 @@ pub struct NoRanking;
 
 #[async_trait::async_trait]
 impl RankingSource for NoRanking {
-    async fn ranking(&self, _execution_id: &str) -> Result<Option<Vec<RankingEntry>>, RankingError> {
+    async fn ranking(
+        &self,
+        _execution_id: &str,
+    ) -> Result<Option<Vec<RankingEntry>>, RankingError> {
         Ok(None)
     }
 }

@@ -2,7 +2,10 @@
 //! decision, then the final submission) or as JSON.
 
 use crate::controller::{CompletedRound, TeamFailure, TeamResult};
-use mixseek_core::{Decision, ExitReason, LeaderboardEntry, MemberStatus, RoundRecord, ScoreDetails, TeamStatusKind, Usage, UsageByRole};
+use mixseek_core::{
+    Decision, ExitReason, LeaderboardEntry, MemberStatus, RoundRecord, ScoreDetails,
+    TeamStatusKind, Usage, UsageByRole,
+};
 use serde::Serialize;
 
 /// One team run, for output.
@@ -39,7 +42,9 @@ fn rounds(rounds: &[CompletedRound], records: &[RoundRecord]) -> Vec<RoundReport
     rounds
         .iter()
         .map(|r| {
-            let record = records.iter().find(|x| x.round_number == r.state.round_number);
+            let record = records
+                .iter()
+                .find(|x| x.round_number == r.state.round_number);
             RoundReport {
                 round_number: r.state.round_number,
                 score: r.state.evaluation_score,
@@ -71,7 +76,13 @@ impl TeamReport {
     }
 
     /// A failed run; `best` is what [`crate::RoundController::finish_failed`] returned.
-    pub fn from_failure(execution_id: &str, team_id: &str, team_name: &str, f: &TeamFailure, best: Option<LeaderboardEntry>) -> Self {
+    pub fn from_failure(
+        execution_id: &str,
+        team_id: &str,
+        team_name: &str,
+        f: &TeamFailure,
+        best: Option<LeaderboardEntry>,
+    ) -> Self {
         Self {
             execution_id: execution_id.into(),
             team_id: team_id.into(),
@@ -88,7 +99,8 @@ impl TeamReport {
 
     /// Pretty JSON (2-space indent, non-ASCII kept).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize the report: {e}\"}}"))
+        serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize the report: {e}\"}}"))
     }
 
     /// The text report.
@@ -98,26 +110,45 @@ impl TeamReport {
         s.push_str(&format!("Team: {} ({})\n", self.team_name, self.team_id));
         s.push_str(&format!("Execution: {}\n", self.execution_id));
         for r in &self.rounds {
-            s.push_str(&format!("\nRound {}: score {:.2}\n", r.round_number, r.score));
+            s.push_str(&format!(
+                "\nRound {}: score {:.2}\n",
+                r.round_number, r.score
+            ));
             for m in &r.score_details.metrics {
                 s.push_str(&format!("  {}: {:.2}\n", m.metric_name, m.score));
             }
-            if let Some(subs) = r.member_submissions.as_ref().and_then(|m| m["submissions"].as_array()) {
+            if let Some(subs) = r
+                .member_submissions
+                .as_ref()
+                .and_then(|m| m["submissions"].as_array())
+            {
                 let ok = subs.iter().filter(|x| x["status"] == "SUCCESS").count();
                 s.push_str(&format!("  Member Agents: {ok}/{} succeeded\n", subs.len()));
                 for x in subs {
                     let name = x["agent_name"].as_str().unwrap_or("");
                     let status = x["status"].as_str().unwrap_or("");
-                    let (i, o) = (x["usage"]["input_tokens"].as_u64().unwrap_or(0), x["usage"]["output_tokens"].as_u64().unwrap_or(0));
+                    let (i, o) = (
+                        x["usage"]["input_tokens"].as_u64().unwrap_or(0),
+                        x["usage"]["output_tokens"].as_u64().unwrap_or(0),
+                    );
                     if status == "ERROR" {
-                        s.push_str(&format!("    ✗ {name} ({status}): {}\n", x["error_message"].as_str().unwrap_or("")));
+                        s.push_str(&format!(
+                            "    ✗ {name} ({status}): {}\n",
+                            x["error_message"].as_str().unwrap_or("")
+                        ));
                     } else {
-                        s.push_str(&format!("    ✓ {name} ({status}) - {i} input, {o} output tokens\n"));
+                        s.push_str(&format!(
+                            "    ✓ {name} ({status}) - {i} input, {o} output tokens\n"
+                        ));
                     }
                 }
             }
             if let Some(d) = &r.decision {
-                let verdict = if d.should_continue { "continue" } else { "stop" };
+                let verdict = if d.should_continue {
+                    "continue"
+                } else {
+                    "stop"
+                };
                 s.push_str(&format!("  Decision: {verdict} — {}\n", d.reasoning));
             }
         }
@@ -130,10 +161,16 @@ impl TeamReport {
             s.push_str(&format!("Exit reason: {r}\n"));
         }
         let u = &self.usage;
-        s.push_str(&format!("Total Usage: {} input, {} output tokens, {} requests\n", u.input_tokens, u.output_tokens, u.requests));
+        s.push_str(&format!(
+            "Total Usage: {} input, {} output tokens, {} requests\n",
+            u.input_tokens, u.output_tokens, u.requests
+        ));
         match &self.best {
             Some(b) => {
-                s.push_str(&format!("\n=== Final Submission (round {}, score {:.2}) ===\n", b.round_number, b.score));
+                s.push_str(&format!(
+                    "\n=== Final Submission (round {}, score {:.2}) ===\n",
+                    b.round_number, b.score
+                ));
                 s.push_str(&b.submission_content);
                 s.push('\n');
             }
@@ -158,18 +195,30 @@ impl TeamReport {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
-    use mixseek_core::{Judgment, MemberSubmission, MemberSubmissionsRecord, MetricScore, Role, RoundState};
+    use mixseek_core::{
+        Judgment, MemberSubmission, MemberSubmissionsRecord, MetricScore, Role, RoundState,
+    };
 
     fn at(sec: u32) -> chrono::DateTime<Utc> {
-        Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, sec).single().unwrap_or_default()
+        Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, sec)
+            .single()
+            .unwrap_or_default()
     }
 
     fn usage(i: u64, o: u64) -> Usage {
-        Usage { input_tokens: i, output_tokens: o, requests: 1, ..Usage::default() }
+        Usage {
+            input_tokens: i,
+            output_tokens: o,
+            requests: 1,
+            ..Usage::default()
+        }
     }
 
     fn sample() -> TeamResult {
-        let details = |s: f64| ScoreDetails { overall_score: s, metrics: vec![MetricScore::new("Coverage", s, "ok")] };
+        let details = |s: f64| ScoreDetails {
+            overall_score: s,
+            metrics: vec![MetricScore::new("Coverage", s, "ok")],
+        };
         let state = |n: u32, s: f64, text: &str| RoundState {
             round_number: n,
             submission_content: text.into(),
@@ -183,7 +232,11 @@ mod tests {
         let member = |name: &str, status: MemberStatus| MemberSubmission {
             agent_name: name.into(),
             agent_type: "plain".into(),
-            content: if status == MemberStatus::Success { "found it".into() } else { String::new() },
+            content: if status == MemberStatus::Success {
+                "found it".into()
+            } else {
+                String::new()
+            },
             status,
             error_message: (status == MemberStatus::Error).then(|| "HTTP 500".to_string()),
             usage: usage(12, 5),
@@ -207,7 +260,10 @@ mod tests {
                 team_id: "alpha".into(),
                 team_name: "Alpha".into(),
                 round_number: n,
-                submissions: vec![member("searcher", MemberStatus::Success), member("analyst", MemberStatus::Error)],
+                submissions: vec![
+                    member("searcher", MemberStatus::Success),
+                    member("analyst", MemberStatus::Error),
+                ],
             },
             agent_usage: usage(30, 10),
             evaluation_usage: usage(20, 4),
@@ -237,7 +293,11 @@ mod tests {
                         should_continue: false,
                         reasoning: "収穫逓減".into(),
                         confidence_score: Some(0.9),
-                        judgment: Some(Judgment { should_continue: false, reasoning: "収穫逓減".into(), confidence_score: 0.9 }),
+                        judgment: Some(Judgment {
+                            should_continue: false,
+                            reasoning: "収穫逓減".into(),
+                            confidence_score: 0.9,
+                        }),
                         exit_reason: Some(ExitReason::NoImprovementExpected),
                         usage: usage(8, 3),
                     }),

@@ -8,7 +8,9 @@ use crate::judgment::JudgmentClient;
 use crate::report::TeamReport;
 use mixseek_agents::{AgentDeps, TeamAgents, check_team};
 use mixseek_config::load::{load_evaluator, load_judgment, load_prompt_builder, load_team};
-use mixseek_config::{ConfigIssue, EnvVars, LoadError, OrchestratorSettings, Origin, Part, SourceMap, Workspace};
+use mixseek_config::{
+    ConfigIssue, EnvVars, LoadError, OrchestratorSettings, Origin, Part, SourceMap, Workspace,
+};
 use mixseek_core::ExecutionId;
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
@@ -40,12 +42,18 @@ pub enum StandaloneError {
     #[error(transparent)]
     Config(#[from] LoadError),
     #[error("{message}")]
-    Setup { message: String, hint: Option<String> },
+    Setup {
+        message: String,
+        hint: Option<String>,
+    },
 }
 
 impl StandaloneError {
     fn setup(message: impl Into<String>) -> Self {
-        StandaloneError::Setup { message: message.into(), hint: None }
+        StandaloneError::Setup {
+            message: message.into(),
+            hint: None,
+        }
     }
     pub fn hint(&self) -> Option<&str> {
         match self {
@@ -63,7 +71,12 @@ pub struct StandaloneRun {
 }
 
 fn take<T>(part: Part<T>) -> Result<T, StandaloneError> {
-    let Part { value, errors, warnings, .. } = part;
+    let Part {
+        value,
+        errors,
+        warnings,
+        ..
+    } = part;
     for w in &warnings.items {
         tracing::warn!("{w}");
     }
@@ -81,7 +94,11 @@ fn take<T>(part: Part<T>) -> Result<T, StandaloneError> {
 
 fn workspace_origin(ws: &Workspace, file: &str) -> Origin {
     let p = ws.configs_dir().join(file);
-    if p.exists() { Origin::Workspace(p) } else { Origin::BuiltIn }
+    if p.exists() {
+        Origin::Workspace(p)
+    } else {
+        Origin::BuiltIn
+    }
 }
 
 /// Loads everything, checks models and members, and plays the team's rounds.
@@ -89,60 +106,144 @@ pub async fn run_team(options: StandaloneOptions) -> Result<StandaloneRun, Stand
     let ws = &options.workspace;
     let env = &options.env;
     let mut sources = SourceMap::default();
-    let team = take(load_team(ws, &options.team_entry, &options.team_file, env, &mut sources, ""))?;
+    let team = take(load_team(
+        ws,
+        &options.team_entry,
+        &options.team_file,
+        env,
+        &mut sources,
+        "",
+    ))?;
     let evaluator_origin = workspace_origin(ws, "evaluator.toml");
-    let evaluator_dir = evaluator_origin.file().and_then(Path::parent).map_or_else(|| ws.root.clone(), Path::to_path_buf);
+    let evaluator_dir = evaluator_origin
+        .file()
+        .and_then(Path::parent)
+        .map_or_else(|| ws.root.clone(), Path::to_path_buf);
     let evaluator_settings = take(load_evaluator(evaluator_origin, env, &mut sources))?;
-    let judgment_settings = take(load_judgment(workspace_origin(ws, "judgment.toml"), env, &mut sources))?;
-    let prompt_settings = take(load_prompt_builder(workspace_origin(ws, "prompt_builder.toml"), None, env, &mut sources))?;
+    let judgment_settings = take(load_judgment(
+        workspace_origin(ws, "judgment.toml"),
+        env,
+        &mut sources,
+    ))?;
+    let prompt_settings = take(load_prompt_builder(
+        workspace_origin(ws, "prompt_builder.toml"),
+        None,
+        env,
+        &mut sources,
+    ))?;
 
-    let max_rounds = options.max_rounds.unwrap_or(OrchestratorSettings::default().max_rounds);
-    let min_rounds = options.min_rounds.unwrap_or(OrchestratorSettings::default().min_rounds.min(max_rounds));
+    let max_rounds = options
+        .max_rounds
+        .unwrap_or(OrchestratorSettings::default().max_rounds);
+    let min_rounds = options
+        .min_rounds
+        .unwrap_or(OrchestratorSettings::default().min_rounds.min(max_rounds));
     if !(1..=10).contains(&max_rounds) {
-        return Err(StandaloneError::setup(format!("max_rounds must be in 1..=10, got {max_rounds}")));
+        return Err(StandaloneError::setup(format!(
+            "max_rounds must be in 1..=10, got {max_rounds}"
+        )));
     }
     if min_rounds < 1 || min_rounds > max_rounds {
-        return Err(StandaloneError::setup(format!("min_rounds ({min_rounds}) must be <= max_rounds ({max_rounds})")));
+        return Err(StandaloneError::setup(format!(
+            "min_rounds ({min_rounds}) must be <= max_rounds ({max_rounds})"
+        )));
     }
 
     if let Some(e) = check_team(&team.settings).into_iter().next() {
-        return Err(StandaloneError::Setup { message: e.to_string(), hint: e.hint().map(str::to_string) });
+        return Err(StandaloneError::Setup {
+            message: e.to_string(),
+            hint: e.hint().map(str::to_string),
+        });
     }
     let registry = Arc::new(
         ModelRegistry::new(RegistryConfig::new().with_env(options.llm_env.clone()))
             .map_err(|e| StandaloneError::setup(e.to_string()))?,
     );
-    let mut models: Vec<(String, String)> = vec![("leader".into(), team.settings.leader.model.clone())];
+    let mut models: Vec<(String, String)> =
+        vec![("leader".into(), team.settings.leader.model.clone())];
     for m in &team.settings.members {
         if m.agent_type.as_deref() != Some("command") {
-            models.push((format!("member `{}`", m.name.as_deref().unwrap_or("")), m.model.clone().unwrap_or_default()));
+            models.push((
+                format!("member `{}`", m.name.as_deref().unwrap_or("")),
+                m.model.clone().unwrap_or_default(),
+            ));
         }
     }
     models.push(("judgment".into(), judgment_settings.model.clone()));
     for (who, model) in models {
         registry
             .check_model(&model)
-            .map_err(|e| StandaloneError::Setup { message: format!("{who}: cannot use model `{model}`: {e}"), hint: None })?;
+            .map_err(|e| StandaloneError::Setup {
+                message: format!("{who}: cannot use model `{model}`: {e}"),
+                hint: None,
+            })?;
     }
 
-    let prompts = PromptBuilder::new(&prompt_settings).map_err(|e| StandaloneError::setup(e.to_string()))?;
-    let evaluator = mixseek_evaluator::Evaluator::new(evaluator_settings, registry.clone(), Arc::new(prompts.clone()))
-        .map_err(|e| StandaloneError::setup(format!("evaluator: {e}")))?
-        .with_working_dir(evaluator_dir);
-    let judgment = JudgmentClient::new(&judgment_settings, &registry, prompts.clone()).map_err(|e| StandaloneError::setup(e.to_string()))?;
+    let prompts =
+        PromptBuilder::new(&prompt_settings).map_err(|e| StandaloneError::setup(e.to_string()))?;
+    let evaluator = mixseek_evaluator::Evaluator::new(
+        evaluator_settings,
+        registry.clone(),
+        Arc::new(prompts.clone()),
+    )
+    .map_err(|e| StandaloneError::setup(format!("evaluator: {e}")))?
+    .with_working_dir(evaluator_dir);
+    let judgment = JudgmentClient::new(&judgment_settings, &registry, prompts.clone())
+        .map_err(|e| StandaloneError::setup(e.to_string()))?;
     let agents = TeamAgents::from_loaded(&team, AgentDeps::new(registry, prompts.clone()));
-    let orchestrator = OrchestratorSettings { min_rounds, max_rounds, ..OrchestratorSettings::default() };
-    let controller = RoundController::new(agents, prompts, Arc::new(evaluator), judgment, RoundSettings::new(&orchestrator));
+    let orchestrator = OrchestratorSettings {
+        min_rounds,
+        max_rounds,
+        ..OrchestratorSettings::default()
+    };
+    let controller = RoundController::new(
+        agents,
+        prompts,
+        Arc::new(evaluator),
+        judgment,
+        RoundSettings::new(&orchestrator),
+    );
 
     let execution_id = ExecutionId::new_v4().to_string();
-    tracing::info!(execution_id, team_id = controller.team_id(), max_rounds, min_rounds, "running one team");
-    match controller.run(&execution_id, &options.prompt, Vec::new()).await {
-        Ok(result) => Ok(StandaloneRun { report: TeamReport::from_result(&result), completed: true }),
+    tracing::info!(
+        execution_id,
+        team_id = controller.team_id(),
+        max_rounds,
+        min_rounds,
+        "running one team"
+    );
+    match controller
+        .run(&execution_id, &options.prompt, Vec::new())
+        .await
+    {
+        Ok(result) => Ok(StandaloneRun {
+            report: TeamReport::from_result(&result),
+            completed: true,
+        }),
         Err(failure) => {
             let message = failure.error.to_string();
-            let best = controller.finish_failed(&execution_id, &failure.rounds, &message, false, failure.usage.total()).await.ok().flatten();
-            let report = TeamReport::from_failure(&execution_id, controller.team_id(), controller.team_name(), &failure, best);
-            Ok(StandaloneRun { report, completed: false })
+            let best = controller
+                .finish_failed(
+                    &execution_id,
+                    &failure.rounds,
+                    &message,
+                    false,
+                    failure.usage.total(),
+                )
+                .await
+                .ok()
+                .flatten();
+            let report = TeamReport::from_failure(
+                &execution_id,
+                controller.team_id(),
+                controller.team_name(),
+                &failure,
+                best,
+            );
+            Ok(StandaloneRun {
+                report,
+                completed: false,
+            })
         }
     }
 }

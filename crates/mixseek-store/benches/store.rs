@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 const TEAMS: u32 = 100;
 const ROUNDS: u32 = 10;
-const CHUNK: usize = 20_000;
+const CHUNK: usize = 65_536;
 
 fn exec_id(e: u32) -> String {
     format!("{e:08x}-0000-4000-8000-{e:012x}")
@@ -125,7 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut build = Duration::ZERO;
     let mut write = Duration::ZERO;
     let mut pending = Vec::with_capacity(CHUNK);
-    let mut flush =
+    let flush =
         |events: Vec<Event>, write: &mut Duration| -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             rt.block_on(writer.write_all(events))?;

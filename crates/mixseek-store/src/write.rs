@@ -101,16 +101,25 @@ pub(crate) fn write_rounds(
             }
             let submission = masker.mask(&r.submission_content);
             let prompt = masker.mask(&r.prompt);
-            let (messages, m1) = masked_json(
-                masker,
-                serde_json::Value::Array(r.leader_messages.clone()),
-                "leader messages",
-            )?;
-            let (members, m2) =
-                masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
-            let details_value = serde_json::to_value(&r.score_details)
-                .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
-            let (details, m3) = masked_json(masker, details_value, "score_details")?;
+            let (messages, m1) = if masker.is_enabled() {
+                masked_json(masker, serde_json::Value::Array(r.leader_messages.clone()), "leader messages")?
+            } else {
+                (json_text(&r.leader_messages, "leader messages")?, false)
+            };
+            let (members, m2) = masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
+            let (details, m3) = if masker.is_enabled() {
+                let v = serde_json::to_value(&r.score_details)
+                    .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
+                masked_json(masker, v, "score_details")?
+            } else {
+                (json_text(&r.score_details, "score_details")?, false)
+            };
+            // What masking keeps instead of the original text: its SHA-256.
+            let (prompt_sha, submission_sha) = if masker.is_enabled() {
+                (Some(sha256_hex(&r.prompt)), Some(sha256_hex(&r.submission_content)))
+            } else {
+                (None, None)
+            };
             let pii_masked = m1
                 || m2
                 || m3
@@ -131,9 +140,9 @@ pub(crate) fn write_rounds(
                 messages,
                 members,
                 prompt.as_ref(),
-                sha256_hex(&r.prompt),
+                prompt_sha,
                 submission.as_ref(),
-                sha256_hex(&r.submission_content),
+                submission_sha,
                 pii_masked,
                 r.score_details.overall_score,
                 details,
@@ -324,7 +333,7 @@ pub(crate) fn start_execution(
             max_rounds,
             micros(&at),
             micros(&at),
-            sha256_hex(user_prompt),
+            masker.is_enabled().then(|| sha256_hex(user_prompt)),
             masked || teams_masked,
         ],
     )
@@ -400,7 +409,7 @@ pub(crate) fn finish_team(
                 reason,
                 micros(&best.created_at),
                 micros(&now),
-                sha256_hex(&best.submission_content),
+                masker.is_enabled().then(|| sha256_hex(&best.submission_content)),
                 matches!(submission, std::borrow::Cow::Owned(_)),
             ],
         )
@@ -464,7 +473,7 @@ pub(crate) fn finish_execution(
             json_text(&s.usage, "usage")?,
             json_text(&s.usage_by_role, "usage_by_role")?,
             s.stop_reason,
-            sha256_hex(&s.user_prompt),
+            masker.is_enabled().then(|| sha256_hex(&s.user_prompt)),
             masked,
         ],
     )

@@ -10,12 +10,39 @@ pub struct PageText {
 }
 
 /// Elements whose content is never text.
-const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"];
+const SKIPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "iframe", "object", "canvas",
+];
 /// Elements that start a new line.
 const BLOCKS: &[&str] = &[
-    "address", "article", "aside", "blockquote", "body", "dd", "details", "div", "dl", "dt", "fieldset", "figcaption",
-    "figure", "footer", "form", "header", "main", "nav", "ol", "section", "summary", "table", "tbody", "thead", "tfoot",
-    "tr", "ul", "caption",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "header",
+    "main",
+    "nav",
+    "ol",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "thead",
+    "tfoot",
+    "tr",
+    "ul",
+    "caption",
 ];
 
 /// Converts an HTML document to text.
@@ -29,7 +56,9 @@ pub fn html_to_text(html: &str) -> PageText {
     while i < html.len() {
         if bytes[i] == b'<' {
             if lower[i..].starts_with("<!--") {
-                i = lower[i + 4..].find("-->").map_or(html.len(), |e| i + 4 + e + 3);
+                i = lower[i + 4..]
+                    .find("-->")
+                    .map_or(html.len(), |e| i + 4 + e + 3);
                 continue;
             }
             let Some(end_rel) = html[i..].find('>') else {
@@ -57,14 +86,18 @@ pub fn html_to_text(html: &str) -> PageText {
             }
             if !closing && (SKIPPED.contains(&name.as_str()) || name == "title") {
                 let close = format!("</{name}");
-                let content_end = lower[after..].find(&close).map_or(html.len(), |e| after + e);
+                let content_end = lower[after..]
+                    .find(&close)
+                    .map_or(html.len(), |e| after + e);
                 if name == "title" && title.is_none() {
                     let t = collapse(&decode_entities(&html[after..content_end]));
                     if !t.is_empty() {
                         title = Some(t);
                     }
                 }
-                i = html[content_end..].find('>').map_or(html.len(), |e| content_end + e + 1);
+                i = html[content_end..]
+                    .find('>')
+                    .map_or(html.len(), |e| content_end + e + 1);
                 continue;
             }
             match (name.as_str(), closing) {
@@ -97,7 +130,10 @@ pub fn html_to_text(html: &str) -> PageText {
             i = next;
         }
     }
-    PageText { title, text: tidy(&out) }
+    PageText {
+        title,
+        text: tidy(&out),
+    }
 }
 
 fn is_heading(name: &str) -> bool {
@@ -191,17 +227,21 @@ pub fn decode_entities(s: &str) -> String {
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
         let tail = &rest[amp..];
-        let decoded = tail[1..].find(';').filter(|semi| *semi <= 10).and_then(|semi| {
-            let ent = &tail[1..=semi];
-            let c = if let Some(num) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X")) {
-                u32::from_str_radix(num, 16).ok().and_then(char::from_u32)
-            } else if let Some(num) = ent.strip_prefix('#') {
-                num.parse::<u32>().ok().and_then(char::from_u32)
-            } else {
-                named_entity(ent)
-            };
-            c.map(|c| (c, semi + 2))
-        });
+        let decoded = tail[1..]
+            .find(';')
+            .filter(|semi| *semi <= 10)
+            .and_then(|semi| {
+                let ent = &tail[1..=semi];
+                let c = if let Some(num) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X"))
+                {
+                    u32::from_str_radix(num, 16).ok().and_then(char::from_u32)
+                } else if let Some(num) = ent.strip_prefix('#') {
+                    num.parse::<u32>().ok().and_then(char::from_u32)
+                } else {
+                    named_entity(ent)
+                };
+                c.map(|c| (c, semi + 2))
+            });
         match decoded {
             Some((c, len)) => {
                 out.push(c);

@@ -53,14 +53,24 @@ impl Default for FetchSettings {
 impl FetchSettings {
     /// From a member's settings: `allow_private_network` and `tool_settings.web_fetch`.
     pub fn from_member(settings: &MemberSettings) -> Self {
-        let mut s = Self { allow_private_network: settings.allow_private_network, ..Self::default() };
+        let mut s = Self {
+            allow_private_network: settings.allow_private_network,
+            ..Self::default()
+        };
         let ts = settings.effective_tool_settings();
-        let Some(wf) = ts.get("web_fetch").and_then(|v| v.as_object()) else { return s };
+        let Some(wf) = ts.get("web_fetch").and_then(|v| v.as_object()) else {
+            return s;
+        };
         let num = |k: &str| wf.get(k).and_then(serde_json::Value::as_u64);
         let list = |k: &str| -> Vec<String> {
             wf.get(k)
                 .and_then(|v| v.as_array())
-                .map(|a| a.iter().filter_map(|d| d.as_str()).map(|d| d.trim().trim_start_matches('.').to_ascii_lowercase()).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|d| d.as_str())
+                        .map(|d| d.trim().trim_start_matches('.').to_ascii_lowercase())
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         if let Some(n) = num("max_bytes").filter(|n| *n > 0) {
@@ -72,7 +82,11 @@ impl FetchSettings {
         if let Some(n) = num("max_chars").filter(|n| *n > 0) {
             s.max_chars = usize::try_from(n).unwrap_or(usize::MAX);
         }
-        if let Some(t) = wf.get("timeout_seconds").and_then(serde_json::Value::as_f64).filter(|t| *t > 0.0) {
+        if let Some(t) = wf
+            .get("timeout_seconds")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|t| *t > 0.0)
+        {
             s.timeout = Duration::from_secs_f64(t.min(3600.0));
         }
         if let Some(n) = num("max_redirects") {
@@ -107,7 +121,10 @@ impl FetchedPage {
         if let Some(t) = &self.title {
             s.push_str(&format!("Title: {t}\n"));
         }
-        s.push_str(&format!("Content-Type: {}\n\n{}", self.content_type, self.text));
+        s.push_str(&format!(
+            "Content-Type: {}\n\n{}",
+            self.content_type, self.text
+        ));
         if self.truncated {
             s.push_str("\n\n[truncated: the page is longer than the fetch limit]");
         }
@@ -121,10 +138,20 @@ pub enum FetchError {
     InvalidUrl { url: String, message: String },
     #[error("only http and https URLs can be fetched, not `{scheme}:`")]
     Scheme { scheme: String },
-    #[error("refused to fetch {url}: {host} is {reason} (set allow_private_network = true on the member to allow it)")]
-    PrivateAddress { url: String, host: String, reason: &'static str },
+    #[error(
+        "refused to fetch {url}: {host} is {reason} (set allow_private_network = true on the member to allow it)"
+    )]
+    PrivateAddress {
+        url: String,
+        host: String,
+        reason: &'static str,
+    },
     #[error("refused to fetch {url}: the domain `{host}` is {why}")]
-    Domain { url: String, host: String, why: &'static str },
+    Domain {
+        url: String,
+        host: String,
+        why: &'static str,
+    },
     #[error("cannot resolve `{host}`: {message}")]
     Resolve { host: String, message: String },
     #[error("no answer from {url} within {seconds} s")]
@@ -145,39 +172,82 @@ fn domain_matches(host: &str, domain: &str) -> bool {
 
 /// The host of `url` without IPv6 brackets, lower-case.
 fn host_of(url: &Url) -> Option<String> {
-    url.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
+    url.host_str().map(|h| {
+        h.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase()
+    })
 }
 
 /// Checks scheme, domain lists and the addresses `url` resolves to; returns the host and
 /// the address to connect to.
-async fn checked_target(url: &Url, settings: &FetchSettings) -> Result<(String, SocketAddr), FetchError> {
+async fn checked_target(
+    url: &Url,
+    settings: &FetchSettings,
+) -> Result<(String, SocketAddr), FetchError> {
     let scheme = url.scheme();
     if scheme != "http" && scheme != "https" {
-        return Err(FetchError::Scheme { scheme: scheme.to_string() });
+        return Err(FetchError::Scheme {
+            scheme: scheme.to_string(),
+        });
     }
-    let host = host_of(url).filter(|h| !h.is_empty()).ok_or_else(|| FetchError::InvalidUrl {
-        url: url.to_string(),
-        message: "no host".into(),
-    })?;
-    if !settings.allowed_domains.is_empty() && !settings.allowed_domains.iter().any(|d| domain_matches(&host, d)) {
-        return Err(FetchError::Domain { url: url.to_string(), host, why: "not in allowed_domains" });
+    let host = host_of(url)
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| FetchError::InvalidUrl {
+            url: url.to_string(),
+            message: "no host".into(),
+        })?;
+    if !settings.allowed_domains.is_empty()
+        && !settings
+            .allowed_domains
+            .iter()
+            .any(|d| domain_matches(&host, d))
+    {
+        return Err(FetchError::Domain {
+            url: url.to_string(),
+            host,
+            why: "not in allowed_domains",
+        });
     }
-    if settings.blocked_domains.iter().any(|d| domain_matches(&host, d)) {
-        return Err(FetchError::Domain { url: url.to_string(), host, why: "in blocked_domains" });
+    if settings
+        .blocked_domains
+        .iter()
+        .any(|d| domain_matches(&host, d))
+    {
+        return Err(FetchError::Domain {
+            url: url.to_string(),
+            host,
+            why: "in blocked_domains",
+        });
     }
-    let port = url.port_or_known_default().unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let port = url
+        .port_or_known_default()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => tokio::net::lookup_host((host.as_str(), port))
             .await
-            .map_err(|e| FetchError::Resolve { host: host.clone(), message: e.to_string() })?
+            .map_err(|e| FetchError::Resolve {
+                host: host.clone(),
+                message: e.to_string(),
+            })?
             .collect(),
     };
-    let first = *addrs.first().ok_or_else(|| FetchError::Resolve { host: host.clone(), message: "no address".into() })?;
+    let first = *addrs.first().ok_or_else(|| FetchError::Resolve {
+        host: host.clone(),
+        message: "no address".into(),
+    })?;
     if !settings.allow_private_network {
         // Every address must be public: the connection could use any of them.
-        if let Some(reason) = addrs.iter().find_map(|a| address::non_public_reason(a.ip())) {
-            return Err(FetchError::PrivateAddress { url: url.to_string(), host, reason });
+        if let Some(reason) = addrs
+            .iter()
+            .find_map(|a| address::non_public_reason(a.ip()))
+        {
+            return Err(FetchError::PrivateAddress {
+                url: url.to_string(),
+                host,
+                reason,
+            });
         }
     }
     Ok((host, first))
@@ -185,10 +255,16 @@ async fn checked_target(url: &Url, settings: &FetchSettings) -> Result<(String, 
 
 /// Fetches `url` under `settings` (see the module docs).
 pub async fn fetch(url: &str, settings: &FetchSettings) -> Result<FetchedPage, FetchError> {
-    let parsed = Url::parse(url.trim()).map_err(|e| FetchError::InvalidUrl { url: url.to_string(), message: e.to_string() })?;
+    let parsed = Url::parse(url.trim()).map_err(|e| FetchError::InvalidUrl {
+        url: url.to_string(),
+        message: e.to_string(),
+    })?;
     match tokio::time::timeout(settings.timeout, fetch_following(parsed, settings)).await {
         Ok(r) => r,
-        Err(_) => Err(FetchError::Timeout { url: url.trim().to_string(), seconds: settings.timeout.as_secs_f64() }),
+        Err(_) => Err(FetchError::Timeout {
+            url: url.trim().to_string(),
+            seconds: settings.timeout.as_secs_f64(),
+        }),
     }
 }
 
@@ -196,7 +272,10 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
     let mut url = start.clone();
     for _ in 0..=settings.max_redirects {
         let (host, addr) = checked_target(&url, settings).await?;
-        let http_err = |e: reqwest::Error| FetchError::Http { url: url.to_string(), message: e.to_string() };
+        let http_err = |e: reqwest::Error| FetchError::Http {
+            url: url.to_string(),
+            message: e.to_string(),
+        };
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -213,15 +292,28 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
             .map_err(http_err)?;
         let status = resp.status();
         if status.is_redirection() {
-            let location = resp.headers().get("location").and_then(|l| l.to_str().ok()).map(str::to_string);
+            let location = resp
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_string);
             let Some(location) = location else {
-                return Err(FetchError::Status { url: url.to_string(), status: status.as_u16() });
+                return Err(FetchError::Status {
+                    url: url.to_string(),
+                    status: status.as_u16(),
+                });
             };
-            url = url.join(&location).map_err(|e| FetchError::InvalidUrl { url: location.clone(), message: e.to_string() })?;
+            url = url.join(&location).map_err(|e| FetchError::InvalidUrl {
+                url: location.clone(),
+                message: e.to_string(),
+            })?;
             continue;
         }
         if !status.is_success() {
-            return Err(FetchError::Status { url: url.to_string(), status: status.as_u16() });
+            return Err(FetchError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+            });
         }
         let content_type = resp
             .headers()
@@ -229,11 +321,22 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
             .and_then(|c| c.to_str().ok())
             .unwrap_or("")
             .to_string();
-        let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let mime = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         let is_html = mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml";
-        let is_text = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml") || mime.ends_with("+json");
+        let is_text = mime.starts_with("text/")
+            || mime.ends_with("json")
+            || mime.ends_with("xml")
+            || mime.ends_with("+json");
         if !is_html && !is_text {
-            return Err(FetchError::UnsupportedContent { url: url.to_string(), content_type: mime });
+            return Err(FetchError::UnsupportedContent {
+                url: url.to_string(),
+                content_type: mime,
+            });
         }
         let mut body: Vec<u8> = Vec::new();
         let mut truncated = false;
@@ -257,7 +360,17 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
             text.truncate(cut);
             truncated = true;
         }
-        return Ok(FetchedPage { url: url.to_string(), status: status.as_u16(), content_type: mime, title, text, truncated });
+        return Ok(FetchedPage {
+            url: url.to_string(),
+            status: status.as_u16(),
+            content_type: mime,
+            title,
+            text,
+            truncated,
+        });
     }
-    Err(FetchError::TooManyRedirects { url: start.to_string(), max: settings.max_redirects })
+    Err(FetchError::TooManyRedirects {
+        url: start.to_string(),
+        max: settings.max_redirects,
+    })
 }

@@ -42,29 +42,42 @@ impl CommandMember {
     pub fn new(settings: &MemberSettings, base_dir: Option<&Path>) -> Result<Self, AgentError> {
         let name = settings.name.clone().unwrap_or_else(|| "member".into());
         let mut parts = settings.command.clone().unwrap_or_default().into_iter();
-        let program = parts.next().filter(|p| !p.trim().is_empty()).ok_or_else(|| AgentError::Unsupported {
-            member: name.clone(),
-            message: "type = \"command\" needs a command".into(),
-            hint: Some("command = [\"python3\", \"agent.py\"]".into()),
-        })?;
-        let tool_settings = serde_json::to_value(settings.effective_tool_settings()).unwrap_or_else(|_| serde_json::json!({}));
+        let program = parts
+            .next()
+            .filter(|p| !p.trim().is_empty())
+            .ok_or_else(|| AgentError::Unsupported {
+                member: name.clone(),
+                message: "type = \"command\" needs a command".into(),
+                hint: Some("command = [\"python3\", \"agent.py\"]".into()),
+            })?;
+        let tool_settings = serde_json::to_value(settings.effective_tool_settings())
+            .unwrap_or_else(|_| serde_json::json!({}));
         Ok(Self {
             name,
             program,
             args: parts.collect(),
             cwd: base_dir.map(Path::to_path_buf),
-            timeout: settings.timeout_seconds.filter(|t| *t > 0).map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+            timeout: settings
+                .timeout_seconds
+                .filter(|t| *t > 0)
+                .map_or(DEFAULT_TIMEOUT, Duration::from_secs),
             tool_settings,
         })
     }
 
     async fn run(&self, input: &[u8]) -> Result<RawRun, String> {
         let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(&self.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        cmd.args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", self.program))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start `{}`: {e}", self.program))?;
         let mut stdin = child.stdin.take();
         let mut stdout = child.stdout.take();
         let mut stderr = child.stderr.take();
@@ -95,9 +108,17 @@ impl CommandMember {
             (status, out, err)
         };
         match tokio::time::timeout(self.timeout, all).await {
-            Err(_) => Err(format!("`{}` did not answer within {} s and was killed", self.program, self.timeout.as_secs_f64())),
+            Err(_) => Err(format!(
+                "`{}` did not answer within {} s and was killed",
+                self.program,
+                self.timeout.as_secs_f64()
+            )),
             Ok((Err(e), _, _)) => Err(format!("`{}` failed: {e}", self.program)),
-            Ok((Ok(status), stdout, stderr)) => Ok(RawRun { status, stdout, stderr }),
+            Ok((Ok(status), stdout, stderr)) => Ok(RawRun {
+                status,
+                stdout,
+                stderr,
+            }),
         }
     }
 }
@@ -141,16 +162,31 @@ fn tail(bytes: &[u8]) -> String {
 /// Turns the program's run into an output.
 fn interpret(program: &str, run: RawRun) -> MemberOutput {
     let stderr = tail(&run.stderr);
-    let with_stderr = |msg: String| if stderr.is_empty() { msg } else { format!("{msg}; stderr: {stderr}") };
+    let with_stderr = |msg: String| {
+        if stderr.is_empty() {
+            msg
+        } else {
+            format!("{msg}; stderr: {stderr}")
+        }
+    };
     if !run.status.success() {
-        let code = run.status.code().map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
-        return MemberOutput::error(with_stderr(format!("`{program}` exited with {code}")), Usage::default(), Vec::new());
+        let code = run
+            .status
+            .code()
+            .map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
+        return MemberOutput::error(
+            with_stderr(format!("`{program}` exited with {code}")),
+            Usage::default(),
+            Vec::new(),
+        );
     }
     let answer: Answer = match serde_json::from_slice(&run.stdout) {
         Ok(a) => a,
         Err(e) => {
             return MemberOutput::error(
-                with_stderr(format!("`{program}` did not print a JSON answer {{\"content\", \"status\", \"usage\"}}: {e}")),
+                with_stderr(format!(
+                    "`{program}` did not print a JSON answer {{\"content\", \"status\", \"usage\"}}: {e}"
+                )),
                 Usage::default(),
                 Vec::new(),
             );
@@ -163,24 +199,49 @@ fn interpret(program: &str, run: RawRun) -> MemberOutput {
         cost_usd: u.cost_usd.unwrap_or(0.0),
         ..Usage::default()
     });
-    let raw_answer = serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap_or(serde_json::Value::Null);
-    let messages = vec![serde_json::json!({"role": "command", "program": program, "answer": raw_answer})];
-    let status = match answer.status.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    let raw_answer =
+        serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap_or(serde_json::Value::Null);
+    let messages =
+        vec![serde_json::json!({"role": "command", "program": program, "answer": raw_answer})];
+    let status = match answer
+        .status
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("success") => MemberStatus::Success,
         Some("warning") => MemberStatus::Warning,
         Some("error") => MemberStatus::Error,
         Some(other) => {
-            return MemberOutput::error(format!("`{program}` answered an unknown status `{other}` (success, warning or error)"), usage, messages);
+            return MemberOutput::error(
+                format!(
+                    "`{program}` answered an unknown status `{other}` (success, warning or error)"
+                ),
+                usage,
+                messages,
+            );
         }
     };
     match (status, answer.content) {
         (MemberStatus::Error, _) => MemberOutput::error(
-            answer.error_message.unwrap_or_else(|| with_stderr(format!("`{program}` reported an error"))),
+            answer
+                .error_message
+                .unwrap_or_else(|| with_stderr(format!("`{program}` reported an error"))),
             usage,
             messages,
         ),
-        (_, None) => MemberOutput::error(format!("`{program}` answered without `content`"), usage, messages),
-        (status, Some(content)) => MemberOutput { status, content, error_message: answer.error_message, usage, messages },
+        (_, None) => MemberOutput::error(
+            format!("`{program}` answered without `content`"),
+            usage,
+            messages,
+        ),
+        (status, Some(content)) => MemberOutput {
+            status,
+            content,
+            error_message: answer.error_message,
+            usage,
+            messages,
+        },
     }
 }
 

@@ -29,12 +29,19 @@ pub(crate) struct LlmSetup {
 impl LlmSetup {
     pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         let name = settings.name.clone().unwrap_or_else(|| "member".into());
-        let agent_type = settings.agent_type.clone().unwrap_or_else(|| "plain".into());
+        let agent_type = settings
+            .agent_type
+            .clone()
+            .unwrap_or_else(|| "plain".into());
         let model_id = settings.model.clone().unwrap_or_default();
         let model = deps
             .registry
             .model_with_fallbacks(&model_id, &settings.fallback_models)
-            .map_err(|source| AgentError::Model { agent: format!("member `{name}`"), model: model_id.clone(), source })?;
+            .map_err(|e| AgentError::Model {
+                agent: format!("member `{name}`"),
+                model: model_id.clone(),
+                source: Box::new(e),
+            })?;
         let instruction = match &settings.system_instruction {
             Some(i) => i.0.clone(),
             None => default_member_instruction(&agent_type).to_string(),
@@ -57,13 +64,24 @@ impl LlmSetup {
     }
 
     /// The system prompt and first user message of a task, with the member-phase rules.
-    pub fn prompts(&self, task: &str, ctx: &RoundContext) -> Result<(Option<String>, String), mixseek_prompt::PromptError> {
-        let system = self.deps.system_prompt(InjectionPhase::Member, &self.instruction, ctx)?;
+    pub fn prompts(
+        &self,
+        task: &str,
+        ctx: &RoundContext,
+    ) -> Result<(Option<String>, String), AgentError> {
+        let system = self
+            .deps
+            .system_prompt(InjectionPhase::Member, &self.instruction, ctx)?;
         let user = self.deps.user_prompt(InjectionPhase::Member, task, ctx)?;
         Ok((system, user))
     }
 
-    pub fn request(&self, system: Option<String>, messages: Vec<Message>, ctx: &RoundContext) -> ChatRequest {
+    pub fn request(
+        &self,
+        system: Option<String>,
+        messages: Vec<Message>,
+        ctx: &RoundContext,
+    ) -> ChatRequest {
         ChatRequest {
             system,
             messages,
@@ -82,16 +100,27 @@ pub struct LlmMember {
 
 impl LlmMember {
     pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
-        Ok(Self { setup: LlmSetup::new(settings, deps)? })
+        Ok(Self {
+            setup: LlmSetup::new(settings, deps)?,
+        })
     }
 }
 
 /// The output of a final text answer: success, a warning when cut at the token limit, an
 /// error when empty.
-pub(crate) fn text_output(text: Option<&str>, finish: &FinishReason, usage: Usage, messages: Vec<serde_json::Value>) -> MemberOutput {
+pub(crate) fn text_output(
+    text: Option<&str>,
+    finish: &FinishReason,
+    usage: Usage,
+    messages: Vec<serde_json::Value>,
+) -> MemberOutput {
     let text = text.unwrap_or("");
     if text.trim().is_empty() {
-        let why = if *finish == FinishReason::Length { "the token limit was reached before any text" } else { "the model returned no text" };
+        let why = if *finish == FinishReason::Length {
+            "the token limit was reached before any text"
+        } else {
+            "the model returned no text"
+        };
         return MemberOutput::error(why, usage, messages);
     }
     let mut out = MemberOutput::success(text, usage, messages);
@@ -125,8 +154,17 @@ impl MemberAgent for LlmMember {
         let request = self.setup.request(system, vec![user_msg], ctx);
         match self.setup.model.chat(&request).await {
             Ok(resp) => {
-                history.push(answer_json(&Message::assistant(resp.text_or_empty()), &resp.model, &resp.usage));
-                text_output(resp.text.as_deref(), &resp.finish_reason, resp.usage, history)
+                history.push(answer_json(
+                    &Message::assistant(resp.text_or_empty()),
+                    &resp.model,
+                    &resp.usage,
+                ));
+                text_output(
+                    resp.text.as_deref(),
+                    &resp.finish_reason,
+                    resp.usage,
+                    history,
+                )
             }
             Err(e) => MemberOutput::error(e.to_string(), Usage::default(), history),
         }

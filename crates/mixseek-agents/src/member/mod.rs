@@ -34,11 +34,31 @@ pub struct MemberOutput {
 }
 
 impl MemberOutput {
-    pub fn success(content: impl Into<String>, usage: Usage, messages: Vec<serde_json::Value>) -> Self {
-        Self { status: MemberStatus::Success, content: content.into(), error_message: None, usage, messages }
+    pub fn success(
+        content: impl Into<String>,
+        usage: Usage,
+        messages: Vec<serde_json::Value>,
+    ) -> Self {
+        Self {
+            status: MemberStatus::Success,
+            content: content.into(),
+            error_message: None,
+            usage,
+            messages,
+        }
     }
-    pub fn error(message: impl Into<String>, usage: Usage, messages: Vec<serde_json::Value>) -> Self {
-        Self { status: MemberStatus::Error, content: String::new(), error_message: Some(message.into()), usage, messages }
+    pub fn error(
+        message: impl Into<String>,
+        usage: Usage,
+        messages: Vec<serde_json::Value>,
+    ) -> Self {
+        Self {
+            status: MemberStatus::Error,
+            content: String::new(),
+            error_message: Some(message.into()),
+            usage,
+            messages,
+        }
     }
 }
 
@@ -60,16 +80,29 @@ pub const EMPTY_TASK: &str = "Task cannot be empty or contain only whitespace";
 /// provider-native types, that the model's provider can offer the tool. For preflight.
 pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
     let name = settings.name.clone().unwrap_or_else(|| "member".into());
-    let unsupported = |message: String, hint: &str| AgentError::Unsupported { member: name.clone(), message, hint: Some(hint.to_string()) };
+    let unsupported = |message: String, hint: &str| AgentError::Unsupported {
+        member: name.clone(),
+        message,
+        hint: Some(hint.to_string()),
+    };
     match settings.agent_type.as_deref() {
         Some("plain" | "web_fetch") => Ok(()),
         Some("command") => {
-            if settings.command.as_ref().is_none_or(|c| c.first().is_none_or(|p| p.trim().is_empty())) {
-                return Err(unsupported("type = \"command\" needs a command".into(), "command = [\"python3\", \"agent.py\"]"));
+            if settings
+                .command
+                .as_ref()
+                .is_none_or(|c| c.first().is_none_or(|p| p.trim().is_empty()))
+            {
+                return Err(unsupported(
+                    "type = \"command\" needs a command".into(),
+                    "command = [\"python3\", \"agent.py\"]",
+                ));
             }
             Ok(())
         }
-        Some(t @ ("web_search" | "code_execution")) => native::check(&name, t, settings.model.as_deref().unwrap_or("")),
+        Some(t @ ("web_search" | "code_execution")) => {
+            native::check(&name, t, settings.model.as_deref().unwrap_or(""))
+        }
         Some("custom") => Err(unsupported(
             "type = \"custom\" (Python plugins) is not supported".into(),
             "write the agent as a program and use type = \"command\" with command = [\"python3\", \"agent.py\"]",
@@ -78,13 +111,20 @@ pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
             format!("unsupported agent type `{other}`"),
             "one of: plain, web_fetch, web_search, code_execution, command",
         )),
-        None => Err(unsupported("a member needs a type".into(), "type = \"plain\"")),
+        None => Err(unsupported(
+            "a member needs a type".into(),
+            "type = \"plain\"",
+        )),
     }
 }
 
 /// Builds a member from its settings. `base_dir` is the folder of the file that defined it
 /// (the working directory of a `command` member).
-pub fn build_member(settings: &MemberSettings, deps: &AgentDeps, base_dir: Option<&Path>) -> Result<Arc<dyn MemberAgent>, AgentError> {
+pub fn build_member(
+    settings: &MemberSettings,
+    deps: &AgentDeps,
+    base_dir: Option<&Path>,
+) -> Result<Arc<dyn MemberAgent>, AgentError> {
     check_member(settings)?;
     match settings.agent_type.as_deref() {
         Some("command") => Ok(Arc::new(command::CommandMember::new(settings, base_dir)?)),
@@ -103,13 +143,29 @@ mod tests {
 
     #[test]
     fn checks_by_type() {
-        assert!(check_member(&member("name = \"a\"\ntype = \"plain\"\nmodel = \"mock:x\"")).is_ok());
-        assert!(check_member(&member("name = \"a\"\ntype = \"web_fetch\"\nmodel = \"mock:x\"")).is_ok());
+        assert!(
+            check_member(&member(
+                "name = \"a\"\ntype = \"plain\"\nmodel = \"mock:x\""
+            ))
+            .is_ok()
+        );
+        assert!(
+            check_member(&member(
+                "name = \"a\"\ntype = \"web_fetch\"\nmodel = \"mock:x\""
+            ))
+            .is_ok()
+        );
         let e = check_member(&member("name = \"a\"\ntype = \"command\"")).expect_err("no command");
         assert!(e.to_string().contains("needs a command"), "{e}");
         let e = check_member(&member("name = \"a\"\ntype = \"custom\"")).expect_err("custom");
         assert!(e.hint().is_some_and(|h| h.contains("type = \"command\"")));
-        let e = check_member(&member("name = \"a\"\ntype = \"telepathy\"\nmodel = \"mock:x\"")).expect_err("unknown");
-        assert_eq!(e.to_string(), "member `a`: unsupported agent type `telepathy`");
+        let e = check_member(&member(
+            "name = \"a\"\ntype = \"telepathy\"\nmodel = \"mock:x\"",
+        ))
+        .expect_err("unknown");
+        assert_eq!(
+            e.to_string(),
+            "member `a`: unsupported agent type `telepathy`"
+        );
     }
 }

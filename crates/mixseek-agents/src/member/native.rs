@@ -10,7 +10,15 @@ use crate::error::AgentError;
 /// Providers whose APIs have the native tool of `agent_type`.
 fn native_providers(agent_type: &str) -> &'static [&'static str] {
     match agent_type {
-        "web_search" => &["openai", "anthropic", "google-gla", "google-vertex", "grok", "grok-responses", "xai"],
+        "web_search" => &[
+            "openai",
+            "anthropic",
+            "google-gla",
+            "google-vertex",
+            "grok",
+            "grok-responses",
+            "xai",
+        ],
         "code_execution" => &["openai", "anthropic", "google-gla", "google-vertex"],
         _ => &[],
     }
@@ -45,7 +53,11 @@ pub fn check(member: &str, agent_type: &str, model: &str) -> Result<(), AgentErr
             "type = \"{agent_type}\" needs the provider's native {label} tool, and provider `{provider}` has none (model `{model}`; OpenAI, Anthropic and Gemini have one)"
         )
     };
-    Err(AgentError::Unsupported { member: member.to_string(), message, hint: Some(hint(agent_type).to_string()) })
+    Err(AgentError::Unsupported {
+        member: member.to_string(),
+        message,
+        hint: Some(hint(agent_type).to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -56,7 +68,10 @@ mod tests {
     fn errors_name_the_provider_and_never_pretend() {
         let e = check("searcher", "web_search", "anthropic:claude-haiku-4-5").expect_err("refused");
         let text = e.to_string();
-        assert!(text.starts_with("member `searcher`: type = \"web_search\""), "{text}");
+        assert!(
+            text.starts_with("member `searcher`: type = \"web_search\""),
+            "{text}"
+        );
         assert!(text.contains("provider `anthropic` has one"), "{text}");
         assert!(e.hint().is_some_and(|h| h.contains("web_fetch")));
 

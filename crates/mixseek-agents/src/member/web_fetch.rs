@@ -30,8 +30,7 @@ pub fn fetch_tool() -> ToolSpec {
 }
 
 /// The message asking for the final answer once the fetch budget is spent.
-pub const FINAL_ANSWER_REQUEST: &str =
-    "You have used all the fetches you may make for this task. Answer now with what you have, without calling any tool.";
+pub const FINAL_ANSWER_REQUEST: &str = "You have used all the fetches you may make for this task. Answer now with what you have, without calling any tool.";
 
 /// A `web_fetch` member.
 pub struct WebFetchMember {
@@ -41,16 +40,26 @@ pub struct WebFetchMember {
 
 impl WebFetchMember {
     pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
-        Ok(Self { setup: LlmSetup::new(settings, deps)?, fetch: FetchSettings::from_member(settings) })
+        Ok(Self {
+            setup: LlmSetup::new(settings, deps)?,
+            fetch: FetchSettings::from_member(settings),
+        })
     }
 
     /// Runs one `fetch_url` call; the result text (errors included) goes back to the model.
     async fn run_tool(&self, args: &serde_json::Value, uses: &mut u32) -> String {
-        let Some(url) = args.get("url").and_then(|u| u.as_str()).filter(|u| !u.trim().is_empty()) else {
+        let Some(url) = args
+            .get("url")
+            .and_then(|u| u.as_str())
+            .filter(|u| !u.trim().is_empty())
+        else {
             return "Error: the `url` argument (a non-empty string) is required".into();
         };
         if *uses >= self.fetch.max_uses {
-            return format!("Error: fetch limit reached ({} fetches per task); answer with what you have", self.fetch.max_uses);
+            return format!(
+                "Error: fetch limit reached ({} fetches per task); answer with what you have",
+                self.fetch.max_uses
+            );
         }
         *uses += 1;
         match fetch(url, &self.fetch).await {
@@ -96,7 +105,8 @@ impl MemberAgent for WebFetchMember {
                 Err(e) => return MemberOutput::error(e.to_string(), usage, history),
             };
             usage += resp.usage;
-            let assistant = Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
+            let assistant =
+                Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
             history.push(answer_json(&assistant, &resp.model, &resp.usage));
             if resp.tool_calls.is_empty() || turn + 1 == turns {
                 return text_output(resp.text.as_deref(), &resp.finish_reason, usage, history);
@@ -106,7 +116,10 @@ impl MemberAgent for WebFetchMember {
                 let result = if call.name == FETCH_TOOL {
                     self.run_tool(&call.arguments, &mut uses).await
                 } else {
-                    format!("Error: unknown tool `{}`; the only tool is `{FETCH_TOOL}`", call.name)
+                    format!(
+                        "Error: unknown tool `{}`; the only tool is `{FETCH_TOOL}`",
+                        call.name
+                    )
                 };
                 let msg = Message::tool_result(&call.id, &call.name, result);
                 history.push(message_json(&msg));

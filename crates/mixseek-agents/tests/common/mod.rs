@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use mixseek_agents::{AgentDeps, RoundContext, TeamAgents};
-use mixseek_config::team::TeamFile;
 use mixseek_config::TeamSettings;
+use mixseek_config::team::TeamFile;
 use mixseek_llm::{Env, ModelRegistry, ProviderKind, ProviderSettings, RegistryConfig};
 use mixseek_prompt::{PromptBuilder, PromptBuilderSettings, PromptContext};
 use mixseek_testkit::{FakeLlm, Wire};
@@ -21,20 +21,35 @@ pub fn registry(providers: &[(&str, &FakeLlm, Wire)]) -> Arc<ModelRegistry> {
         };
         map.insert(
             name.to_string(),
-            ProviderSettings { kind: Some(kind), base_url: Some(fake.base_url()), max_attempts: 1, ..ProviderSettings::default() },
+            ProviderSettings {
+                kind: Some(kind),
+                base_url: Some(fake.base_url()),
+                max_attempts: 1,
+                ..ProviderSettings::default()
+            },
         );
     }
-    let config = RegistryConfig::new().with_providers(map).with_env(Env::from_map(Vec::<(String, String)>::new()));
+    let config = RegistryConfig::new()
+        .with_providers(map)
+        .with_env(Env::from_map(Vec::<(String, String)>::new()));
     Arc::new(ModelRegistry::new(config).expect("registry"))
 }
 
 /// A registry with only the built-in providers (for `mock:`).
 pub fn mock_registry() -> Arc<ModelRegistry> {
-    Arc::new(ModelRegistry::new(RegistryConfig::new().with_env(Env::from_map(Vec::<(String, String)>::new()))).expect("registry"))
+    Arc::new(
+        ModelRegistry::new(
+            RegistryConfig::new().with_env(Env::from_map(Vec::<(String, String)>::new())),
+        )
+        .expect("registry"),
+    )
 }
 
 pub fn deps(registry: Arc<ModelRegistry>) -> AgentDeps {
-    AgentDeps::new(registry, PromptBuilder::new(&PromptBuilderSettings::default()).expect("builder"))
+    AgentDeps::new(
+        registry,
+        PromptBuilder::new(&PromptBuilderSettings::default()).expect("builder"),
+    )
 }
 
 pub fn team(toml_src: &str) -> TeamSettings {

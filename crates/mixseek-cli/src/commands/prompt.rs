@@ -8,8 +8,8 @@ use crate::output::TextOrJson;
 use chrono::{DateTime, Utc};
 use mixseek_prompt::load::{load_settings, load_workspace_settings, parse_context};
 use mixseek_prompt::{
-    FixedClock, INJECTION_VARS, PromptBuilder, PromptError, TemplateKind, TimeZoneSource, env_tz, parse_time_zone,
-    resolve_time_zone, template_variables,
+    FixedClock, INJECTION_VARS, PromptBuilder, PromptError, TemplateKind, TimeZoneSource, env_tz,
+    parse_time_zone, resolve_time_zone, template_variables,
 };
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -104,19 +104,25 @@ fn print(text: &str) -> Result<ExitCode, CliError> {
 fn prompt_error(e: PromptError, kind: TemplateKind) -> CliError {
     let err = CliError::usage(e.to_string());
     match &e {
-        PromptError::UndefinedVariable { .. } => {
-            err.with_hint(format!("`mixseek prompt vars --kind {}` lists the variables", kind.as_str()))
+        PromptError::UndefinedVariable { .. } => err.with_hint(format!(
+            "`mixseek prompt vars --kind {}` lists the variables",
+            kind.as_str()
+        )),
+        PromptError::InvalidTimeZone { .. } => {
+            err.with_hint("use an IANA zone name such as Asia/Tokyo")
         }
-        PromptError::InvalidTimeZone { .. } => err.with_hint("use an IANA zone name such as Asia/Tokyo"),
         _ => err,
     }
 }
 
 fn parse_now(s: &str) -> Result<DateTime<Utc>, CliError> {
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| {
-        CliError::usage(format!("invalid --now value {s:?}: {e}"))
-            .with_hint("give an RFC 3339 instant with an offset or Z, e.g. 2025-11-25T14:30:00+09:00")
-    })
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            CliError::usage(format!("invalid --now value {s:?}: {e}")).with_hint(
+                "give an RFC 3339 instant with an offset or Z, e.g. 2025-11-25T14:30:00+09:00",
+            )
+        })
 }
 
 fn render(args: RenderArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
@@ -139,7 +145,9 @@ fn render(args: RenderArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
 
     let (json, origin) = if args.context.as_os_str() == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| CliError::usage(format!("cannot read stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::usage(format!("cannot read stdin: {e}")))?;
         (text, "<stdin>".to_string())
     } else {
         let shown = args.context.display().to_string();
@@ -156,11 +164,15 @@ fn render(args: RenderArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     })?;
 
     let prompt = if args.with_injections {
-        let out = builder.render_with_injections(kind, &context).map_err(|e| prompt_error(e, kind))?;
+        let out = builder
+            .render_with_injections(kind, &context)
+            .map_err(|e| prompt_error(e, kind))?;
         tracing::info!(kind = kind.as_str(), rules = ?out.applied, "injection rules applied");
         out.prompt
     } else {
-        builder.render(kind, &context).map_err(|e| prompt_error(e, kind))?
+        builder
+            .render(kind, &context)
+            .map_err(|e| prompt_error(e, kind))?
     };
     print(&prompt)
 }
@@ -207,7 +219,10 @@ fn vars(args: VarsArgs) -> Result<ExitCode, CliError> {
                 }
             };
             for k in &kinds {
-                section(format!("{} ({}):", k.as_str(), k.key()), template_variables(*k));
+                section(
+                    format!("{} ({}):", k.as_str(), k.key()),
+                    template_variables(*k),
+                );
             }
             if with_rules {
                 section(

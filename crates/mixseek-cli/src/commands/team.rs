@@ -17,7 +17,13 @@ pub struct Args {
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
     /// Output format
-    #[arg(short = 'f', long = "output-format", alias = "format", value_enum, default_value = "text")]
+    #[arg(
+        short = 'f',
+        long = "output-format",
+        alias = "format",
+        value_enum,
+        default_value = "text"
+    )]
     pub format: TextOrJson,
     /// Rounds at most (1..=10, default 5)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
@@ -61,5 +67,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     {
         println!("{out}");
     }
-    Ok(if run.completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if run.completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

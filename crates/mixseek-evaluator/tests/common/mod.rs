@@ -91,7 +91,11 @@ impl Routed {
     /// Requests whose system prompt contains `key` (or whose model is `key`) get `replies` in
     /// order, then `default`.
     pub fn route(&self, key: &str, replies: Vec<Reply>, default: Reply) -> &Self {
-        self.state.routes.lock().expect("lock").push((key.to_string(), replies.into(), default));
+        self.state
+            .routes
+            .lock()
+            .expect("lock")
+            .push((key.to_string(), replies.into(), default));
         self
     }
 
@@ -110,7 +114,10 @@ impl Routed {
 
     /// Requests whose system prompt contains `key`.
     pub fn requests_for(&self, key: &str) -> Vec<Value> {
-        self.requests().into_iter().filter(|b| system_of(b).contains(key)).collect()
+        self.requests()
+            .into_iter()
+            .filter(|b| system_of(b).contains(key))
+            .collect()
     }
 
     pub fn max_concurrent(&self) -> usize {
@@ -120,19 +127,41 @@ impl Routed {
 
 /// Millisecond backoff so retry paths stay fast.
 pub fn fast() -> ProviderSettings {
-    ProviderSettings { backoff_initial_seconds: 0.001, backoff_max_seconds: 0.01, timeout_seconds: 20.0, max_attempts: 1, ..ProviderSettings::default() }
+    ProviderSettings {
+        backoff_initial_seconds: 0.001,
+        backoff_max_seconds: 0.01,
+        timeout_seconds: 20.0,
+        max_attempts: 1,
+        ..ProviderSettings::default()
+    }
 }
 
 /// A registry whose `openai` provider is `server` (and `anthropic`, when given, another fake).
 pub fn registry(openai: &str, anthropic: Option<&str>) -> Arc<ModelRegistry> {
     let mut providers = BTreeMap::new();
     providers.insert("openai".to_string(), fast());
-    let mut env = vec![("OPENAI_API_KEY".to_string(), OPENAI_KEY.to_string()), ("OPENAI_BASE_URL".to_string(), openai.to_string())];
+    let mut env = vec![
+        ("OPENAI_API_KEY".to_string(), OPENAI_KEY.to_string()),
+        ("OPENAI_BASE_URL".to_string(), openai.to_string()),
+    ];
     if let Some(url) = anthropic {
-        providers.insert("anthropic".to_string(), ProviderSettings { base_url: Some(url.to_string()), ..fast() });
+        providers.insert(
+            "anthropic".to_string(),
+            ProviderSettings {
+                base_url: Some(url.to_string()),
+                ..fast()
+            },
+        );
         env.push(("ANTHROPIC_API_KEY".to_string(), ANTHROPIC_KEY.to_string()));
     }
-    Arc::new(ModelRegistry::new(RegistryConfig::new().with_providers(providers).with_env(Env::from_map(env))).expect("registry"))
+    Arc::new(
+        ModelRegistry::new(
+            RegistryConfig::new()
+                .with_providers(providers)
+                .with_env(Env::from_map(env)),
+        )
+        .expect("registry"),
+    )
 }
 
 /// A prompt builder with the default templates, UTC and a fixed clock.
@@ -142,16 +171,29 @@ pub fn prompts() -> Arc<PromptBuilder> {
 
 pub fn prompts_with(settings: &PromptBuilderSettings) -> Arc<PromptBuilder> {
     let clock = FixedClock("2025-11-25T05:30:00Z".parse().expect("time"));
-    Arc::new(PromptBuilder::with_zone(settings, chrono_tz::Tz::UTC).expect("builder").with_clock(Arc::new(clock)))
+    Arc::new(
+        PromptBuilder::with_zone(settings, chrono_tz::Tz::UTC)
+            .expect("builder")
+            .with_clock(Arc::new(clock)),
+    )
 }
 
 /// A custom LLM metric whose instruction is `metric:{name}` (so the server can route it).
 pub fn custom(name: &str, weight: Option<f64>) -> MetricSettings {
-    MetricSettings { name: name.into(), weight, system_instruction: Some(format!("metric:{name}")), ..Default::default() }
+    MetricSettings {
+        name: name.into(),
+        weight,
+        system_instruction: Some(format!("metric:{name}")),
+        ..Default::default()
+    }
 }
 
 pub fn settings(metrics: Vec<MetricSettings>) -> EvaluatorSettings {
-    EvaluatorSettings { default_model: "openai:judge".into(), metrics, ..Default::default() }
+    EvaluatorSettings {
+        default_model: "openai:judge".into(),
+        metrics,
+        ..Default::default()
+    }
 }
 
 pub fn evaluator(server: &Routed, s: EvaluatorSettings) -> Evaluator {
@@ -160,5 +202,7 @@ pub fn evaluator(server: &Routed, s: EvaluatorSettings) -> Evaluator {
 
 /// Guards a test against hanging forever (not a timing assertion).
 pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(30), f).await.expect("the evaluation did not finish")
+    tokio::time::timeout(Duration::from_secs(30), f)
+        .await
+        .expect("the evaluation did not finish")
 }

@@ -238,6 +238,7 @@ impl Backend for AnthropicBackend {
             provider: &self.c.provider,
             model,
             secrets: &secrets,
+            base_url: &self.c.base_url,
         };
         let url = format!("{}/v1/messages", self.c.base_url);
         let mut builder = self.c.post(&url).header("anthropic-version", API_VERSION);

@@ -392,6 +392,7 @@ impl Backend for GeminiBackend {
             provider: &self.c.provider,
             model,
             secrets: &secrets,
+            base_url: &self.c.base_url,
         };
         let model_path = model.strip_prefix("models/").unwrap_or(model);
         let url = format!(

@@ -10,7 +10,22 @@
 //! servers, Anthropic's forced tool for schemas, Gemini's schema dialect, exact control of
 //! the request body (tested byte for byte against the testkit's fake servers) and one
 //! shared connection pool. Adding a provider is one module implementing
-//! [`Backend`](crate::backend::Backend).
+//! `crate::backend::Backend`.
+//!
+//! **Resolution of a provider name.** `[providers.<name>]` keys win; otherwise the built-in
+//! defaults apply:
+//!
+//! | name | wire | base URL | API key (first set wins) |
+//! |---|---|---|---|
+//! | `openai` | OpenAI | `OPENAI_BASE_URL`, else `https://api.openai.com/v1` | `OPENAI_API_KEY` |
+//! | `anthropic` | Anthropic | `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com` | `ANTHROPIC_API_KEY` |
+//! | `google-gla` | Gemini | `GOOGLE_GLA_BASE_URL`, else `https://generativelanguage.googleapis.com` | `GOOGLE_API_KEY`, `GEMINI_API_KEY` |
+//! | `grok`, `xai` | OpenAI | `https://api.x.ai/v1` | `GROK_API_KEY`, `XAI_API_KEY` |
+//! | `mock` | offline | — | — |
+//! | any other | `kind` (default OpenAI) | `base_url` (required) | `api_key_env`, else none |
+//!
+//! A built-in provider without its key, or a configured `api_key_env` that is unset, is a
+//! [`Config`](crate::ErrorKind::Config) error when the model is resolved.
 
 pub mod anthropic;
 pub mod gemini;

@@ -269,6 +269,7 @@ impl Backend for OpenAiBackend {
             provider: &self.c.provider,
             model,
             secrets: &secrets,
+            base_url: &self.c.base_url,
         };
         let url = format!("{}/chat/completions", self.c.base_url);
         let mut mode = self.structured_mode();

@@ -195,6 +195,11 @@ async fn connection_failures_are_transient() {
         .await
         .expect_err("refused");
     assert_eq!((err.kind, err.attempts), (ErrorKind::Transport, 3));
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("127.0.0.1:{port}/v1")) && msg.contains("error sending request"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]

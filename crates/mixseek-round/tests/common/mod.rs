@@ -10,7 +10,8 @@ use mixseek_core::{Event, EventSink, MetricScore, ScoreDetails, SinkError, Usage
 use mixseek_llm::{Env, ModelRegistry, ProviderKind, ProviderSettings, RegistryConfig};
 use mixseek_prompt::{FixedClock, PromptBuilder, PromptBuilderSettings, RankingEntry};
 use mixseek_round::{
-    EvaluateError, Evaluation, EvaluationRequest, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings, SubmissionEvaluator,
+    EvaluateError, Evaluation, EvaluationRequest, JudgmentClient, RankingError, RankingSource,
+    RoundController, RoundSettings, SubmissionEvaluator,
 };
 use mixseek_testkit::FakeLlm;
 use std::collections::BTreeMap;
@@ -30,18 +31,25 @@ pub fn registry(providers: &[(&str, &FakeLlm)]) -> Arc<ModelRegistry> {
             },
         );
     }
-    let config = RegistryConfig::new().with_providers(map).with_env(Env::from_map(Vec::<(String, String)>::new()));
+    let config = RegistryConfig::new()
+        .with_providers(map)
+        .with_env(Env::from_map(Vec::<(String, String)>::new()));
     Arc::new(ModelRegistry::new(config).expect("registry"))
 }
 
 pub fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, 0).single().expect("time")
+    Utc.with_ymd_and_hms(2025, 11, 25, 5, 30, 0)
+        .single()
+        .expect("time")
 }
 
 pub fn prompts() -> PromptBuilder {
-    PromptBuilder::with_zone(&PromptBuilderSettings::default(), chrono_tz::Tz::Asia__Tokyo)
-        .expect("builder")
-        .with_clock(Arc::new(FixedClock(now())))
+    PromptBuilder::with_zone(
+        &PromptBuilderSettings::default(),
+        chrono_tz::Tz::Asia__Tokyo,
+    )
+    .expect("builder")
+    .with_clock(Arc::new(FixedClock(now())))
 }
 
 pub fn team_agents(toml_src: &str, registry: Arc<ModelRegistry>) -> TeamAgents {
@@ -51,17 +59,33 @@ pub fn team_agents(toml_src: &str, registry: Arc<ModelRegistry>) -> TeamAgents {
 
 /// A solo team whose leader is `model`.
 pub fn solo(model: &str, registry: Arc<ModelRegistry>) -> TeamAgents {
-    team_agents(&format!("[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"{model}\"\n"), registry)
+    team_agents(
+        &format!(
+            "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"{model}\"\n"
+        ),
+        registry,
+    )
 }
 
-pub fn judgment(model: &str, registry: &ModelRegistry, edit: impl FnOnce(&mut JudgmentSettings)) -> JudgmentClient {
-    let mut s = JudgmentSettings { model: model.into(), ..JudgmentSettings::default() };
+pub fn judgment(
+    model: &str,
+    registry: &ModelRegistry,
+    edit: impl FnOnce(&mut JudgmentSettings),
+) -> JudgmentClient {
+    let mut s = JudgmentSettings {
+        model: model.into(),
+        ..JudgmentSettings::default()
+    };
     edit(&mut s);
     JudgmentClient::new(&s, registry, prompts()).expect("judgment client")
 }
 
 pub fn settings(min_rounds: u32, max_rounds: u32) -> RoundSettings {
-    RoundSettings { min_rounds, max_rounds, ..RoundSettings::default() }
+    RoundSettings {
+        min_rounds,
+        max_rounds,
+        ..RoundSettings::default()
+    }
 }
 
 /// Scores round `n` with `scores[n - 1]` (the last score repeats); records the requests.
@@ -73,10 +97,18 @@ pub struct ScriptedEvaluator {
 
 impl ScriptedEvaluator {
     pub fn new(scores: &[f64]) -> Arc<Self> {
-        Arc::new(Self { scores: scores.to_vec(), requests: Mutex::new(Vec::new()), fail_on_round: None })
+        Arc::new(Self {
+            scores: scores.to_vec(),
+            requests: Mutex::new(Vec::new()),
+            fail_on_round: None,
+        })
     }
     pub fn failing_on(round: u32) -> Arc<Self> {
-        Arc::new(Self { scores: vec![50.0], requests: Mutex::new(Vec::new()), fail_on_round: Some(round) })
+        Arc::new(Self {
+            scores: vec![50.0],
+            requests: Mutex::new(Vec::new()),
+            fail_on_round: Some(round),
+        })
     }
     pub fn requests(&self) -> Vec<EvaluationRequest> {
         self.requests.lock().map(|g| g.clone()).unwrap_or_default()
@@ -92,11 +124,25 @@ impl SubmissionEvaluator for ScriptedEvaluator {
         if self.fail_on_round == Some(request.round_number) {
             return Err(EvaluateError::new("metric Coverage failed"));
         }
-        let i = (request.round_number as usize).saturating_sub(1).min(self.scores.len().saturating_sub(1));
+        let i = (request.round_number as usize)
+            .saturating_sub(1)
+            .min(self.scores.len().saturating_sub(1));
         let score = self.scores.get(i).copied().unwrap_or(0.0);
         Ok(Evaluation {
-            score_details: ScoreDetails { overall_score: score, metrics: vec![MetricScore::new("Coverage", score, format!("round {}", request.round_number))] },
-            usage: Usage { input_tokens: 10, output_tokens: 2, requests: 1, ..Usage::default() },
+            score_details: ScoreDetails {
+                overall_score: score,
+                metrics: vec![MetricScore::new(
+                    "Coverage",
+                    score,
+                    format!("round {}", request.round_number),
+                )],
+            },
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2,
+                requests: 1,
+                ..Usage::default()
+            },
         })
     }
 }
@@ -121,7 +167,9 @@ impl RecordingSink {
             .iter()
             .map(|e| match e {
                 Event::RoundStarted { round_number, .. } => format!("round_started:{round_number}"),
-                Event::SubmissionReady { round_number, .. } => format!("submission_ready:{round_number}"),
+                Event::SubmissionReady { round_number, .. } => {
+                    format!("submission_ready:{round_number}")
+                }
                 Event::Evaluated(r) => format!("evaluated:{}", r.round_number),
                 Event::Judged { round_number, .. } => format!("judged:{round_number}"),
                 Event::TeamFinished { .. } => "team_finished".into(),
@@ -135,7 +183,10 @@ impl RecordingSink {
 impl EventSink for RecordingSink {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
         if self.refuse_evaluated && matches!(event, Event::Evaluated(_)) {
-            return Err(SinkError { sink: "store".into(), message: "disk full".into() });
+            return Err(SinkError {
+                sink: "store".into(),
+                message: "disk full".into(),
+            });
         }
         if let Ok(mut g) = self.events.lock() {
             g.push(event.clone());
@@ -149,11 +200,20 @@ pub struct FixedRanking(pub Vec<RankingEntry>);
 
 #[async_trait::async_trait]
 impl RankingSource for FixedRanking {
-    async fn ranking(&self, _execution_id: &str) -> Result<Option<Vec<RankingEntry>>, RankingError> {
+    async fn ranking(
+        &self,
+        _execution_id: &str,
+    ) -> Result<Option<Vec<RankingEntry>>, RankingError> {
         Ok(Some(self.0.clone()))
     }
 }
 
-pub fn controller(agents: TeamAgents, evaluator: Arc<ScriptedEvaluator>, judgment: JudgmentClient, settings: RoundSettings, sink: Arc<RecordingSink>) -> RoundController {
+pub fn controller(
+    agents: TeamAgents,
+    evaluator: Arc<ScriptedEvaluator>,
+    judgment: JudgmentClient,
+    settings: RoundSettings,
+    sink: Arc<RecordingSink>,
+) -> RoundController {
     RoundController::new(agents, prompts(), evaluator, judgment, settings).with_sink(sink)
 }

@@ -39,7 +39,7 @@ impl Format {
 
 fn with_title(title: &str, body: &str, fmt: Format) -> String {
     match fmt {
-        Format::Markdown => format!("## {title}\n\n{body}"),
+        Format::Markdown => format!("## {}\n\n{body}", text::md_inline(title)),
         _ => format!("{title}\n{body}\n"),
     }
 }
@@ -297,7 +297,7 @@ fn kv_lines(pairs: &[(&str, String)], fmt: Format) -> String {
     pairs
         .iter()
         .map(|(k, v)| match fmt {
-            Format::Markdown => format!("- **{k}**: {}\n", v.replace('\n', " ")),
+            Format::Markdown => format!("- **{k}**: {}\n", text::md_inline(&v.replace('\n', " "))),
             _ => format!("{k:<width$}  {v}\n"),
         })
         .collect()
@@ -412,7 +412,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
         Format::Markdown => {
             format!(
                 "# Execution {}\n\n{}\n## Teams\n\n{}",
-                e.execution_id,
+                text::md_inline(&e.execution_id),
                 kv_lines(&pairs, fmt),
                 g.to_markdown()
             )
@@ -604,14 +604,15 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
     if md {
         out.push_str(&format!(
             "# Round {} of {} ({})\n\n",
-            d.round_number, d.team_name, d.team_id
+            d.round_number,
+            text::md_inline(&d.team_name),
+            text::md_inline(&d.team_id)
         ));
         out.push_str(&kv_lines(&pairs, fmt));
         out.push_str("\n## Metrics\n\n");
         out.push_str(&metrics.to_markdown());
         out.push_str("\n## Submission\n\n");
-        out.push_str(&d.submission_content);
-        out.push('\n');
+        out.push_str(&text::md_fenced(&d.submission_content));
         if !member_rows.is_empty() {
             out.push_str("\n## Member submissions\n\n");
             out.push_str(&members.to_markdown());

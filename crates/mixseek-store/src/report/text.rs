@@ -48,8 +48,7 @@ impl Grid {
         let mut table = Table::new();
         table
             .load_style(STYLE)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .force_no_tty();
+            .set_content_arrangement(ContentArrangement::Disabled);
         table.set_header(
             self.columns
                 .iter()
@@ -73,8 +72,7 @@ impl Grid {
     /// A GitHub-flavoured Markdown table (pipes escaped, line breaks as `<br>`).
     pub fn to_markdown(&self) -> String {
         let cell = |s: &str| {
-            s.replace('\\', "\\\\")
-                .replace('|', "\\|")
+            md_inline(&s.replace('\\', "\\\\").replace('|', "\\|"))
                 .replace("\r\n", "<br>")
                 .replace('\n', "<br>")
         };
@@ -100,6 +98,30 @@ impl Grid {
         }
         out
     }
+}
+
+/// Text for Markdown outside code: `&`, `<`, `>` as entities, so stored text can never become
+/// markup in a renderer (it displays the same).
+pub fn md_inline(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A fenced code block that shows `s` verbatim (the fence is longer than any backtick run
+/// inside).
+pub fn md_fenced(s: &str) -> String {
+    let mut run = 0;
+    let mut max_run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            max_run = max_run.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat((max_run + 1).max(3));
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    format!("{fence}\n{body}\n{fence}\n")
 }
 
 /// RFC 4180 CSV of serializable flat rows (header from the field names). With no rows the
@@ -200,6 +222,15 @@ mod tests {
             g.to_markdown(),
             "| A | N |\n| --- | ---: |\n| a\\|b<br>c | 1 |\n"
         );
+    }
+
+    #[test]
+    fn markdown_never_carries_markup() {
+        let mut g = Grid::new(&[("A", Align::Left)]);
+        g.push(vec!["<script>x</script> & y".into()]);
+        assert!(g.to_markdown().contains("| &lt;script&gt;x&lt;/script&gt; &amp; y |"));
+        assert_eq!(md_fenced("a ``` b"), "````\na ``` b\n````\n");
+        assert_eq!(md_fenced("plain\n"), "```\nplain\n```\n");
     }
 
     #[test]

@@ -1,0 +1,492 @@
+//! One execution, start to finish.
+
+use crate::budget::Budget;
+use crate::bus::EventBus;
+use crate::hooks::HookRunner;
+use crate::progress_files::ProgressFiles;
+use crate::resume;
+use mixseek_agents::{AgentDeps, TeamAgents};
+use mixseek_config::{LoadedConfig, LoadedTeam};
+use mixseek_core::{
+    Event, EventSink, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo, LeaderboardEntry, LlmCallRecord,
+    TeamRef,
+};
+use mixseek_llm::{CallObserver, Env, ModelRegistry, RegistryConfig};
+use mixseek_prompt::PromptBuilder;
+use mixseek_round::{
+    CompletedRound, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings, StopCheck,
+    SubmissionEvaluator, best_entry,
+};
+use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// How to run.
+#[derive(Clone)]
+pub struct RunOptions {
+    pub user_prompt: String,
+    /// Continue this execution instead of starting a new one.
+    pub resume: Option<String>,
+    /// Resume even when the configuration changed.
+    pub force: bool,
+    /// Turn the response cache on (`--cache`).
+    pub cache: bool,
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    /// Cancelled on Ctrl-C: no new work starts; the execution is marked interrupted.
+    pub cancel: CancellationToken,
+    /// The caller's progress display.
+    pub display: Option<Arc<dyn EventSink>>,
+    /// Provider credentials and endpoints (default: the process environment).
+    pub env: Option<Env>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions").field("user_prompt", &self.user_prompt).field("resume", &self.resume).finish_non_exhaustive()
+    }
+}
+
+impl RunOptions {
+    pub fn new(user_prompt: impl Into<String>) -> Self {
+        Self {
+            user_prompt: user_prompt.into(),
+            resume: None,
+            force: false,
+            cache: false,
+            max_cost_usd: None,
+            max_tokens: None,
+            cancel: CancellationToken::new(),
+            display: None,
+            env: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrchestratorError {
+    #[error("user_prompt cannot be empty")]
+    EmptyPrompt,
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("{message}")]
+    Setup { message: String, hint: Option<String> },
+}
+
+impl OrchestratorError {
+    fn setup(message: impl Into<String>) -> Self {
+        OrchestratorError::Setup { message: message.into(), hint: None }
+    }
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            OrchestratorError::EmptyPrompt => Some("give the task as the PROMPT argument, `-` for stdin, or --prompt-file".into()),
+            OrchestratorError::Store(e) => e.hint(),
+            OrchestratorError::Setup { hint, .. } => hint.clone(),
+        }
+    }
+}
+
+/// A stable hash of everything that shapes a run (resume refuses a changed configuration).
+pub fn config_hash(config: &LoadedConfig) -> String {
+    let mut teams = Vec::new();
+    for t in &config.teams {
+        teams.push(serde_json::to_value(&t.settings).unwrap_or_default());
+    }
+    let mut file = config.file.clone();
+    // The team timeout may be changed on the command line when resuming.
+    file.orchestrator.timeout_per_team_seconds = 0;
+    let v = serde_json::json!({
+        "orchestrator": file,
+        "teams": teams,
+        "evaluator": config.evaluator,
+        "judgment": config.judgment,
+        "prompt_builder": config.prompt_builder,
+    });
+    let digest = Sha256::digest(v.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Forwards every LLM call to the event stream (and the budget, at once).
+struct CallForwarder {
+    tx: mpsc::UnboundedSender<LlmCallRecord>,
+    budget: Arc<Budget>,
+}
+
+impl CallObserver for CallForwarder {
+    fn on_call(&self, record: &LlmCallRecord) {
+        self.budget.add(record.usage);
+        let _ = self.tx.send(record.clone());
+    }
+}
+
+/// The prompt ranking, read from the store.
+struct StoreRanking(Store);
+
+#[async_trait::async_trait]
+impl RankingSource for StoreRanking {
+    async fn ranking(&self, execution_id: &str) -> Result<Option<Vec<mixseek_prompt::RankingEntry>>, RankingError> {
+        let rows = self.0.ranking_async(execution_id).await.map_err(|e| RankingError(e.to_string()))?;
+        Ok(Some(
+            rows.into_iter()
+                .map(|r| mixseek_prompt::RankingEntry {
+                    team_id: r.team_id,
+                    team_name: r.team_name,
+                    max_score: r.max_score,
+                    total_rounds: r.total_rounds,
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// The budget sink wrapper (the forwarder already counted the call).
+struct NoopBudget;
+
+#[async_trait::async_trait]
+impl EventSink for NoopBudget {
+    async fn emit(&self, _event: &Event) -> Result<(), mixseek_core::SinkError> {
+        Ok(())
+    }
+}
+
+enum TeamOutcome {
+    Done(Option<LeaderboardEntry>),
+    Failed { best: Option<LeaderboardEntry>, message: String },
+    Interrupted,
+}
+
+struct Shared {
+    execution_id: String,
+    user_prompt: String,
+    config: LoadedConfig,
+    registry: Arc<ModelRegistry>,
+    prompts: PromptBuilder,
+    evaluator: Arc<dyn SubmissionEvaluator>,
+    store: Store,
+    bus: Arc<EventBus>,
+    stop: StopCheck,
+    cancel: CancellationToken,
+    deadline_per_team: Duration,
+}
+
+/// Runs executions of one configuration.
+#[derive(Debug)]
+pub struct Orchestrator {
+    config: LoadedConfig,
+}
+
+impl Orchestrator {
+    pub fn new(config: LoadedConfig) -> Self {
+        Self { config }
+    }
+
+    pub async fn run(&self, opts: RunOptions) -> Result<ExecutionSummary, OrchestratorError> {
+        let cfg = &self.config;
+        let o = cfg.orchestrator();
+        std::fs::create_dir_all(&cfg.workspace.root)
+            .map_err(|e| OrchestratorError::setup(format!("cannot create the workspace {}: {e}", cfg.workspace.root.display())))?;
+        let store = Store::open(cfg.workspace.db_path())?;
+        let privacy = &cfg.file.privacy;
+        let masker = PiiMasker::new(&MaskingSpec {
+            mask_pii: privacy.mask_pii,
+            detectors: privacy.detectors.clone(),
+            extra_patterns: privacy
+                .extra_patterns
+                .iter()
+                .map(|p| mixseek_store::ExtraPattern { name: p.name.clone(), pattern: p.pattern.clone(), replacement: p.replacement.clone() })
+                .collect(),
+        })?;
+        let writer = store.writer(masker)?;
+        let hash = config_hash(cfg);
+
+        // A new execution, or the one being resumed.
+        let (execution_id, user_prompt, prior) = match &opts.resume {
+            Some(id) => {
+                let id = store.resolve_execution(id)?;
+                let state = store
+                    .execution_state(&id)?
+                    .ok_or_else(|| OrchestratorError::setup(format!("execution {id} not found in {}", cfg.workspace.db_path().display())))?;
+                if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
+                    return Err(OrchestratorError::Setup {
+                        message: format!("execution {id} already finished (status {})", state.status),
+                        hint: Some(format!("show it with `mixseek show {id}`")),
+                    });
+                }
+                if state.config_hash.as_deref().is_some_and(|h| h != hash) && !opts.force {
+                    return Err(OrchestratorError::Setup {
+                        message: format!("the configuration changed since execution {id} started"),
+                        hint: Some("resume with the configuration it started with, or add --force to continue with this one".into()),
+                    });
+                }
+                let prior = store.completed_rounds(&id)?;
+                (id, state.user_prompt, prior)
+            }
+            None => {
+                let p = opts.user_prompt.trim();
+                if p.is_empty() {
+                    return Err(OrchestratorError::EmptyPrompt);
+                }
+                (mixseek_core::ExecutionId::new_v4().to_string(), p.to_string(), Vec::new())
+            }
+        };
+
+        let budget = Arc::new(Budget::new(opts.max_cost_usd.or(o.max_cost_usd), opts.max_tokens.or(o.max_total_tokens)));
+        for r in &prior {
+            budget.add(r.usage.total());
+        }
+        let progress = Arc::new(ProgressFiles::new(cfg.workspace.logs_dir(), o.max_rounds));
+        let hooks = HookRunner::new(cfg.file.hooks.clone());
+        let mut bus = EventBus::new()
+            .with_primary(Arc::new(writer.clone()))
+            .with_secondary(Arc::new(NoopBudget))
+            .with_secondary(progress)
+            .with_secondary(hooks.clone());
+        if let Some(d) = &opts.display {
+            bus = bus.with_secondary(d.clone());
+        }
+        let bus = Arc::new(bus);
+
+        // LLM calls → events.
+        let (tx, mut rx) = mpsc::unbounded_channel::<LlmCallRecord>();
+        let forward_bus = bus.clone();
+        let forwarder = tokio::spawn(async move {
+            while let Some(r) = rx.recv().await {
+                let _ = forward_bus.emit(&Event::LlmCall(Box::new(r))).await;
+            }
+        });
+        let mut cache = cfg.file.cache.clone();
+        cache.enabled |= opts.cache;
+        let registry = Arc::new(
+            ModelRegistry::new(
+                RegistryConfig::new()
+                    .with_providers(cfg.file.providers.clone())
+                    .with_pricing(cfg.file.pricing.clone())
+                    .with_cache(cache, Some(cfg.workspace.root.clone()))
+                    .with_env(opts.env.clone().unwrap_or_else(Env::process))
+                    .with_observer(Arc::new(CallForwarder { tx, budget: budget.clone() })),
+            )
+            .map_err(|e| OrchestratorError::setup(e.to_string()))?,
+        );
+        let prompts = PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::setup(e.to_string()))?;
+        let evaluator_dir = cfg.evaluator_origin.file().and_then(Path::parent).map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
+        let evaluator = mixseek_evaluator::Evaluator::new(cfg.evaluator.clone(), registry.clone(), Arc::new(prompts.clone()))
+            .map_err(|e| OrchestratorError::setup(format!("evaluator: {e}")))?
+            .with_working_dir(evaluator_dir);
+
+        let teams: Vec<TeamRef> =
+            cfg.teams.iter().map(|t| TeamRef { team_id: t.settings.team_id.clone(), team_name: t.settings.team_name.clone() }).collect();
+        bus.emit(&Event::ExecutionStarted {
+            execution_id: execution_id.clone(),
+            user_prompt: user_prompt.clone(),
+            teams,
+            config_hash: hash,
+            max_rounds: o.max_rounds,
+            at: mixseek_core::time::now_utc(),
+        })
+        .await
+        .map_err(|e| OrchestratorError::setup(format!("cannot record the execution: {e}")))?;
+        tracing::info!(execution_id, teams = cfg.teams.len(), timeout_s = o.timeout_per_team_seconds, "Starting orchestration");
+
+        let cancel = opts.cancel.clone();
+        let stop_budget = budget.clone();
+        let stop_cancel = cancel.clone();
+        let stop: StopCheck = Arc::new(move || {
+            if stop_cancel.is_cancelled() {
+                Some(ExitReason::Interrupted)
+            } else if stop_budget.exceeded().is_some() {
+                Some(ExitReason::BudgetExceeded)
+            } else {
+                None
+            }
+        });
+        let shared = Arc::new(Shared {
+            execution_id: execution_id.clone(),
+            user_prompt: user_prompt.clone(),
+            config: cfg.clone(),
+            registry: registry.clone(),
+            prompts,
+            evaluator: Arc::new(evaluator),
+            store: store.clone(),
+            bus: bus.clone(),
+            stop,
+            cancel: cancel.clone(),
+            deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
+        });
+
+        let started = Instant::now();
+        let semaphore = Arc::new(Semaphore::new(o.max_concurrent_teams.max(1) as usize));
+        let mut handles = Vec::new();
+        let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
+        for team in &cfg.teams {
+            let id = team.settings.team_id.clone();
+            let rounds = resume::team_rounds(&prior, &id);
+            if resume::team_finished(&prior, &id) {
+                let reason = prior
+                    .iter()
+                    .filter(|r| r.team_id == id && r.final_submission)
+                    .find_map(|r| r.decision.exit_reason.as_deref().and_then(ExitReason::parse))
+                    .unwrap_or(ExitReason::MaxRoundsReached);
+                let best = best_entry(&execution_id, &id, &team.settings.team_name, &rounds, reason);
+                outcomes.push(Some(TeamOutcome::Done(best)));
+                handles.push(None);
+                continue;
+            }
+            let shared = shared.clone();
+            let team = team.clone();
+            let semaphore = semaphore.clone();
+            outcomes.push(None);
+            handles.push(Some(tokio::spawn(async move {
+                let _permit = match semaphore.acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => return TeamOutcome::Interrupted,
+                };
+                if shared.cancel.is_cancelled() {
+                    return TeamOutcome::Interrupted;
+                }
+                tokio::select! {
+                    out = run_team(&shared, &team, rounds) => out,
+                    _ = shared.cancel.cancelled() => TeamOutcome::Interrupted,
+                }
+            })));
+        }
+        for (i, h) in handles.into_iter().enumerate() {
+            if let Some(h) = h {
+                outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed { best: None, message: format!("team task panicked: {e}") }));
+            }
+        }
+        let elapsed = started.elapsed().as_secs_f64().max(1e-6);
+
+        let mut team_results = Vec::new();
+        let mut failed = Vec::new();
+        let mut interrupted = false;
+        for (team, outcome) in cfg.teams.iter().zip(outcomes) {
+            let s = &team.settings;
+            match outcome {
+                Some(TeamOutcome::Done(Some(best))) => team_results.push(best),
+                Some(TeamOutcome::Done(None)) => failed.push(FailedTeamInfo {
+                    team_id: s.team_id.clone(),
+                    team_name: s.team_name.clone(),
+                    error_message: "no round completed".into(),
+                }),
+                Some(TeamOutcome::Failed { best, message }) => {
+                    if let Some(b) = best {
+                        team_results.push(b);
+                    }
+                    failed.push(FailedTeamInfo { team_id: s.team_id.clone(), team_name: s.team_name.clone(), error_message: message });
+                }
+                Some(TeamOutcome::Interrupted) | None => interrupted = true,
+            }
+        }
+        let best = ExecutionSummary::pick_best(&team_results).map(|b| (b.team_id.clone(), b.score));
+        let mut status = ExecutionSummary::derive_status(&team_results, &failed);
+        let mut stop_reason = budget.exceeded();
+        if interrupted || cancel.is_cancelled() {
+            status = ExecutionStatus::Interrupted;
+            stop_reason = Some(format!("interrupted; resume with `mixseek exec --resume {execution_id}`"));
+        }
+        // Let queued LLM-call records reach the store before the summary.
+        drop(shared);
+        let usage_by_role = registry.ledger().usage_by_role(Some(&execution_id), None, None);
+        drop(registry);
+        let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
+        let summary = ExecutionSummary {
+            execution_id: execution_id.clone(),
+            user_prompt,
+            best_team_id: best.as_ref().map(|b| b.0.clone()),
+            best_score: best.map(|b| b.1),
+            team_results,
+            total_execution_time_seconds: elapsed,
+            failed_teams_info: failed,
+            created_at: mixseek_core::time::now_utc(),
+            status,
+            usage: usage_by_role.total(),
+            usage_by_role,
+            stop_reason,
+        };
+        bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
+            .await
+            .map_err(|e| OrchestratorError::setup(format!("cannot record the execution summary: {e}")))?;
+        let _ = writer.flush().await;
+        hooks.finish().await;
+        tracing::info!(
+            execution_id,
+            completed = summary.completed_teams(),
+            failed = summary.failed_teams(),
+            "Orchestration completed"
+        );
+        Ok(summary)
+    }
+}
+
+fn team_setup_failure(team: &LoadedTeam, message: String) -> TeamOutcome {
+    tracing::error!(team_id = team.settings.team_id, error = %message, "team could not start");
+    TeamOutcome::Failed { best: None, message }
+}
+
+async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>) -> TeamOutcome {
+    let o = shared.config.orchestrator();
+    let agents = TeamAgents::from_loaded(team, AgentDeps::new(shared.registry.clone(), shared.prompts.clone()));
+    let judgment = match JudgmentClient::new(&shared.config.judgment, &shared.registry, shared.prompts.clone()) {
+        Ok(j) => j,
+        Err(e) => return team_setup_failure(team, e.to_string()),
+    };
+    let controller = RoundController::new(agents, shared.prompts.clone(), shared.evaluator.clone(), judgment, RoundSettings::new(o))
+        .with_ranking(Arc::new(StoreRanking(shared.store.clone())))
+        .with_sink(shared.bus.clone())
+        .with_context(o.domain_context.clone(), o.language.clone())
+        .with_stop_check(shared.stop.clone());
+    let team_id = team.settings.team_id.clone();
+    let deadline = tokio::time::Instant::now() + shared.deadline_per_team;
+    let mut completed = prior;
+    let mut attempt: u32 = 0;
+    loop {
+        let run = controller.run(&shared.execution_id, &shared.user_prompt, completed.clone());
+        match tokio::time::timeout_at(deadline, run).await {
+            Ok(Ok(result)) => {
+                tracing::info!(team_id, best = ?result.best.as_ref().map(|b| b.score), "Team completed successfully");
+                return TeamOutcome::Done(result.best);
+            }
+            Ok(Err(failure)) => {
+                if failure.is_transient() && attempt < o.max_retries_per_team {
+                    let wait = Duration::from_secs(1u64 << attempt.min(6));
+                    attempt += 1;
+                    tracing::warn!(
+                        team_id, error = %failure.error, rounds_kept = failure.rounds.len(),
+                        "transient failure; retrying from the last completed round (attempt {}/{})", attempt, o.max_retries_per_team
+                    );
+                    completed = failure.rounds;
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                let message = failure.error.to_string();
+                tracing::error!(team_id, error = %message, "team failed");
+                let best = controller.finish_failed(&shared.execution_id, &failure.rounds, &message, false, failure.usage.total()).await;
+                let best = best.unwrap_or_else(|e| {
+                    tracing::warn!(team_id, error = %e, "Failed to recover partial results");
+                    None
+                });
+                return TeamOutcome::Failed { best, message };
+            }
+            Err(_) => {
+                let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
+                tracing::error!(team_id, "team timed out");
+                let rounds = match shared.store.team_rounds_async(&shared.execution_id, &team_id).await {
+                    Ok(r) => r.iter().map(resume::to_completed).collect(),
+                    Err(e) => {
+                        tracing::warn!(team_id, error = %e, "cannot read the team's rounds after its timeout");
+                        completed.clone()
+                    }
+                };
+                let best = controller
+                    .finish_failed(&shared.execution_id, &rounds, &message, true, mixseek_core::Usage::default())
+                    .await
+                    .unwrap_or(None);
+                return TeamOutcome::Failed { best, message };
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! `mixseek evaluate` end to end: the real binary against a fake OpenAI server on 127.0.0.1
+//! that answers each metric by its instruction, so the weighted score is exact.
+
+use mixseek_testkit::fake::{Reply, Wire, respond};
+use mixseek_testkit::server::{HttpResponse, HttpServer};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use workspace_tests::Sandbox;
+
+/// Which score each metric's judge gives: the first key found in the system prompt wins.
+const ROUTES: &[(&str, f64)] = &[
+    ("明瞭性/一貫性", 85.5), // ClarityCoherence
+    ("包括性", 72.25),       // Coverage
+    ("関連性を評価", 90.0),  // Relevance
+    ("novelty", 64.0),       // the custom metric
+];
+
+const EVALUATOR_TOML: &str = r#"default_model = "openai:gpt-4o-mini"
+
+[[metrics]]
+name = "ClarityCoherence"
+weight = 0.3
+
+[[metrics]]
+name = "coverage"
+weight = 0.25
+
+[[metrics]]
+name = "Relevance"
+weight = 0.25
+
+[[metrics]]
+name = "Novelty"
+weight = 0.2
+system_instruction = "Rate the novelty of the submission (0-100)."
+"#;
+
+/// 0.3 × 85.5 + 0.25 × 72.25 + 0.25 × 90 + 0.2 × 64 = 79.0125 → 79.01.
+const EXPECTED: f64 = 79.01;
+
+struct Judge {
+    server: HttpServer,
+    requests: Arc<Mutex<Vec<Value>>>,
+    max_in_flight: Arc<AtomicUsize>,
+}
+
+impl Judge {
+    /// `fail`: every request gets HTTP 400.
+    async fn start(fail: bool) -> Self {
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let max_in_flight = Arc::new(AtomicUsize::new(0));
+        let (r, inf, max) = (requests.clone(), in_flight.clone(), max_in_flight.clone());
+        let server = HttpServer::start(0, move |req| {
+            let (r, inf, max) = (r.clone(), inf.clone(), max.clone());
+            async move {
+                let now = inf.fetch_add(1, Ordering::SeqCst) + 1;
+                max.fetch_max(now, Ordering::SeqCst);
+                let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+                r.lock().expect("lock").push(body.clone());
+                let system = body["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let reply = if fail {
+                    Reply::status(400, "the judge refuses")
+                } else {
+                    match ROUTES.iter().find(|(k, _)| system.contains(k)) {
+                        Some((k, s)) => Reply::delayed(
+                            Duration::from_millis(200),
+                            Reply::json(
+                                json!({"score": s, "evaluator_comment": format!("judged by {k}")}),
+                            ),
+                        ),
+                        None => Reply::status(404, "unknown metric"),
+                    }
+                };
+                let resp: HttpResponse = respond(Wire::OpenAi, reply, &body, 0, true).await;
+                inf.fetch_sub(1, Ordering::SeqCst);
+                resp
+            }
+        })
+        .await
+        .expect("fake server");
+        Self {
+            server,
+            requests,
+            max_in_flight,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+}
+
+fn cmd(sb: &Sandbox, judge: &Judge, args: &[&str]) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.env("OPENAI_API_KEY", "sk-test-0123456789abcdefghijkl")
+        .env("OPENAI_BASE_URL", judge.url());
+    c.arg("evaluate").args(args);
+    c
+}
+
+async fn run(c: assert_cmd::Command) -> std::process::Output {
+    let mut c = c;
+    tokio::task::spawn_blocking(move || c.output().expect("run mixseek"))
+        .await
+        .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_metrics_give_the_exact_weighted_score_in_json() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    sb.write("evaluator.toml", EVALUATOR_TOML);
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "What is Rust?",
+            "--submission",
+            "A language.",
+            "-c",
+            "evaluator.toml",
+            "-f",
+            "json",
+        ],
+    ))
+    .await;
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v["overall_score"], EXPECTED);
+    let metrics = v["metrics"].as_array().expect("metrics");
+    let got: Vec<(&str, f64)> = metrics
+        .iter()
+        .map(|m| {
+            (
+                m["metric_name"].as_str().unwrap_or(""),
+                m["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("ClarityCoherence", 85.5),
+            ("Coverage", 72.25),
+            ("Relevance", 90.0),
+            ("Novelty", 64.0)
+        ]
+    );
+    assert_eq!(metrics[3]["evaluator_comment"], "judged by novelty");
+    assert_eq!(v["usage"]["requests"], 4);
+    assert_eq!(
+        judge.max_in_flight.load(Ordering::SeqCst),
+        4,
+        "all four metrics in flight at once"
+    );
+    let requests = judge.requests.lock().expect("lock").clone();
+    assert_eq!(requests.len(), 4);
+    assert!(requests.iter().all(|b| b["model"] == "gpt-4o-mini"));
+    assert!(requests.iter().all(|b| {
+        b["messages"][1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("# 提出内容\nA language.")
+    }));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_output_is_a_table_then_the_overall_score() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    sb.write("evaluator.toml", EVALUATOR_TOML);
+    sb.write("answer.md", "A language.\n");
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "What is Rust?",
+            "--submission-file",
+            "answer.md",
+            "-c",
+            "evaluator.toml",
+        ],
+    ))
+    .await;
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(
+        text.ends_with(&format!("\nOverall Score: {EXPECTED}\n")),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("ClarityCoherence"))
+        .expect("a ClarityCoherence row");
+    assert!(
+        row.contains("0.3") && row.contains("85.5") && row.contains("judged by 明瞭性/一貫性"),
+        "{row}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Novelty") && l.contains("0.2") && l.contains("64.0")),
+        "{text}"
+    );
+    assert!(
+        text.starts_with('┏') && text.contains("Weight") && text.contains("Comment"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_submission_can_come_from_stdin() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    sb.write("evaluator.toml", EVALUATOR_TOML);
+    let mut c = cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "What is Rust?",
+            "--submission-file",
+            "-",
+            "-c",
+            "evaluator.toml",
+            "-f",
+            "json",
+        ],
+    );
+    c.write_stdin("From stdin.");
+    let out = run(c).await;
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = judge.requests.lock().expect("lock").clone();
+    assert!(
+        requests[0]["messages"][1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("# 提出内容\nFrom stdin.")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_file_the_documented_defaults_are_used_with_a_log_line() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    let mut c = cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "What is Rust?",
+            "--submission",
+            "A language.",
+            "-f",
+            "json",
+        ],
+    );
+    c.env("MIXSEEK_EVALUATOR__DEFAULT_MODEL", "openai:judge");
+    let out = run(c).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(
+        stderr.contains("Configuration file not found:")
+            && stderr.contains("Using default configuration."),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333: 28.557 + 24.05925 + 29.97 = 82.58625.
+    assert_eq!(v["overall_score"], 82.59);
+    assert_eq!(v["metrics"].as_array().map(Vec::len), Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_exits_2_and_a_failed_evaluation_exits_1() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    sb.write("evaluator.toml", EVALUATOR_TOML);
+
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "What is Rust?",
+            "--submission",
+            "   ",
+            "-c",
+            "evaluator.toml",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("AI response cannot be empty or whitespace-only.")
+    );
+    assert!(out.stdout.is_empty());
+
+    sb.write("weights.toml", "default_model = \"openai:j\"\n[[metrics]]\nname = \"Coverage\"\nweight = 0.5\n[[metrics]]\nname = \"Relevance\"\nweight = 0.3\n");
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &["--prompt", "q", "--submission", "s", "-c", "weights.toml"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Metric weights must sum to 1.0, got: 0.8000. Current weights: Coverage=0.5, Relevance=0.3."), "{stderr}");
+
+    sb.write(
+        "unknown.toml",
+        "default_model = \"openai:j\"\n[[metrics]]\nname = \"Relevanse\"\n",
+    );
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &["--prompt", "q", "--submission", "s", "-c", "unknown.toml"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Metric class not found: 'Relevanse'"));
+
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &["--prompt", "q", "--submission", "s", "-c", "missing.toml"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = run(cmd(&sb, &judge, &["--prompt", "q"])).await;
+    assert_eq!(out.status.code(), Some(2), "a submission is required");
+
+    let failing = Judge::start(true).await;
+    let out = run(cmd(
+        &sb,
+        &failing,
+        &["--prompt", "q", "--submission", "s", "-c", "evaluator.toml"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Failed to evaluate after retries:")
+            && stderr.contains("the judge refuses"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
