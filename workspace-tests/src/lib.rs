@@ -9,7 +9,9 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("tempdir") }
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -31,7 +33,11 @@ impl Sandbox {
     pub fn cmd(&self) -> assert_cmd::Command {
         let mut c = assert_cmd::Command::cargo_bin("mixseek").expect("binary");
         for (k, _) in std::env::vars() {
-            if k.starts_with("MIXSEEK_") || k.ends_with("_API_KEY") || k == "OPENAI_BASE_URL" || k == "TZ" {
+            if k.starts_with("MIXSEEK_")
+                || k.ends_with("_API_KEY")
+                || k == "OPENAI_BASE_URL"
+                || k == "TZ"
+            {
                 c.env_remove(k);
             }
         }
@@ -50,14 +56,21 @@ impl Default for Sandbox {
 
 /// The repository root (for `configs/`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("parent")
+        .to_path_buf()
 }
 
 /// A minimal valid offline competition in `dir`: orchestrator.toml + team + evaluator + judgment.
 pub fn write_mock_competition(sb: &Sandbox, teams: &[&str]) -> PathBuf {
-    let mut orch = String::from("[orchestrator]\ntimeout_per_team_seconds = 60\nmin_rounds = 1\nmax_rounds = 2\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\n");
+    let mut orch = String::from(
+        "[orchestrator]\ntimeout_per_team_seconds = 60\nmin_rounds = 1\nmax_rounds = 2\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\n",
+    );
     for t in teams {
-        orch.push_str(&format!("\n[[orchestrator.teams]]\nconfig = \"team_{t}.toml\"\n"));
+        orch.push_str(&format!(
+            "\n[[orchestrator.teams]]\nconfig = \"team_{t}.toml\"\n"
+        ));
         sb.write(
             &format!("cfg/team_{t}.toml"),
             &format!(

@@ -13,24 +13,55 @@ fn stderr(o: &std::process::Output) -> String {
 fn quickstart_competition_prints_results_and_leaderboard() {
     let sb = Sandbox::new();
     let cfg = repo_root().join("configs/quickstart/orchestrator.toml");
-    let out = sb.cmd().args(["exec", "Write a haiku about autumn", "-c"]).arg(&cfg).output().expect("run");
+    let out = sb
+        .cmd()
+        .args(["exec", "Write a haiku about autumn", "-c"])
+        .arg(&cfg)
+        .output()
+        .expect("run");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
     assert!(text.starts_with("🚀 MixSeek Orchestrator\n"), "{text}");
-    assert!(text.contains("📝 Task: Write a haiku about autumn"), "{text}");
-    for team in ["✅ Team alpha: Alpha Team", "✅ Team beta: Beta Team", "✅ Team gamma: Gamma Team"] {
+    assert!(
+        text.contains("📝 Task: Write a haiku about autumn"),
+        "{text}"
+    );
+    for team in [
+        "✅ Team alpha: Alpha Team",
+        "✅ Team beta: Beta Team",
+        "✅ Team gamma: Gamma Team",
+    ] {
         assert!(text.contains(team), "{team} missing:\n{text}");
     }
     assert!(text.contains("🏆 Best Result (Team "), "{text}");
-    assert!(text.contains("                      🏆 Leaderboard"), "{text}");
-    assert!(text.contains("Total Teams:      3\nCompleted Teams:  3\nFailed Teams:     0\n"), "{text}");
+    assert!(
+        text.contains("                      🏆 Leaderboard"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Total Teams:      3\nCompleted Teams:  3\nFailed Teams:     0\n"),
+        "{text}"
+    );
     assert!(text.contains("💾 Results saved to DuckDB"), "{text}");
     assert!(sb.workspace().join("mixseek.db").is_file());
-    let logs: Vec<_> = std::fs::read_dir(sb.workspace().join("logs")).expect("logs").flatten().collect();
-    assert!(logs.iter().any(|e| e.file_name().to_string_lossy().ends_with(".alpha.progress.json")), "progress files");
+    let logs: Vec<_> = std::fs::read_dir(sb.workspace().join("logs"))
+        .expect("logs")
+        .flatten()
+        .collect();
+    assert!(
+        logs.iter().any(|e| e
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".alpha.progress.json")),
+        "progress files"
+    );
 
     // The stored leaderboard agrees.
-    let out = sb.cmd().args(["leaderboard", "--latest", "-f", "json"]).output().expect("run");
+    let out = sb
+        .cmd()
+        .args(["leaderboard", "--latest", "-f", "json"])
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v.as_array().map(Vec::len), Some(3), "{v}");
@@ -40,7 +71,12 @@ fn quickstart_competition_prints_results_and_leaderboard() {
 fn json_output_is_the_execution_summary() {
     let sb = Sandbox::new();
     let orch = write_mock_competition(&sb, &["a", "b"]);
-    let out = sb.cmd().args(["exec", "Name three colours", "-f", "json", "-c"]).arg(&orch).output().expect("run");
+    let out = sb
+        .cmd()
+        .args(["exec", "Name three colours", "-f", "json", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is only JSON");
     assert_eq!(v["user_prompt"], "Name three colours");
@@ -53,8 +89,16 @@ fn json_output_is_the_execution_summary() {
     assert_eq!(results[0]["team_id"], "a", "team-config order");
     assert_eq!(results[0]["id"], serde_json::Value::Null);
     assert_eq!(results[0]["final_submission"], true);
-    assert!(results[0]["score_details"]["metrics"].as_array().is_some_and(|m| m.len() == 2));
-    assert!(v["usage"]["requests"].as_u64().unwrap_or(0) > 0, "usage is recorded: {}", v["usage"]);
+    assert!(
+        results[0]["score_details"]["metrics"]
+            .as_array()
+            .is_some_and(|m| m.len() == 2)
+    );
+    assert!(
+        v["usage"]["requests"].as_u64().unwrap_or(0) > 0,
+        "usage is recorded: {}",
+        v["usage"]
+    );
     assert!(v["usage"]["input_tokens"].as_u64().unwrap_or(0) > 0);
 }
 
@@ -62,7 +106,16 @@ fn json_output_is_the_execution_summary() {
 fn an_empty_prompt_is_a_usage_error() {
     let sb = Sandbox::new();
     let orch = write_mock_competition(&sb, &["a"]);
-    let out = sb.cmd().args(["exec", "   ", "-c"]).arg(&orch).output().expect("run");
+    let out = sb
+        .cmd()
+        .args(["exec", "   ", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("user_prompt cannot be empty"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("user_prompt cannot be empty"),
+        "{}",
+        stderr(&out)
+    );
 }

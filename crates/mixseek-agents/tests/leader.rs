@@ -48,7 +48,7 @@ async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
     ]));
     leader.push(Reply::text("the final report"));
     members.set_default(Reply::delayed(
-        Duration::from_millis(400),
+        Duration::from_millis(800),
         Reply::text("member answer"),
     ));
     let reg = registry(&[
@@ -88,7 +88,7 @@ async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
             (USAGE_INPUT, USAGE_OUTPUT, 1)
         );
         assert!(
-            s.execution_time_ms.is_some_and(|ms| ms >= 400),
+            s.execution_time_ms.is_some_and(|ms| ms >= 800),
             "{:?}",
             s.execution_time_ms
         );
@@ -212,7 +212,7 @@ async fn max_concurrent_members_bounds_parallel_calls() {
     ]));
     leader.push(Reply::text("done"));
     members.set_default(Reply::delayed(
-        Duration::from_millis(300),
+        Duration::from_millis(600),
         Reply::text("ok"),
     ));
     let reg = registry(&[

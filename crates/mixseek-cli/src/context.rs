@@ -21,6 +21,8 @@ impl Ctx {
     /// Resolves a `-c/--config` path: absolute as is; relative against the workspace, then the
     /// current directory; when neither exists the error names both.
     pub fn resolve_config_path(&self, given: &Path) -> Result<PathBuf, CliError> {
-        self.workspace.resolve_cli_path(given).map_err(CliError::from)
+        self.workspace
+            .resolve_cli_path(given)
+            .map_err(CliError::from)
     }
 }

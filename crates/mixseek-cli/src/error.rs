@@ -14,11 +14,19 @@ pub struct CliError {
 impl CliError {
     /// Bad input or usage: exit 2.
     pub fn usage(message: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: None, exit_code: 2 }
+        Self {
+            message: message.into(),
+            hint: None,
+            exit_code: 2,
+        }
     }
     /// The command ran and failed: exit 1.
     pub fn failure(message: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: None, exit_code: 1 }
+        Self {
+            message: message.into(),
+            hint: None,
+            exit_code: 1,
+        }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -40,7 +48,11 @@ impl CliError {
             }
             source = s.source();
         }
-        Self { message, hint: None, exit_code }
+        Self {
+            message,
+            hint: None,
+            exit_code,
+        }
     }
     pub fn exit(&self) -> ExitCode {
         ExitCode::from(self.exit_code)

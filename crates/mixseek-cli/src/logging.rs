@@ -38,7 +38,14 @@ impl LogLevel {
 
 /// Installs the global subscriber. `quiet` lowers stderr to errors only; `verbose` raises it to
 /// debug. `MIXSEEK_LOG` (an EnvFilter directive) wins over the level flags for fine control.
-pub fn init(level: LogLevel, format: LogFormat, quiet: bool, verbose: bool, workspace: Option<&Path>, file: bool) {
+pub fn init(
+    level: LogLevel,
+    format: LogFormat,
+    quiet: bool,
+    verbose: bool,
+    workspace: Option<&Path>,
+    file: bool,
+) {
     let console_level = if quiet {
         "error"
     } else if verbose && level == LogLevel::Info {
@@ -47,12 +54,24 @@ pub fn init(level: LogLevel, format: LogFormat, quiet: bool, verbose: bool, work
         level.directive()
     };
     let filter_for = |lvl: &str| {
-        let own = format!("warn,mixseek={lvl},mixseek_core={lvl},mixseek_config={lvl},mixseek_llm={lvl},mixseek_prompt={lvl},mixseek_evaluator={lvl},mixseek_agents={lvl},mixseek_round={lvl},mixseek_store={lvl},mixseek_orchestrator={lvl},mixseek_cli={lvl}");
-        std::env::var("MIXSEEK_LOG").ok().and_then(|d| EnvFilter::try_new(d).ok()).unwrap_or_else(|| EnvFilter::new(own))
+        let own = format!(
+            "warn,mixseek={lvl},mixseek_core={lvl},mixseek_config={lvl},mixseek_llm={lvl},mixseek_prompt={lvl},mixseek_evaluator={lvl},mixseek_agents={lvl},mixseek_round={lvl},mixseek_store={lvl},mixseek_orchestrator={lvl},mixseek_cli={lvl}"
+        );
+        std::env::var("MIXSEEK_LOG")
+            .ok()
+            .and_then(|d| EnvFilter::try_new(d).ok())
+            .unwrap_or_else(|| EnvFilter::new(own))
     };
     let stderr_layer = match format {
-        LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).compact().boxed_layer(),
-        LogFormat::Json => tracing_subscriber::fmt::layer().with_writer(std::io::stderr).json().boxed_layer(),
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_target(false)
+            .compact()
+            .boxed_layer(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .json()
+            .boxed_layer(),
     };
     let file_layer = workspace.filter(|_| file).and_then(|ws| {
         if !ws.is_dir() {
@@ -60,10 +79,20 @@ pub fn init(level: LogLevel, format: LogFormat, quiet: bool, verbose: bool, work
         }
         let dir = ws.join("logs");
         std::fs::create_dir_all(&dir).ok()?;
-        let f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("mixseek.log")).ok()?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("mixseek.log"))
+            .ok()?;
         let layer = match format {
-            LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(Mutex::new(f)).with_ansi(false).boxed_layer(),
-            LogFormat::Json => tracing_subscriber::fmt::layer().with_writer(Mutex::new(f)).json().boxed_layer(),
+            LogFormat::Text => tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(f))
+                .with_ansi(false)
+                .boxed_layer(),
+            LogFormat::Json => tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(f))
+                .json()
+                .boxed_layer(),
         };
         Some(layer.with_filter_boxed(filter_for(level.directive())))
     });

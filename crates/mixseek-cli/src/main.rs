@@ -30,7 +30,13 @@ struct Cli {
     #[arg(long, global = true, value_enum, default_value = "info")]
     log_level: logging::LogLevel,
     /// Log format
-    #[arg(long, global = true, value_enum, env = "MIXSEEK_LOG_FORMAT", default_value = "text")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "MIXSEEK_LOG_FORMAT",
+        default_value = "text"
+    )]
     log_format: logging::LogFormat,
     /// Do not write WORKSPACE/logs/mixseek.log
     #[arg(long, global = true)]
@@ -101,16 +107,34 @@ fn main() -> ExitCode {
     let workspace = match mixseek_config::Workspace::from_env(cli.workspace.as_deref()) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("{}", CliError::usage(e.to_string()).with_hint("pass --workspace DIR or set MIXSEEK_WORKSPACE"));
+            eprintln!(
+                "{}",
+                CliError::usage(e.to_string())
+                    .with_hint("pass --workspace DIR or set MIXSEEK_WORKSPACE")
+            );
             return ExitCode::from(2);
         }
     };
     if cli.command.writes_workspace() && !matches!(cli.command, Command::Exec(ref a) if a.dry_run) {
         let _ = std::fs::create_dir_all(&workspace.root);
     }
-    logging::init(cli.log_level, cli.log_format, cli.quiet, cli.verbose, Some(&workspace.root), !cli.no_log_file);
-    let ctx = Ctx { workspace, quiet: cli.quiet, verbose: cli.verbose };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    logging::init(
+        cli.log_level,
+        cli.log_format,
+        cli.quiet,
+        cli.verbose,
+        Some(&workspace.root),
+        !cli.no_log_file,
+    );
+    let ctx = Ctx {
+        workspace,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("Error: cannot start the async runtime: {e}");

@@ -8,7 +8,8 @@ pub enum TextOrJson {
 
 /// Pretty JSON with 2-space indentation and non-ASCII kept.
 pub fn to_json_pretty<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize output: {e}\"}}"))
+    serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize output: {e}\"}}"))
 }
 
 /// Keys whose values are secrets in displays (`config show`): the original's list, except
@@ -18,9 +19,18 @@ pub fn is_secret_key(key: &str) -> bool {
     if k.ends_with("_env") || k.contains("tokens") {
         return false;
     }
-    ["api_key", "apikey", "password", "secret", "credential", "private_key", "access_key", "authorization"]
-        .iter()
-        .any(|s| k.contains(s))
+    [
+        "api_key",
+        "apikey",
+        "password",
+        "secret",
+        "credential",
+        "private_key",
+        "access_key",
+        "authorization",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
         || k == "token"
         || k.ends_with("_token")
 }

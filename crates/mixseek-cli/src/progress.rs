@@ -17,19 +17,51 @@ impl ProgressLines {
 impl EventSink for ProgressLines {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
         let line = match event {
-            Event::RoundStarted { team_id, round_number, .. } => Some(format!("[{team_id}] round {round_number}: leader working")),
-            Event::SubmissionReady { team_id, round_number, usage, .. } => {
-                Some(format!("[{team_id}] round {round_number}: submission ready ({} tokens), evaluating", usage.total_tokens()))
-            }
-            Event::Evaluated(r) => Some(format!("[{}] round {}: score {:.2}", r.team_id, r.round_number, r.score_details.overall_score)),
-            Event::Judged { team_id, round_number, decision, .. } => Some(format!(
-                "[{team_id}] round {round_number}: {}",
-                if decision.should_continue { "continue".to_string() } else { format!("stop ({})", decision.exit_reason.map(|r| r.as_str()).unwrap_or("stop")) }
+            Event::RoundStarted {
+                team_id,
+                round_number,
+                ..
+            } => Some(format!("[{team_id}] round {round_number}: leader working")),
+            Event::SubmissionReady {
+                team_id,
+                round_number,
+                usage,
+                ..
+            } => Some(format!(
+                "[{team_id}] round {round_number}: submission ready ({} tokens), evaluating",
+                usage.total_tokens()
             )),
-            Event::TeamFinished { team_id, status, best, .. } => Some(format!(
+            Event::Evaluated(r) => Some(format!(
+                "[{}] round {}: score {:.2}",
+                r.team_id, r.round_number, r.score_details.overall_score
+            )),
+            Event::Judged {
+                team_id,
+                round_number,
+                decision,
+                ..
+            } => Some(format!(
+                "[{team_id}] round {round_number}: {}",
+                if decision.should_continue {
+                    "continue".to_string()
+                } else {
+                    format!(
+                        "stop ({})",
+                        decision.exit_reason.map(|r| r.as_str()).unwrap_or("stop")
+                    )
+                }
+            )),
+            Event::TeamFinished {
+                team_id,
+                status,
+                best,
+                ..
+            } => Some(format!(
                 "[{team_id}] finished: {} (best {})",
                 status.as_str(),
-                best.as_ref().map(|b| format!("{:.2} in round {}", b.score, b.round_number)).unwrap_or_else(|| "none".into())
+                best.as_ref()
+                    .map(|b| format!("{:.2} in round {}", b.score, b.round_number))
+                    .unwrap_or_else(|| "none".into())
             )),
             _ => None,
         };

@@ -102,7 +102,10 @@ mod tests {
 
     #[test]
     fn wrapping() {
-        assert_eq!(wrap("Beta Team With A Long Name", 20), vec!["Beta Team With A", "Long Name"]);
+        assert_eq!(
+            wrap("Beta Team With A Long Name", 20),
+            vec!["Beta Team With A", "Long Name"]
+        );
         assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
         assert_eq!(wrap("", 4), vec![""]);
     }

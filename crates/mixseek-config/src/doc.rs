@@ -24,15 +24,29 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map(|i| before[i + 1..].chars().count()).unwrap_or(before.chars().count()) + 1;
+    let col = before
+        .rfind('\n')
+        .map(|i| before[i + 1..].chars().count())
+        .unwrap_or(before.chars().count())
+        + 1;
     (line, col)
 }
 
-fn index_table(text: &str, prefix: &str, table: &DeTable<'_>, out: &mut HashMap<String, (usize, usize)>) {
+fn index_table(
+    text: &str,
+    prefix: &str,
+    table: &DeTable<'_>,
+    out: &mut HashMap<String, (usize, usize)>,
+) {
     for (k, v) in table.iter() {
         let key = k.get_ref().as_ref();
-        let path = if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") };
-        out.entry(path.clone()).or_insert_with(|| line_col(text, k.span().start));
+        let path = if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        out.entry(path.clone())
+            .or_insert_with(|| line_col(text, k.span().start));
         index_value(text, &path, v.get_ref(), out);
     }
 }
@@ -43,7 +57,8 @@ fn index_value(text: &str, path: &str, v: &DeValue<'_>, out: &mut HashMap<String
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let p = format!("{path}[{i}]");
-                out.entry(p.clone()).or_insert_with(|| line_col(text, item.span().start));
+                out.entry(p.clone())
+                    .or_insert_with(|| line_col(text, item.span().start));
                 index_value(text, &p, item.get_ref(), out);
             }
         }
@@ -69,9 +84,10 @@ impl TomlDoc {
         // CRLF files parse like LF ones.
         let text = text.replace("\r\n", "\n");
         let table: toml::Table = toml::from_str(&text).map_err(|e| {
-            let mut issue = ConfigIssue::new("", format!("invalid TOML syntax: {}", e.message().trim()))
-                .in_file(path)
-                .with_hint("fix the syntax at the position shown");
+            let mut issue =
+                ConfigIssue::new("", format!("invalid TOML syntax: {}", e.message().trim()))
+                    .in_file(path)
+                    .with_hint("fix the syntax at the position shown");
             if let Some(span) = e.span() {
                 let (l, c) = line_col(&text, span.start);
                 issue = issue.at(l, c);
@@ -82,7 +98,12 @@ impl TomlDoc {
         if let Ok(spanned) = DeTable::parse(&text) {
             index_table(&text, "", spanned.get_ref(), &mut positions);
         }
-        Ok(Self { path: path.to_path_buf(), text, table, positions })
+        Ok(Self {
+            path: path.to_path_buf(),
+            text,
+            table,
+            positions,
+        })
     }
 
     /// Position of a key, or of its nearest ancestor that has one.
@@ -100,7 +121,13 @@ impl TomlDoc {
     /// Records every leaf value of the file as coming from this file (with its line).
     pub fn record_sources(&self, sources: &mut SourceMap) {
         for (k, (line, _)) in &self.positions {
-            sources.set(k.clone(), Source::File { path: self.path.clone(), line: *line });
+            sources.set(
+                k.clone(),
+                Source::File {
+                    path: self.path.clone(),
+                    line: *line,
+                },
+            );
         }
     }
 
@@ -126,7 +153,11 @@ fn ignored_path(p: &serde_ignored::Path<'_>) -> String {
         serde_ignored::Path::Seq { parent, index } => format!("{}[{index}]", ignored_path(parent)),
         serde_ignored::Path::Map { parent, key } => {
             let parent = ignored_path(parent);
-            if parent.is_empty() { key.clone() } else { format!("{parent}.{key}") }
+            if parent.is_empty() {
+                key.clone()
+            } else {
+                format!("{parent}.{key}")
+            }
         }
         serde_ignored::Path::Some { parent }
         | serde_ignored::Path::NewtypeStruct { parent }
@@ -174,14 +205,18 @@ fn remove_path(root: &mut toml::Value, path: &str) -> bool {
         }
     }
     segs.retain(|s| !s.is_empty());
-    let Some((last, parents)) = segs.split_last() else { return false };
+    let Some((last, parents)) = segs.split_last() else {
+        return false;
+    };
     let mut cur = root;
     for s in parents {
         cur = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
-            (Some(i), toml::Value::Array(a)) => match i.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
-                Some(v) => v,
-                None => return false,
-            },
+            (Some(i), toml::Value::Array(a)) => {
+                match i.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                    Some(v) => v,
+                    None => return false,
+                }
+            }
             (None, toml::Value::Table(t)) => match t.get_mut(s.as_str()) {
                 Some(v) => v,
                 None => return false,
@@ -189,7 +224,10 @@ fn remove_path(root: &mut toml::Value, path: &str) -> bool {
             _ => return false,
         };
     }
-    match (last.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+    match (
+        last.strip_prefix('[').and_then(|x| x.strip_suffix(']')),
+        cur,
+    ) {
         (Some(i), toml::Value::Array(a)) => match i.parse::<usize>() {
             Ok(i) if i < a.len() => {
                 a.remove(i);
@@ -212,7 +250,11 @@ pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> 
             }
         }
         if let Some(any) = v.get("anyOf").and_then(|a| a.as_array()) {
-            if let Some(obj) = any.iter().map(|x| resolve(root, x)).find(|x| x.get("properties").is_some()) {
+            if let Some(obj) = any
+                .iter()
+                .map(|x| resolve(root, x))
+                .find(|x| x.get("properties").is_some())
+            {
                 return obj;
             }
         }
@@ -356,10 +398,14 @@ mod tests {
 
     #[test]
     fn positions_follow_keys_and_array_items() {
-        let doc = TomlDoc::parse(Path::new("o.toml"), "[x]\na = 1\n\n[[x.t]]\nc = 2\n").expect("ok");
+        let doc =
+            TomlDoc::parse(Path::new("o.toml"), "[x]\na = 1\n\n[[x.t]]\nc = 2\n").expect("ok");
         assert_eq!(doc.position("x.a"), Some((2, 1)));
         assert_eq!(doc.position("x.t[0].c"), Some((5, 1)));
-        assert_eq!(doc.position("x.t[0].missing"), Some((5, 1)).filter(|_| false).or(doc.position("x.t[0]")));
+        assert_eq!(
+            doc.position("x.t[0].missing"),
+            Some((5, 1)).filter(|_| false).or(doc.position("x.t[0]"))
+        );
     }
 
     #[test]
@@ -370,15 +416,26 @@ mod tests {
         )
         .expect("ok");
         let mut issues = Issues::default();
-        let v: Option<Outer> = deserialize_section(&toml::Value::Table(doc.table.clone()), "", &mut issues);
+        let v: Option<Outer> =
+            deserialize_section(&toml::Value::Table(doc.table.clone()), "", &mut issues);
         doc.locate(&mut issues, 0);
         assert!(v.is_some());
         let rendered: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
         assert_eq!(issues.len(), 3, "{rendered:#?}");
-        assert!(rendered.iter().any(|r| r.contains("o.toml:1:1: `name`")), "{rendered:#?}");
-        assert!(rendered.iter().any(|r| r.contains("`inner.min_rounds`") && r.contains("o.toml:4:1")), "{rendered:#?}");
         assert!(
-            rendered.iter().any(|r| r.contains("`inner.max_round`: unknown key (did you mean `max_rounds`?)")),
+            rendered.iter().any(|r| r.contains("o.toml:1:1: `name`")),
+            "{rendered:#?}"
+        );
+        assert!(
+            rendered
+                .iter()
+                .any(|r| r.contains("`inner.min_rounds`") && r.contains("o.toml:4:1")),
+            "{rendered:#?}"
+        );
+        assert!(
+            rendered
+                .iter()
+                .any(|r| r.contains("`inner.max_round`: unknown key (did you mean `max_rounds`?)")),
             "{rendered:#?}"
         );
     }

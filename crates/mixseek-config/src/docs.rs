@@ -17,23 +17,49 @@ fn resolve<'a>(root: &'a Value, v: &'a Value) -> &'a Value {
 
 fn type_name(root: &Value, v: &Value) -> String {
     if let Some(any) = v.get("anyOf").and_then(Value::as_array) {
-        let parts: Vec<String> = any.iter().filter(|x| x.get("type") != Some(&Value::from("null"))).map(|x| type_name(root, x)).collect();
-        let nullable = any.iter().any(|x| x.get("type") == Some(&Value::from("null")));
-        return format!("{}{}", parts.join(" | "), if nullable { " (optional)" } else { "" });
+        let parts: Vec<String> = any
+            .iter()
+            .filter(|x| x.get("type") != Some(&Value::from("null")))
+            .map(|x| type_name(root, x))
+            .collect();
+        let nullable = any
+            .iter()
+            .any(|x| x.get("type") == Some(&Value::from("null")));
+        return format!(
+            "{}{}",
+            parts.join(" | "),
+            if nullable { " (optional)" } else { "" }
+        );
     }
     let v2 = resolve(root, v);
     if let Some(e) = v2.get("enum").and_then(Value::as_array) {
-        return e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" \\| ");
+        return e
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" \\| ");
     }
     if let Some(one) = v2.get("oneOf").and_then(Value::as_array) {
-        let vals: Vec<String> = one.iter().filter_map(|x| x.get("const").or_else(|| x.get("enum").and_then(|e| e.get(0)))).map(|x| x.to_string()).collect();
+        let vals: Vec<String> = one
+            .iter()
+            .filter_map(|x| {
+                x.get("const")
+                    .or_else(|| x.get("enum").and_then(|e| e.get(0)))
+            })
+            .map(|x| x.to_string())
+            .collect();
         if !vals.is_empty() {
             return vals.join(" \\| ");
         }
     }
     match v2.get("type") {
         Some(Value::String(t)) => match t.as_str() {
-            "array" => format!("array of {}", v2.get("items").map(|i| type_name(root, i)).unwrap_or_else(|| "values".into())),
+            "array" => format!(
+                "array of {}",
+                v2.get("items")
+                    .map(|i| type_name(root, i))
+                    .unwrap_or_else(|| "values".into())
+            ),
             "object" if v2.get("properties").is_some() => "table".into(),
             "object" => match v2.get("additionalProperties") {
                 Some(ap) if ap.is_object() => format!("table of {}", type_name(root, ap)),
@@ -44,13 +70,27 @@ fn type_name(root: &Value, v: &Value) -> String {
             other => other.into(),
         },
         Some(Value::Array(ts)) => {
-            let non_null: Vec<String> = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").map(|t| match t {
-                "number" => "float".to_string(),
-                "array" => format!("array of {}", v2.get("items").map(|i| type_name(root, i)).unwrap_or_else(|| "values".into())),
-                other => other.to_string(),
-            }).collect();
+            let non_null: Vec<String> = ts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .map(|t| match t {
+                    "number" => "float".to_string(),
+                    "array" => format!(
+                        "array of {}",
+                        v2.get("items")
+                            .map(|i| type_name(root, i))
+                            .unwrap_or_else(|| "values".into())
+                    ),
+                    other => other.to_string(),
+                })
+                .collect();
             let nullable = ts.iter().any(|t| t == "null");
-            format!("{}{}", non_null.join(" | "), if nullable { " (optional)" } else { "" })
+            format!(
+                "{}{}",
+                non_null.join(" | "),
+                if nullable { " (optional)" } else { "" }
+            )
         }
         _ => "any".into(),
     }
@@ -66,22 +106,42 @@ fn default_text(defaults: &Value, path: &[String]) -> String {
     }
     match cur {
         Value::Null => "—".into(),
-        Value::String(s) if s.contains('\n') || s.chars().count() > 60 => "(long text, see the shipped default)".into(),
+        Value::String(s) if s.contains('\n') || s.chars().count() > 60 => {
+            "(long text, see the shipped default)".into()
+        }
         Value::Array(a) if a.is_empty() => "`[]`".into(),
         Value::Object(o) if o.is_empty() => "`{}`".into(),
         Value::Object(_) | Value::Array(_) => {
             let s = cur.to_string();
-            if s.chars().count() > 60 { "(see below)".into() } else { format!("`{s}`") }
+            if s.chars().count() > 60 {
+                "(see below)".into()
+            } else {
+                format!("`{s}`")
+            }
         }
         other => format!("`{other}`"),
     }
 }
 
-fn walk(root: &Value, node: &Value, defaults: &Value, prefix: &str, path: &mut Vec<String>, out: &mut String, depth: usize) {
+fn walk(
+    root: &Value,
+    node: &Value,
+    defaults: &Value,
+    prefix: &str,
+    path: &mut Vec<String>,
+    out: &mut String,
+    depth: usize,
+) {
     let node = resolve(root, node);
-    let Some(props) = node.get("properties").and_then(Value::as_object) else { return };
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
     for (key, schema) in props {
-        let full = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let full = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
         let desc = schema
             .get("description")
             .or_else(|| resolve(root, schema).get("description"))
@@ -90,25 +150,49 @@ fn walk(root: &Value, node: &Value, defaults: &Value, prefix: &str, path: &mut V
             .replace('\n', " ")
             .replace('|', "\\|");
         path.push(key.clone());
-        out.push_str(&format!("| `{full}` | {} | {} | {desc} |\n", type_name(root, schema), default_text(defaults, path)));
+        out.push_str(&format!(
+            "| `{full}` | {} | {} | {desc} |\n",
+            type_name(root, schema),
+            default_text(defaults, path)
+        ));
         if depth < 6 {
             let inner = resolve(root, schema);
             let inner = inner
                 .get("anyOf")
                 .and_then(Value::as_array)
-                .and_then(|a| a.iter().map(|x| resolve(root, x)).find(|x| x.get("properties").is_some() || x.get("items").is_some()))
+                .and_then(|a| {
+                    a.iter()
+                        .map(|x| resolve(root, x))
+                        .find(|x| x.get("properties").is_some() || x.get("items").is_some())
+                })
                 .unwrap_or(inner);
             if inner.get("properties").is_some() {
                 walk(root, inner, defaults, &full, path, out, depth + 1);
             } else if let Some(items) = inner.get("items") {
                 let it = resolve(root, items);
                 if it.get("properties").is_some() {
-                    walk(root, it, &Value::Null, &format!("{full}[]"), &mut Vec::new(), out, depth + 1);
+                    walk(
+                        root,
+                        it,
+                        &Value::Null,
+                        &format!("{full}[]"),
+                        &mut Vec::new(),
+                        out,
+                        depth + 1,
+                    );
                 }
             } else if let Some(ap) = inner.get("additionalProperties") {
                 let it = resolve(root, ap);
                 if it.get("properties").is_some() {
-                    walk(root, it, &Value::Null, &format!("{full}.<name>"), &mut Vec::new(), out, depth + 1);
+                    walk(
+                        root,
+                        it,
+                        &Value::Null,
+                        &format!("{full}.<name>"),
+                        &mut Vec::new(),
+                        out,
+                        depth + 1,
+                    );
                 }
             }
         }
@@ -116,11 +200,24 @@ fn walk(root: &Value, node: &Value, defaults: &Value, prefix: &str, path: &mut V
     }
 }
 
-fn section<T: schemars::JsonSchema + serde::Serialize>(title: &str, intro: &str, defaults: &T) -> String {
+fn section<T: schemars::JsonSchema + serde::Serialize>(
+    title: &str,
+    intro: &str,
+    defaults: &T,
+) -> String {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     let defaults = serde_json::to_value(defaults).unwrap_or_default();
-    let mut out = format!("## {title}\n\n{intro}\n\n| key | type | default | meaning |\n|---|---|---|---|\n");
-    walk(&schema, &schema, &defaults, "", &mut Vec::new(), &mut out, 0);
+    let mut out =
+        format!("## {title}\n\n{intro}\n\n| key | type | default | meaning |\n|---|---|---|---|\n");
+    walk(
+        &schema,
+        &schema,
+        &defaults,
+        "",
+        &mut Vec::new(),
+        &mut out,
+        0,
+    );
     out.push('\n');
     out
 }
@@ -158,7 +255,11 @@ pub fn reference_markdown() -> String {
         "Flat keys. Without any evaluator file the metrics are ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333.",
         &crate::evaluator::EvaluatorSettings::default(),
     ));
-    s.push_str(&section::<crate::judgment::JudgmentSettings>("Judgment file", "Flat keys.", &crate::judgment::JudgmentSettings::default()));
+    s.push_str(&section::<crate::judgment::JudgmentSettings>(
+        "Judgment file",
+        "Flat keys.",
+        &crate::judgment::JudgmentSettings::default(),
+    ));
     s
 }
 
@@ -168,7 +269,8 @@ mod tests {
 
     #[test]
     fn config_reference_matches_docs() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md");
         let generated = reference_markdown();
         if std::env::var("MIXSEEK_UPDATE_DOCS").is_ok() {
             std::fs::write(&path, &generated).expect("write docs");
@@ -178,7 +280,13 @@ mod tests {
             committed == generated,
             "docs/configuration.md is out of date: run `MIXSEEK_UPDATE_DOCS=1 cargo test -p mixseek-config config_reference`"
         );
-        for key in ["`orchestrator.max_rounds`", "`team.leader.model`", "`metrics[].weight`", "`judge_on_final_round`", "`providers.<name>.base_url`"] {
+        for key in [
+            "`orchestrator.max_rounds`",
+            "`team.leader.model`",
+            "`metrics[].weight`",
+            "`judge_on_final_round`",
+            "`providers.<name>.base_url`",
+        ] {
             assert!(generated.contains(key), "{key} missing from the reference");
         }
     }

@@ -22,7 +22,13 @@ pub const NON_SETTING_VARS: &[&str] = &[
 
 /// Prefixes of settings that live in other files or are not ours.
 pub const SECTION_PREFIXES: &[&str] = &[
-    "TEAM", "LEADER", "MEMBER", "EVALUATOR", "JUDGMENT", "PROMPT_BUILDER", "UI",
+    "TEAM",
+    "LEADER",
+    "MEMBER",
+    "EVALUATOR",
+    "JUDGMENT",
+    "PROMPT_BUILDER",
+    "UI",
 ];
 
 /// Top-level tables of the orchestrator file that env variables may set directly.
@@ -46,10 +52,18 @@ impl EnvVars {
         K: Into<String>,
         V: Into<String>,
     {
-        Self(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Self(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -73,10 +87,14 @@ pub fn parse_value(raw: &str) -> toml::Value {
 
 /// Sets `value` at `path` inside `table`, creating tables on the way (deep merge).
 pub fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut cur = table;
     for p in parents {
-        let entry = cur.entry(p.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur
+            .entry(p.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         if !entry.is_table() {
             *entry = toml::Value::Table(toml::Table::new());
         }
@@ -109,16 +127,25 @@ pub fn overlay(
     let mut applied = Vec::new();
     for (name, raw) in &env.0 {
         let upper = name.to_ascii_uppercase();
-        let Some(rest) = upper.strip_prefix(prefix) else { continue };
+        let Some(rest) = upper.strip_prefix(prefix) else {
+            continue;
+        };
         if rest.is_empty() || !accept(rest) {
             continue;
         }
         let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-        path.extend(rest.split("__").filter(|s| !s.is_empty()).map(|s| s.to_ascii_lowercase()));
+        path.extend(
+            rest.split("__")
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_ascii_lowercase()),
+        );
         let key = path.join(".");
         set_path(table, &path, parse_value(raw));
         sources.set(key.clone(), Source::Env { var: name.clone() });
-        applied.push(Applied { var: name.clone(), key });
+        applied.push(Applied {
+            var: name.clone(),
+            key,
+        });
     }
     applied
 }
@@ -141,21 +168,37 @@ mod tests {
         assert_eq!(parse_value("5"), toml::Value::Integer(5));
         assert_eq!(parse_value("true"), toml::Value::Boolean(true));
         assert_eq!(parse_value("0.5"), toml::Value::Float(0.5));
-        assert_eq!(parse_value("openai:gpt-4o"), toml::Value::String("openai:gpt-4o".into()));
+        assert_eq!(
+            parse_value("openai:gpt-4o"),
+            toml::Value::String("openai:gpt-4o".into())
+        );
         assert!(parse_value("[\"a\", \"b\"]").is_array());
         assert!(parse_value("{\"a\": 1}").is_table());
     }
 
     #[test]
     fn nested_overrides_deep_merge() {
-        let mut t: toml::Table = toml::from_str("[team.leader]\nmodel = \"a\"\ntemperature = 0.5\n").expect("toml");
+        let mut t: toml::Table =
+            toml::from_str("[team.leader]\nmodel = \"a\"\ntemperature = 0.5\n").expect("toml");
         let env = EnvVars::from_pairs([("MIXSEEK_TEAM__LEADER__MODEL", "b")]);
         let mut src = SourceMap::default();
-        let applied = overlay(&mut t, &["team"], "MIXSEEK_TEAM__", &env, |_| true, &mut src);
+        let applied = overlay(
+            &mut t,
+            &["team"],
+            "MIXSEEK_TEAM__",
+            &env,
+            |_| true,
+            &mut src,
+        );
         assert_eq!(applied.len(), 1);
         assert_eq!(t["team"]["leader"]["model"].as_str(), Some("b"));
         assert_eq!(t["team"]["leader"]["temperature"].as_float(), Some(0.5));
-        assert_eq!(src.get("team.leader.model"), Source::Env { var: "MIXSEEK_TEAM__LEADER__MODEL".into() });
+        assert_eq!(
+            src.get("team.leader.model"),
+            Source::Env {
+                var: "MIXSEEK_TEAM__LEADER__MODEL".into()
+            }
+        );
     }
 
     #[test]

@@ -129,9 +129,17 @@ impl Default for EvaluatorSettings {
 impl EvaluatorSettings {
     /// The settings used when there is no evaluator file at all.
     pub fn builtin_default() -> Self {
-        let m = |name: &str, w: f64| MetricSettings { name: name.into(), weight: Some(w), ..Default::default() };
+        let m = |name: &str, w: f64| MetricSettings {
+            name: name.into(),
+            weight: Some(w),
+            ..Default::default()
+        };
         Self {
-            metrics: vec![m("ClarityCoherence", 0.334), m("Coverage", 0.333), m("Relevance", 0.333)],
+            metrics: vec![
+                m("ClarityCoherence", 0.334),
+                m("Coverage", 0.333),
+                m("Relevance", 0.333),
+            ],
             ..Self::default()
         }
     }
@@ -145,22 +153,41 @@ impl EvaluatorSettings {
             .unwrap_or_else(|| self.default_model.clone())
     }
     pub fn effective_temperature(&self) -> f64 {
-        self.llm_default.as_ref().and_then(|d| d.temperature).or(self.temperature).unwrap_or(0.0)
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.temperature)
+            .or(self.temperature)
+            .unwrap_or(0.0)
     }
     pub fn effective_max_tokens(&self) -> Option<u64> {
-        self.llm_default.as_ref().and_then(|d| d.max_tokens).or(self.max_tokens)
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.max_tokens)
+            .or(self.max_tokens)
     }
     pub fn effective_max_retries(&self) -> u32 {
-        self.llm_default.as_ref().and_then(|d| d.max_retries).unwrap_or(self.max_retries)
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.max_retries)
+            .unwrap_or(self.max_retries)
     }
     pub fn effective_timeout_seconds(&self) -> u64 {
-        self.llm_default.as_ref().and_then(|d| d.timeout_seconds).unwrap_or(self.timeout_seconds)
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.timeout_seconds)
+            .unwrap_or(self.timeout_seconds)
     }
     pub fn effective_stop_sequences(&self) -> Option<Vec<String>> {
-        self.llm_default.as_ref().and_then(|d| d.stop_sequences.clone()).or_else(|| self.stop_sequences.clone())
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.stop_sequences.clone())
+            .or_else(|| self.stop_sequences.clone())
     }
     pub fn effective_top_p(&self) -> Option<f64> {
-        self.llm_default.as_ref().and_then(|d| d.top_p).or(self.top_p)
+        self.llm_default
+            .as_ref()
+            .and_then(|d| d.top_p)
+            .or(self.top_p)
     }
     pub fn effective_seed(&self) -> Option<i64> {
         self.llm_default.as_ref().and_then(|d| d.seed).or(self.seed)
@@ -185,7 +212,11 @@ impl EvaluatorSettings {
         issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
         issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
         if let Some(d) = &self.llm_default {
-            let p = if prefix.is_empty() { "llm_default".to_string() } else { format!("{prefix}.llm_default") };
+            let p = if prefix.is_empty() {
+                "llm_default".to_string()
+            } else {
+                format!("{prefix}.llm_default")
+            };
             issues.opt_range_f64(&p, "temperature", d.temperature, 0.0, 2.0);
             issues.opt_range_f64(&p, "top_p", d.top_p, 0.0, 1.0);
             if d.max_tokens == Some(0) {
@@ -196,7 +227,12 @@ impl EvaluatorSettings {
             issues.error(prefix, "max_tokens", "must be > 0");
         }
         if !["fail", "skip"].contains(&self.on_metric_error.as_str()) {
-            issues.error_hint(prefix, "on_metric_error", format!("unknown policy `{}`", self.on_metric_error), "one of: fail, skip");
+            issues.error_hint(
+                prefix,
+                "on_metric_error",
+                format!("unknown policy `{}`", self.on_metric_error),
+                "one of: fail, skip",
+            );
         }
         if self.max_concurrent_metrics == Some(0) {
             issues.error(prefix, "max_concurrent_metrics", "must be > 0");
@@ -210,17 +246,31 @@ impl EvaluatorSettings {
             );
         }
         if self.metrics.is_empty() {
-            issues.error_hint(prefix, "metrics", "no metrics defined (at least one is required)", "add a [[metrics]] entry, e.g. name = \"Coverage\"");
+            issues.error_hint(
+                prefix,
+                "metrics",
+                "no metrics defined (at least one is required)",
+                "add a [[metrics]] entry, e.g. name = \"Coverage\"",
+            );
         }
         for (i, m) in self.metrics.iter().enumerate() {
-            let p = if prefix.is_empty() { format!("metrics[{i}]") } else { format!("{prefix}.metrics[{i}]") };
+            let p = if prefix.is_empty() {
+                format!("metrics[{i}]")
+            } else {
+                format!("{prefix}.metrics[{i}]")
+            };
             if m.name.trim().is_empty() {
                 issues.error(&p, "name", "Metric name cannot be empty");
             }
             issues.opt_range_f64(&p, "weight", m.weight, 0.0, 1.0);
             if let Some(t) = m.temperature {
                 if t < 0.0 {
-                    issues.error_hint(&p, "temperature", format!("{t} is out of range"), "must be >= 0");
+                    issues.error_hint(
+                        &p,
+                        "temperature",
+                        format!("{t} is out of range"),
+                        "must be >= 0",
+                    );
                 }
             }
             issues.opt_range_f64(&p, "top_p", m.top_p, 0.0, 1.0);
@@ -232,17 +282,32 @@ impl EvaluatorSettings {
             }
             if let Some(a) = &m.aggregate {
                 if !["median", "mean"].contains(&a.as_str()) {
-                    issues.error_hint(&p, "aggregate", format!("unknown aggregate `{a}`"), "one of: median, mean");
+                    issues.error_hint(
+                        &p,
+                        "aggregate",
+                        format!("unknown aggregate `{a}`"),
+                        "one of: median, mean",
+                    );
                 }
             }
             match m.kind.as_deref() {
                 None | Some("llm") => {}
                 Some("command") => {
                     if m.command.as_ref().is_none_or(|c| c.is_empty()) {
-                        issues.error_hint(&p, "command", "type = \"command\" needs a command", "command = [\"python3\", \"score.py\"]");
+                        issues.error_hint(
+                            &p,
+                            "command",
+                            "type = \"command\" needs a command",
+                            "command = [\"python3\", \"score.py\"]",
+                        );
                     }
                 }
-                Some(other) => issues.error_hint(&p, "type", format!("unknown metric type `{other}`"), "one of: llm, command"),
+                Some(other) => issues.error_hint(
+                    &p,
+                    "type",
+                    format!("unknown metric type `{other}`"),
+                    "one of: llm, command",
+                ),
             }
         }
     }
@@ -267,11 +332,20 @@ mod tests {
 
     #[test]
     fn empty_metric_list_and_bad_policy_are_errors() {
-        let s = EvaluatorSettings { on_metric_error: "ignore".into(), ..Default::default() };
+        let s = EvaluatorSettings {
+            on_metric_error: "ignore".into(),
+            ..Default::default()
+        };
         let mut issues = Issues::default();
         s.validate("", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
-        assert!(text.iter().any(|t| t.contains("no metrics defined")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("one of: fail, skip")), "{text:#?}");
+        assert!(
+            text.iter().any(|t| t.contains("no metrics defined")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("one of: fail, skip")),
+            "{text:#?}"
+        );
     }
 }

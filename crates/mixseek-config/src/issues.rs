@@ -21,7 +21,14 @@ pub struct ConfigIssue {
 
 impl ConfigIssue {
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { file: None, key: key.into(), line: None, column: None, message: message.into(), hint: None }
+        Self {
+            file: None,
+            key: key.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+            hint: None,
+        }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -71,7 +78,11 @@ pub struct Issues {
 }
 
 fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
 }
 
 impl Issues {
@@ -79,10 +90,18 @@ impl Issues {
         self.items.push(issue);
     }
     pub fn error(&mut self, prefix: &str, key: &str, message: impl Into<String>) {
-        self.items.push(ConfigIssue::new(join(prefix, key), message));
+        self.items
+            .push(ConfigIssue::new(join(prefix, key), message));
     }
-    pub fn error_hint(&mut self, prefix: &str, key: &str, message: impl Into<String>, hint: impl Into<String>) {
-        self.items.push(ConfigIssue::new(join(prefix, key), message).with_hint(hint));
+    pub fn error_hint(
+        &mut self,
+        prefix: &str,
+        key: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.items
+            .push(ConfigIssue::new(join(prefix, key), message).with_hint(hint));
     }
     /// `value` must lie in `lo..=hi`.
     pub fn range_f64(&mut self, prefix: &str, key: &str, value: f64, lo: f64, hi: f64) {
@@ -114,7 +133,10 @@ impl Issues {
     /// A string that must not be blank.
     pub fn non_blank(&mut self, prefix: &str, key: &str, value: &str) {
         if value.trim().is_empty() {
-            self.items.push(ConfigIssue::new(join(prefix, key), format!("{key} cannot be empty")));
+            self.items.push(ConfigIssue::new(
+                join(prefix, key),
+                format!("{key} cannot be empty"),
+            ));
         }
     }
     /// Sets `file` on every issue that has none yet.
@@ -158,7 +180,10 @@ mod tests {
         let keys = ["max_rounds", "min_rounds", "timeout_per_team_seconds"];
         assert_eq!(closest("max_round", keys), Some("max_rounds"));
         assert_eq!(closest("maxrounds", keys), Some("max_rounds"));
-        assert_eq!(closest("timeout_per_team", keys), Some("timeout_per_team_seconds"));
+        assert_eq!(
+            closest("timeout_per_team", keys),
+            Some("timeout_per_team_seconds")
+        );
         assert_eq!(closest("zzzzzz", keys), None);
     }
 
@@ -168,7 +193,10 @@ mod tests {
             .with_hint("did you mean `max_rounds`?")
             .in_file(Path::new("orch.toml"))
             .at(3, 1);
-        assert_eq!(i.to_string(), "orch.toml:3:1: `orchestrator.max_roundz`: unknown key (did you mean `max_rounds`?)");
+        assert_eq!(
+            i.to_string(),
+            "orch.toml:3:1: `orchestrator.max_roundz`: unknown key (did you mean `max_rounds`?)"
+        );
     }
 
     #[test]

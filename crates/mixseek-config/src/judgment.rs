@@ -63,7 +63,12 @@ impl JudgmentSettings {
             issues.error(prefix, "max_tokens", "must be > 0");
         }
         if !["stop", "continue", "fail"].contains(&self.on_error.as_str()) {
-            issues.error_hint(prefix, "on_error", format!("unknown policy `{}`", self.on_error), "one of: stop, continue, fail");
+            issues.error_hint(
+                prefix,
+                "on_error",
+                format!("unknown policy `{}`", self.on_error),
+                "one of: stop, continue, fail",
+            );
         }
     }
 }
@@ -75,7 +80,10 @@ mod tests {
     #[test]
     fn defaults() {
         let d = JudgmentSettings::default();
-        assert_eq!((d.model.as_str(), d.max_retries, d.timeout_seconds), ("google-gla:gemini-2.5-flash", 3, 60));
+        assert_eq!(
+            (d.model.as_str(), d.max_retries, d.timeout_seconds),
+            ("google-gla:gemini-2.5-flash", 3, 60)
+        );
         assert!(d.judge_on_final_round);
         assert_eq!(d.on_error, "stop");
     }

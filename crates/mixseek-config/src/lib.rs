@@ -30,7 +30,10 @@ pub mod workspace;
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};
 pub use judgment::JudgmentSettings;
-pub use load::{LoadError, LoadReport, LoadedConfig, LoadedTeam, OrchestratorFile, Origin, Overrides, Part, load};
+pub use load::{
+    LoadError, LoadReport, LoadedConfig, LoadedTeam, OrchestratorFile, Origin, Overrides, Part,
+    load,
+};
 pub use model_id::{Credential, ModelId, ModelIdError};
 pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};
 pub use source::{Source, SourceMap};

@@ -146,7 +146,10 @@ pub struct LoadError {
 
 fn render_issues(issues: &[ConfigIssue]) -> String {
     let n = issues.len();
-    let mut s = format!("invalid configuration ({n} problem{}):", if n == 1 { "" } else { "s" });
+    let mut s = format!(
+        "invalid configuration ({n} problem{}):",
+        if n == 1 { "" } else { "s" }
+    );
     for i in issues {
         s.push_str("\n  - ");
         s.push_str(&i.to_string());
@@ -189,7 +192,10 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
         Ok(d) => d,
         Err(e) => {
             errors.push(e);
-            return Loaded { value: None, doc: None };
+            return Loaded {
+                value: None,
+                doc: None,
+            };
         }
     };
     let mut local = SourceMap::default();
@@ -208,7 +214,10 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
         }
     }
     sources.extend_prefixed(source_prefix, &local);
-    Loaded { value, doc: Some(doc) }
+    Loaded {
+        value,
+        doc: Some(doc),
+    }
 }
 
 trait HintSuffix {
@@ -225,7 +234,14 @@ impl HintSuffix for ConfigIssue {
     }
 }
 
-fn validate_into<T>(value: &Option<T>, f: impl Fn(&T, &mut Issues), doc: &Option<TomlDoc>, sources: &SourceMap, prefix: &str, errors: &mut Issues) {
+fn validate_into<T>(
+    value: &Option<T>,
+    f: impl Fn(&T, &mut Issues),
+    doc: &Option<TomlDoc>,
+    sources: &SourceMap,
+    prefix: &str,
+    errors: &mut Issues,
+) {
     if let Some(v) = value {
         let from = errors.len();
         f(v, errors);
@@ -237,7 +253,14 @@ fn validate_into<T>(value: &Option<T>, f: impl Fn(&T, &mut Issues), doc: &Option
 }
 
 /// Loads one team file (with its member references).
-pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, sources: &mut SourceMap, source_prefix: &str) -> Part<LoadedTeam> {
+pub fn load_team(
+    ws: &Workspace,
+    entry: &str,
+    path: &Path,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+    source_prefix: &str,
+) -> Part<LoadedTeam> {
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut local = SourceMap::default();
@@ -256,9 +279,18 @@ pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, source
     );
     let Some(file) = loaded.value else {
         sources.extend_prefixed(source_prefix, &local);
-        return Part { origin: Origin::Explicit(path.to_path_buf()), value: None, errors, warnings };
+        return Part {
+            origin: Origin::Explicit(path.to_path_buf()),
+            value: None,
+            errors,
+            warnings,
+        };
     };
-    if loaded.doc.as_ref().is_some_and(|d| !d.table.contains_key("team")) {
+    if loaded
+        .doc
+        .as_ref()
+        .is_some_and(|d| !d.table.contains_key("team"))
+    {
         errors.push(
             ConfigIssue::new("team", "missing [team] section")
                 .in_file(path)
@@ -276,8 +308,13 @@ pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, source
         };
         match ws.resolve_ref("member config", &cfg, path) {
             Err(e) => {
-                let pos = loaded.doc.as_ref().and_then(|d| d.position(&format!("team.members[{i}].config")));
-                let mut issue = ConfigIssue::new(format!("team.members[{i}].config"), e.to_string()).in_file(path);
+                let pos = loaded
+                    .doc
+                    .as_ref()
+                    .and_then(|d| d.position(&format!("team.members[{i}].config")));
+                let mut issue =
+                    ConfigIssue::new(format!("team.members[{i}].config"), e.to_string())
+                        .in_file(path);
                 if let Some((l, c)) = pos {
                     issue = issue.at(l, c);
                 }
@@ -287,10 +324,23 @@ pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, source
             }
             Ok(mpath) => {
                 let mut mlocal = SourceMap::default();
-                let ml: Loaded<MemberFile> =
-                    load_file(&mpath, "member config", |_, _| {}, "", &mut mlocal, &mut errors, true, &mut warnings);
-                if ml.doc.as_ref().is_some_and(|d| !d.table.contains_key("agent")) {
-                    errors.push(ConfigIssue::new("agent", "missing [agent] section").in_file(&mpath));
+                let ml: Loaded<MemberFile> = load_file(
+                    &mpath,
+                    "member config",
+                    |_, _| {},
+                    "",
+                    &mut mlocal,
+                    &mut errors,
+                    true,
+                    &mut warnings,
+                );
+                if ml
+                    .doc
+                    .as_ref()
+                    .is_some_and(|d| !d.table.contains_key("agent"))
+                {
+                    errors
+                        .push(ConfigIssue::new("agent", "missing [agent] section").in_file(&mpath));
                 }
                 match ml.value {
                     Some(mf) => members.push(mf.agent.with_overrides(m)),
@@ -317,7 +367,12 @@ pub fn load_team(ws: &Workspace, entry: &str, path: &Path, env: &EnvVars, source
     sources.extend_prefixed(source_prefix, &local);
     Part {
         origin: Origin::Explicit(path.to_path_buf()),
-        value: Some(LoadedTeam { entry: entry.to_string(), file: path.to_path_buf(), settings, member_files }),
+        value: Some(LoadedTeam {
+            entry: entry.to_string(),
+            file: path.to_path_buf(),
+            settings,
+            member_files,
+        }),
         errors,
         warnings,
     }
@@ -341,8 +396,20 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
         &mut warnings,
     );
     let value = l.value.map(|f| f.agent);
-    validate_into(&value, |v, i| v.validate("agent", i), &l.doc, &sources, "", &mut errors);
-    Part { origin: Origin::Explicit(path.to_path_buf()), value, errors, warnings }
+    validate_into(
+        &value,
+        |v, i| v.validate("agent", i),
+        &l.doc,
+        &sources,
+        "",
+        &mut errors,
+    );
+    Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value,
+        errors,
+        warnings,
+    }
 }
 
 fn resolve_part_path(
@@ -356,20 +423,36 @@ fn resolve_part_path(
         return ws
             .resolve_ref(what, p, orchestrator_file)
             .map(|p| Some(Origin::Explicit(p)))
-            .map_err(|e| ConfigIssue::new(format!("orchestrator.{}", kind_file.replace(".toml", "_config")), e.to_string()));
+            .map_err(|e| {
+                ConfigIssue::new(
+                    format!("orchestrator.{}", kind_file.replace(".toml", "_config")),
+                    e.to_string(),
+                )
+            });
     }
     let implicit = ws.configs_dir().join(kind_file);
     Ok(implicit.exists().then_some(Origin::Workspace(implicit)))
 }
 
 /// Loads the evaluator settings from a file (flat keys) with `MIXSEEK_EVALUATOR__*` overrides.
-pub fn load_evaluator(origin: Origin, env: &EnvVars, sources: &mut SourceMap) -> Part<EvaluatorSettings> {
+pub fn load_evaluator(
+    origin: Origin,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+) -> Part<EvaluatorSettings> {
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let Some(path) = origin.file().map(Path::to_path_buf) else {
         let mut t = toml::Table::new();
         let mut local = SourceMap::default();
-        let applied = overlay(&mut t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, &mut local);
+        let applied = overlay(
+            &mut t,
+            &[],
+            "MIXSEEK_EVALUATOR__",
+            env,
+            |_| true,
+            &mut local,
+        );
         let mut value = EvaluatorSettings::builtin_default();
         if !applied.is_empty() {
             let mut base = toml::Table::try_from(&value).unwrap_or_default();
@@ -377,7 +460,9 @@ pub fn load_evaluator(origin: Origin, env: &EnvVars, sources: &mut SourceMap) ->
                 base.insert(k, v);
             }
             let mut found = Issues::default();
-            if let Some(v) = deserialize_section::<EvaluatorSettings>(&toml::Value::Table(base), "", &mut found) {
+            if let Some(v) =
+                deserialize_section::<EvaluatorSettings>(&toml::Value::Table(base), "", &mut found)
+            {
                 value = v;
             }
             attribute_env(&mut found, 0, &local, "");
@@ -385,7 +470,12 @@ pub fn load_evaluator(origin: Origin, env: &EnvVars, sources: &mut SourceMap) ->
         }
         value.validate("", &mut errors);
         sources.extend_prefixed("evaluator.", &local);
-        return Part { origin, value: Some(value), errors, warnings };
+        return Part {
+            origin,
+            value: Some(value),
+            errors,
+            warnings,
+        };
     };
     let mut local = SourceMap::default();
     let l: Loaded<EvaluatorSettings> = load_file(
@@ -400,13 +490,29 @@ pub fn load_evaluator(origin: Origin, env: &EnvVars, sources: &mut SourceMap) ->
         true,
         &mut warnings,
     );
-    validate_into(&l.value, |v, i| v.validate("", i), &l.doc, &local, "", &mut errors);
+    validate_into(
+        &l.value,
+        |v, i| v.validate("", i),
+        &l.doc,
+        &local,
+        "",
+        &mut errors,
+    );
     sources.extend_prefixed("evaluator.", &local);
-    Part { origin, value: l.value, errors, warnings }
+    Part {
+        origin,
+        value: l.value,
+        errors,
+        warnings,
+    }
 }
 
 /// Loads the judgment settings (flat keys) with `MIXSEEK_JUDGMENT__*` overrides.
-pub fn load_judgment(origin: Origin, env: &EnvVars, sources: &mut SourceMap) -> Part<JudgmentSettings> {
+pub fn load_judgment(
+    origin: Origin,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+) -> Part<JudgmentSettings> {
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut local = SourceMap::default();
@@ -436,35 +542,54 @@ pub fn load_judgment(origin: Origin, env: &EnvVars, sources: &mut SourceMap) -> 
             (v, None)
         }
     };
-    validate_into(&value, |v, i| v.validate("", i), &doc, &local, "", &mut errors);
+    validate_into(
+        &value,
+        |v, i| v.validate("", i),
+        &doc,
+        &local,
+        "",
+        &mut errors,
+    );
     sources.extend_prefixed("judgment.", &local);
-    Part { origin, value, errors, warnings }
+    Part {
+        origin,
+        value,
+        errors,
+        warnings,
+    }
 }
 
 /// Loads the prompt-builder settings from a file with a `[prompt_builder]` table, an inline
 /// table, or the defaults, with `MIXSEEK_PROMPT_BUILDER__*` overrides.
-pub fn load_prompt_builder(origin: Origin, inline: Option<&toml::Value>, env: &EnvVars, sources: &mut SourceMap) -> Part<PromptBuilderSettings> {
+pub fn load_prompt_builder(
+    origin: Origin,
+    inline: Option<&toml::Value>,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+) -> Part<PromptBuilderSettings> {
     let mut errors = Issues::default();
     let warnings = Issues::default();
     let mut local = SourceMap::default();
     let mut doc = None;
     let mut table = toml::Table::new();
     match &origin {
-        Origin::Explicit(p) | Origin::Workspace(p) => match TomlDoc::read(p, "prompt builder config") {
-            Ok(d) => {
-                d.record_sources(&mut local);
-                table = d.table.clone();
-                if !table.contains_key("prompt_builder") {
-                    errors.push(
-                        ConfigIssue::new("prompt_builder", "missing [prompt_builder] section")
-                            .in_file(p)
-                            .with_hint("put the templates under a [prompt_builder] table"),
-                    );
+        Origin::Explicit(p) | Origin::Workspace(p) => {
+            match TomlDoc::read(p, "prompt builder config") {
+                Ok(d) => {
+                    d.record_sources(&mut local);
+                    table = d.table.clone();
+                    if !table.contains_key("prompt_builder") {
+                        errors.push(
+                            ConfigIssue::new("prompt_builder", "missing [prompt_builder] section")
+                                .in_file(p)
+                                .with_hint("put the templates under a [prompt_builder] table"),
+                        );
+                    }
+                    doc = Some(d);
                 }
-                doc = Some(d);
+                Err(e) => errors.push(e),
             }
-            Err(e) => errors.push(e),
-        },
+        }
         Origin::Inline(_) => {
             if let Some(v) = inline {
                 table.insert("prompt_builder".into(), v.clone());
@@ -472,21 +597,43 @@ pub fn load_prompt_builder(origin: Origin, inline: Option<&toml::Value>, env: &E
         }
         Origin::BuiltIn => {}
     }
-    overlay(&mut table, &["prompt_builder"], "MIXSEEK_PROMPT_BUILDER__", env, |_| true, &mut local);
-    let inner = table.remove("prompt_builder").unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
+    overlay(
+        &mut table,
+        &["prompt_builder"],
+        "MIXSEEK_PROMPT_BUILDER__",
+        env,
+        |_| true,
+        &mut local,
+    );
+    let inner = table
+        .remove("prompt_builder")
+        .unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
     let mut found = Issues::default();
-    let value: Option<PromptBuilderSettings> = deserialize_section(&inner, "prompt_builder", &mut found);
+    let value: Option<PromptBuilderSettings> =
+        deserialize_section(&inner, "prompt_builder", &mut found);
     if let Some(d) = &doc {
         d.locate(&mut found, 0);
     }
     attribute_env(&mut found, 0, &local, "");
     errors.items.extend(found.items);
-    validate_into(&value, |v, i| v.validate("prompt_builder", i), &doc, &local, "", &mut errors);
+    validate_into(
+        &value,
+        |v, i| v.validate("prompt_builder", i),
+        &doc,
+        &local,
+        "",
+        &mut errors,
+    );
     if matches!(origin, Origin::Inline(_)) {
         // Inline tables are located by the orchestrator file's positions by the caller.
     }
     sources.extend_prefixed("", &local);
-    Part { origin, value, errors, warnings }
+    Part {
+        origin,
+        value,
+        errors,
+        warnings,
+    }
 }
 
 /// Loads an orchestrator TOML and everything it references.
@@ -499,7 +646,14 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         path,
         "orchestrator config",
         |t, s| {
-            overlay(t, &["orchestrator"], "MIXSEEK_", env, is_orchestrator_var, s);
+            overlay(
+                t,
+                &["orchestrator"],
+                "MIXSEEK_",
+                env,
+                is_orchestrator_var,
+                s,
+            );
             for table in crate::env::TOP_LEVEL_TABLES {
                 overlay(t, &[], &format!("MIXSEEK_{table}"), env, |_| true, s);
             }
@@ -524,7 +678,12 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
     }
     if let (Some(f), Some(t)) = (file.as_mut(), overrides.timeout_per_team_seconds) {
         f.orchestrator.timeout_per_team_seconds = t;
-        local.set("orchestrator.timeout_per_team_seconds".into(), Source::Cli { flag: "--timeout".into() });
+        local.set(
+            "orchestrator.timeout_per_team_seconds".into(),
+            Source::Cli {
+                flag: "--timeout".into(),
+            },
+        );
     }
     if let Some(f) = &file {
         let from = errors.len();
@@ -548,28 +707,66 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
     sources.extend_prefixed("", &local);
 
     let orch_ok = file.is_some() && errors.is_empty();
-    let orchestrator = Part { origin: Origin::Explicit(path.to_path_buf()), value: file.clone(), errors, warnings };
+    let orchestrator = Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value: file.clone(),
+        errors,
+        warnings,
+    };
 
     let mut teams = Vec::new();
     let (mut evaluator, mut judgment, mut prompt_builder) = (
-        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
-        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
-        Part { origin: Origin::BuiltIn, value: None, errors: Issues::default(), warnings: Issues::default() },
+        Part {
+            origin: Origin::BuiltIn,
+            value: None,
+            errors: Issues::default(),
+            warnings: Issues::default(),
+        },
+        Part {
+            origin: Origin::BuiltIn,
+            value: None,
+            errors: Issues::default(),
+            warnings: Issues::default(),
+        },
+        Part {
+            origin: Origin::BuiltIn,
+            value: None,
+            errors: Issues::default(),
+            warnings: Issues::default(),
+        },
     );
     if let Some(f) = file.as_ref().filter(|_| orch_ok || file.is_some()) {
         let o = &f.orchestrator;
         let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
         for (i, entry) in o.teams.iter().enumerate() {
             let part = match ws.resolve_ref("team config", &entry.config, path) {
-                Ok(tp) => load_team(ws, &entry.config, &tp, env, &mut sources, &format!("teams[{i}].")),
+                Ok(tp) => load_team(
+                    ws,
+                    &entry.config,
+                    &tp,
+                    env,
+                    &mut sources,
+                    &format!("teams[{i}]."),
+                ),
                 Err(e) => {
                     let mut errs = Issues::default();
-                    let mut issue = ConfigIssue::new(format!("orchestrator.teams[{i}].config"), e.to_string()).in_file(path);
-                    if let Some((l, c)) = loaded.doc.as_ref().and_then(|d| d.position(&format!("orchestrator.teams[{i}].config"))) {
+                    let mut issue =
+                        ConfigIssue::new(format!("orchestrator.teams[{i}].config"), e.to_string())
+                            .in_file(path);
+                    if let Some((l, c)) = loaded
+                        .doc
+                        .as_ref()
+                        .and_then(|d| d.position(&format!("orchestrator.teams[{i}].config")))
+                    {
                         issue = issue.at(l, c);
                     }
                     errs.push(issue);
-                    Part { origin: Origin::BuiltIn, value: None, errors: errs, warnings: Issues::default() }
+                    Part {
+                        origin: Origin::BuiltIn,
+                        value: None,
+                        errors: errs,
+                        warnings: Issues::default(),
+                    }
                 }
             };
             let mut part = part;
@@ -577,9 +774,15 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
                 let id = t.settings.team_id.clone();
                 if let Some(first) = seen_ids.get(&id) {
                     part.errors.push(
-                        ConfigIssue::new("team.team_id", format!("Duplicate team_id detected: '{id}' (also used by team {})", first + 1))
-                            .in_file(&t.file)
-                            .with_hint("Each team configuration must have a unique team_id."),
+                        ConfigIssue::new(
+                            "team.team_id",
+                            format!(
+                                "Duplicate team_id detected: '{id}' (also used by team {})",
+                                first + 1
+                            ),
+                        )
+                        .in_file(&t.file)
+                        .with_hint("Each team configuration must have a unique team_id."),
                     );
                 } else if !id.is_empty() {
                     seen_ids.insert(id, i);
@@ -587,28 +790,71 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
             }
             teams.push((entry.config.clone(), part));
         }
-        let part_origin = |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
-            resolve_part_path(ws, explicit.map(String::as_str), kind, what, path).map(|o| o.unwrap_or(Origin::BuiltIn))
-        };
-        evaluator = match part_origin(o.evaluator_config.as_ref(), "evaluator.toml", "evaluator config") {
+        let part_origin =
+            |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
+                resolve_part_path(ws, explicit.map(String::as_str), kind, what, path)
+                    .map(|o| o.unwrap_or(Origin::BuiltIn))
+            };
+        evaluator = match part_origin(
+            o.evaluator_config.as_ref(),
+            "evaluator.toml",
+            "evaluator config",
+        ) {
             Ok(origin) => load_evaluator(origin, env, &mut sources),
-            Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+            Err(e) => Part {
+                origin: Origin::BuiltIn,
+                value: None,
+                errors: Issues {
+                    items: vec![e.in_file(path)],
+                },
+                warnings: Issues::default(),
+            },
         };
-        judgment = match part_origin(o.judgment_config.as_ref(), "judgment.toml", "judgment config") {
+        judgment = match part_origin(
+            o.judgment_config.as_ref(),
+            "judgment.toml",
+            "judgment config",
+        ) {
             Ok(origin) => load_judgment(origin, env, &mut sources),
-            Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+            Err(e) => Part {
+                origin: Origin::BuiltIn,
+                value: None,
+                errors: Issues {
+                    items: vec![e.in_file(path)],
+                },
+                warnings: Issues::default(),
+            },
         };
-        let inline = loaded.doc.as_ref().and_then(|d| d.table.get("prompt_builder").cloned());
+        let inline = loaded
+            .doc
+            .as_ref()
+            .and_then(|d| d.table.get("prompt_builder").cloned());
         prompt_builder = if o.prompt_builder_config.is_none() && inline.is_some() {
-            let mut p = load_prompt_builder(Origin::Inline(path.to_path_buf()), inline.as_ref(), env, &mut sources);
+            let mut p = load_prompt_builder(
+                Origin::Inline(path.to_path_buf()),
+                inline.as_ref(),
+                env,
+                &mut sources,
+            );
             if let Some(d) = &loaded.doc {
                 d.locate(&mut p.errors, 0);
             }
             p
         } else {
-            match part_origin(o.prompt_builder_config.as_ref(), "prompt_builder.toml", "prompt builder config") {
+            match part_origin(
+                o.prompt_builder_config.as_ref(),
+                "prompt_builder.toml",
+                "prompt builder config",
+            ) {
                 Ok(origin) => load_prompt_builder(origin, None, env, &mut sources),
-                Err(e) => Part { origin: Origin::BuiltIn, value: None, errors: Issues { items: vec![e.in_file(path)] }, warnings: Issues::default() },
+                Err(e) => Part {
+                    origin: Origin::BuiltIn,
+                    value: None,
+                    errors: Issues {
+                        items: vec![e.in_file(path)],
+                    },
+                    warnings: Issues::default(),
+                },
             }
         };
     }
@@ -655,8 +901,13 @@ impl LoadReport {
         if !errors.is_empty() {
             return Err(LoadError { issues: errors });
         }
-        let missing = |what: &str| LoadError { issues: vec![ConfigIssue::new("", format!("{what} could not be loaded"))] };
-        let file = self.orchestrator.value.ok_or_else(|| missing("the orchestrator config"))?;
+        let missing = |what: &str| LoadError {
+            issues: vec![ConfigIssue::new("", format!("{what} could not be loaded"))],
+        };
+        let file = self
+            .orchestrator
+            .value
+            .ok_or_else(|| missing("the orchestrator config"))?;
         let mut teams = Vec::new();
         for (entry, t) in self.teams {
             teams.push(t.value.ok_or_else(|| missing(&format!("team `{entry}`")))?);
@@ -666,11 +917,20 @@ impl LoadReport {
             orchestrator_file: self.orchestrator_file,
             file,
             teams,
-            evaluator: self.evaluator.value.ok_or_else(|| missing("the evaluator config"))?,
+            evaluator: self
+                .evaluator
+                .value
+                .ok_or_else(|| missing("the evaluator config"))?,
             evaluator_origin: self.evaluator.origin,
-            judgment: self.judgment.value.ok_or_else(|| missing("the judgment config"))?,
+            judgment: self
+                .judgment
+                .value
+                .ok_or_else(|| missing("the judgment config"))?,
             judgment_origin: self.judgment.origin,
-            prompt_builder: self.prompt_builder.value.ok_or_else(|| missing("the prompt builder config"))?,
+            prompt_builder: self
+                .prompt_builder
+                .value
+                .ok_or_else(|| missing("the prompt builder config"))?,
             prompt_builder_origin: self.prompt_builder.origin,
             sources: self.sources,
             warnings,

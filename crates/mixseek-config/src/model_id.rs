@@ -32,27 +32,50 @@ pub const UNSUPPORTED_PROVIDERS: &[&str] = &["google-vertex", "grok-responses"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelIdError {
-    #[error("invalid model id `{0}`: expected `provider:model` (e.g. `openai:gpt-4o`, `mock:demo`)")]
+    #[error(
+        "invalid model id `{0}`: expected `provider:model` (e.g. `openai:gpt-4o`, `mock:demo`)"
+    )]
     Format(String),
-    #[error("model id `{id}`: provider `{provider}` is not supported yet (known providers: {known})")]
-    Unsupported { id: String, provider: String, known: String },
-    #[error("model id `{id}`: unknown provider `{provider}`{suggestion} (known providers: {known}; define others in [providers.<name>])")]
-    Unknown { id: String, provider: String, suggestion: String, known: String },
+    #[error(
+        "model id `{id}`: provider `{provider}` is not supported yet (known providers: {known})"
+    )]
+    Unsupported {
+        id: String,
+        provider: String,
+        known: String,
+    },
+    #[error(
+        "model id `{id}`: unknown provider `{provider}`{suggestion} (known providers: {known}; define others in [providers.<name>])"
+    )]
+    Unknown {
+        id: String,
+        provider: String,
+        suggestion: String,
+        known: String,
+    },
 }
 
 impl ModelId {
     pub fn parse(id: &str) -> Result<Self, ModelIdError> {
-        let (p, m) = id.split_once(':').ok_or_else(|| ModelIdError::Format(id.to_string()))?;
+        let (p, m) = id
+            .split_once(':')
+            .ok_or_else(|| ModelIdError::Format(id.to_string()))?;
         if p.trim().is_empty() || m.trim().is_empty() {
             return Err(ModelIdError::Format(id.to_string()));
         }
-        Ok(Self { provider: p.to_string(), model: m.to_string() })
+        Ok(Self {
+            provider: p.to_string(),
+            model: m.to_string(),
+        })
     }
 }
 
 /// All provider names usable in model ids: built-ins plus `[providers.<name>]`.
 pub fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<String> {
-    let mut v: Vec<String> = BUILTIN_CREDENTIALS.iter().map(|(p, _)| p.to_string()).collect();
+    let mut v: Vec<String> = BUILTIN_CREDENTIALS
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect();
     for k in custom.keys() {
         if !v.contains(k) {
             v.push(k.clone());
@@ -62,19 +85,31 @@ pub fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<Strin
 }
 
 /// Parses an id and checks that its provider is known.
-pub fn resolve(id: &str, custom: &BTreeMap<String, ProviderSettings>) -> Result<ModelId, ModelIdError> {
+pub fn resolve(
+    id: &str,
+    custom: &BTreeMap<String, ProviderSettings>,
+) -> Result<ModelId, ModelIdError> {
     let mid = ModelId::parse(id)?;
     let known = known_providers(custom);
     if known.contains(&mid.provider) {
         return Ok(mid);
     }
     if UNSUPPORTED_PROVIDERS.contains(&mid.provider.as_str()) {
-        return Err(ModelIdError::Unsupported { id: id.into(), provider: mid.provider, known: known.join(", ") });
+        return Err(ModelIdError::Unsupported {
+            id: id.into(),
+            provider: mid.provider,
+            known: known.join(", "),
+        });
     }
     let suggestion = crate::issues::closest(&mid.provider, known.iter().map(String::as_str))
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();
-    Err(ModelIdError::Unknown { id: id.into(), provider: mid.provider, suggestion, known: known.join(", ") })
+    Err(ModelIdError::Unknown {
+        id: id.into(),
+        provider: mid.provider,
+        suggestion,
+        known: known.join(", "),
+    })
 }
 
 /// What a provider needs to authenticate.
@@ -93,14 +128,17 @@ pub fn credential_for(provider: &str, custom: &BTreeMap<String, ProviderSettings
         return Credential::EnvVar(vec![var]);
     }
     match BUILTIN_CREDENTIALS.iter().find(|(p, _)| *p == provider) {
-        Some((_, vars)) if vars.is_empty() => Credential::None,
+        Some((_, [])) => Credential::None,
         Some((_, vars)) => Credential::EnvVar(vars.iter().map(|v| v.to_string()).collect()),
         None => Credential::None,
     }
 }
 
 /// Checks the credential in an environment lookup. Ok(Some(var)) names the variable found.
-pub fn check_credential(cred: &Credential, lookup: impl Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
+pub fn check_credential(
+    cred: &Credential,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Option<String>, String> {
     match cred {
         Credential::None => Ok(None),
         Credential::EnvVar(vars) => {
@@ -112,7 +150,10 @@ pub fn check_credential(cred: &Credential, lookup: impl Fn(&str) -> Option<Strin
             Err(if vars.len() == 1 {
                 format!("environment variable {} is not set", vars[0])
             } else {
-                format!("none of the environment variables {} is set", vars.join(", "))
+                format!(
+                    "none of the environment variables {} is set",
+                    vars.join(", ")
+                )
             })
         }
     }
@@ -125,7 +166,10 @@ mod tests {
     #[test]
     fn parse_splits_at_the_first_colon() {
         let m = ModelId::parse("ollama:llama3.1:8b").expect("ok");
-        assert_eq!((m.provider.as_str(), m.model.as_str()), ("ollama", "llama3.1:8b"));
+        assert_eq!(
+            (m.provider.as_str(), m.model.as_str()),
+            ("ollama", "llama3.1:8b")
+        );
         assert!(ModelId::parse("gpt-4o").is_err());
         assert!(ModelId::parse(":x").is_err());
     }
@@ -133,9 +177,16 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_prefixes_are_explicit() {
         let none = BTreeMap::new();
-        let e = resolve("opnai:gpt-4o", &none).expect_err("unknown").to_string();
-        assert!(e.contains("did you mean `openai`?") && e.contains("known providers: openai"), "{e}");
-        let e = resolve("google-vertex:gemini", &none).expect_err("unsupported").to_string();
+        let e = resolve("opnai:gpt-4o", &none)
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            e.contains("did you mean `openai`?") && e.contains("known providers: openai"),
+            "{e}"
+        );
+        let e = resolve("google-vertex:gemini", &none)
+            .expect_err("unsupported")
+            .to_string();
         assert!(e.contains("not supported yet"), "{e}");
         let mut custom = BTreeMap::new();
         custom.insert("ollama".to_string(), ProviderSettings::default());
@@ -147,7 +198,10 @@ mod tests {
         let none = BTreeMap::new();
         assert_eq!(credential_for("mock", &none), Credential::None);
         let c = credential_for("grok", &none);
-        assert_eq!(check_credential(&c, |v| (v == "XAI_API_KEY").then(|| "xai-1".into())), Ok(Some("XAI_API_KEY".into())));
+        assert_eq!(
+            check_credential(&c, |v| (v == "XAI_API_KEY").then(|| "xai-1".into())),
+            Ok(Some("XAI_API_KEY".into()))
+        );
         let e = check_credential(&credential_for("openai", &none), |_| None).expect_err("missing");
         assert!(e.contains("OPENAI_API_KEY"));
     }

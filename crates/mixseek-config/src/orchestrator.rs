@@ -79,24 +79,55 @@ impl Default for OrchestratorSettings {
 
 impl OrchestratorSettings {
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        issues.range_i64(prefix, "timeout_per_team_seconds", self.timeout_per_team_seconds as i64, 10, 3600);
-        issues.range_i64(prefix, "max_concurrent_teams", self.max_concurrent_teams as i64, 1, 100);
-        issues.range_i64(prefix, "max_retries_per_team", self.max_retries_per_team as i64, 0, 10);
+        issues.range_i64(
+            prefix,
+            "timeout_per_team_seconds",
+            self.timeout_per_team_seconds as i64,
+            10,
+            3600,
+        );
+        issues.range_i64(
+            prefix,
+            "max_concurrent_teams",
+            self.max_concurrent_teams as i64,
+            1,
+            100,
+        );
+        issues.range_i64(
+            prefix,
+            "max_retries_per_team",
+            self.max_retries_per_team as i64,
+            0,
+            10,
+        );
         issues.range_i64(prefix, "max_rounds", self.max_rounds as i64, 1, 10);
         issues.range_i64(prefix, "min_rounds", self.min_rounds as i64, 1, 10);
         if self.min_rounds > self.max_rounds {
             issues.error_hint(
                 prefix,
                 "min_rounds",
-                format!("min_rounds ({}) must be <= max_rounds ({})", self.min_rounds, self.max_rounds),
+                format!(
+                    "min_rounds ({}) must be <= max_rounds ({})",
+                    self.min_rounds, self.max_rounds
+                ),
                 "lower min_rounds or raise max_rounds",
             );
         }
         if self.submission_timeout_seconds == 0 {
-            issues.error_hint(prefix, "submission_timeout_seconds", "must be > 0", "allowed range: 1..");
+            issues.error_hint(
+                prefix,
+                "submission_timeout_seconds",
+                "must be > 0",
+                "allowed range: 1..",
+            );
         }
         if self.judgment_timeout_seconds == 0 {
-            issues.error_hint(prefix, "judgment_timeout_seconds", "must be > 0", "allowed range: 1..");
+            issues.error_hint(
+                prefix,
+                "judgment_timeout_seconds",
+                "must be > 0",
+                "allowed range: 1..",
+            );
         }
         if self.teams.is_empty() {
             issues.error_hint(
@@ -108,19 +139,38 @@ impl OrchestratorSettings {
         }
         for (i, t) in self.teams.iter().enumerate() {
             if t.config.trim().is_empty() {
-                issues.error(prefix, &format!("teams[{i}].config"), "config cannot be empty");
+                issues.error(
+                    prefix,
+                    &format!("teams[{i}].config"),
+                    "config cannot be empty",
+                );
             }
         }
         if let Some(c) = self.max_cost_usd {
-            if !(c > 0.0) {
-                issues.error_hint(prefix, "max_cost_usd", format!("{c} must be > 0"), "remove the key for no limit");
+            if c.is_nan() || c <= 0.0 {
+                issues.error_hint(
+                    prefix,
+                    "max_cost_usd",
+                    format!("{c} must be > 0"),
+                    "remove the key for no limit",
+                );
             }
         }
         if self.max_total_tokens == Some(0) {
-            issues.error_hint(prefix, "max_total_tokens", "must be > 0", "remove the key for no limit");
+            issues.error_hint(
+                prefix,
+                "max_total_tokens",
+                "must be > 0",
+                "remove the key for no limit",
+            );
         }
         if !["dev", "staging", "prod"].contains(&self.environment.as_str()) {
-            issues.error_hint(prefix, "environment", format!("unknown environment `{}`", self.environment), "one of: dev, staging, prod");
+            issues.error_hint(
+                prefix,
+                "environment",
+                format!("unknown environment `{}`", self.environment),
+                "one of: dev, staging, prod",
+            );
         }
     }
 }
@@ -141,7 +191,12 @@ pub struct HookSettings {
 
 impl Default for HookSettings {
     fn default() -> Self {
-        Self { on: String::new(), command: None, url: None, timeout_seconds: 10 }
+        Self {
+            on: String::new(),
+            command: None,
+            url: None,
+            timeout_seconds: 10,
+        }
     }
 }
 
@@ -155,19 +210,46 @@ impl HookSettings {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("one of: {}", HOOK_EVENTS.join(", ")),
             };
-            issues.error_hint(prefix, "on", format!("unknown hook event `{}`", self.on), hint);
+            issues.error_hint(
+                prefix,
+                "on",
+                format!("unknown hook event `{}`", self.on),
+                hint,
+            );
         }
         match (&self.command, &self.url) {
-            (None, None) => issues.error_hint(prefix, "command", "a hook needs `command` or `url`", "set one of them"),
-            (Some(_), Some(_)) => issues.error_hint(prefix, "url", "a hook takes `command` or `url`, not both", "split it into two hooks"),
-            (Some(c), None) if c.is_empty() => issues.error(prefix, "command", "command cannot be empty"),
-            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
-                issues.error_hint(prefix, "url", format!("`{u}` is not an http(s) URL"), "use http:// or https://")
+            (None, None) => issues.error_hint(
+                prefix,
+                "command",
+                "a hook needs `command` or `url`",
+                "set one of them",
+            ),
+            (Some(_), Some(_)) => issues.error_hint(
+                prefix,
+                "url",
+                "a hook takes `command` or `url`, not both",
+                "split it into two hooks",
+            ),
+            (Some(c), None) if c.is_empty() => {
+                issues.error(prefix, "command", "command cannot be empty")
             }
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => issues
+                .error_hint(
+                    prefix,
+                    "url",
+                    format!("`{u}` is not an http(s) URL"),
+                    "use http:// or https://",
+                ),
             _ => {}
         }
         if self.timeout_seconds == 0 || self.timeout_seconds > 600 {
-            issues.range_i64(prefix, "timeout_seconds", self.timeout_seconds as i64, 1, 600);
+            issues.range_i64(
+                prefix,
+                "timeout_seconds",
+                self.timeout_seconds as i64,
+                1,
+                600,
+            );
         }
     }
 }
@@ -179,9 +261,19 @@ mod tests {
     #[test]
     fn defaults_are_the_originals() {
         let d = OrchestratorSettings::default();
-        assert_eq!((d.timeout_per_team_seconds, d.max_concurrent_teams, d.max_retries_per_team), (300, 4, 2));
+        assert_eq!(
+            (
+                d.timeout_per_team_seconds,
+                d.max_concurrent_teams,
+                d.max_retries_per_team
+            ),
+            (300, 4, 2)
+        );
         assert_eq!((d.max_rounds, d.min_rounds), (5, 2));
-        assert_eq!((d.submission_timeout_seconds, d.judgment_timeout_seconds), (300, 60));
+        assert_eq!(
+            (d.submission_timeout_seconds, d.judgment_timeout_seconds),
+            (300, 60)
+        );
     }
 
     #[test]
@@ -190,23 +282,42 @@ mod tests {
             max_rounds: 2,
             min_rounds: 3,
             max_concurrent_teams: 0,
-            teams: vec![TeamEntry { config: "t.toml".into() }],
+            teams: vec![TeamEntry {
+                config: "t.toml".into(),
+            }],
             ..Default::default()
         };
         let mut issues = Issues::default();
         s.validate("orchestrator", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
         assert_eq!(issues.len(), 2, "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("min_rounds (3) must be <= max_rounds (2)")));
-        assert!(text.iter().any(|t| t.contains("orchestrator.max_concurrent_teams") && t.contains("1..=100")));
+        assert!(
+            text.iter()
+                .any(|t| t.contains("min_rounds (3) must be <= max_rounds (2)"))
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("orchestrator.max_concurrent_teams") && t.contains("1..=100"))
+        );
     }
 
     #[test]
     fn hooks_need_a_known_event_and_one_target() {
         let mut issues = Issues::default();
-        HookSettings { on: "round_completed".into(), ..Default::default() }.validate("hooks[0]", &mut issues);
+        HookSettings {
+            on: "round_completed".into(),
+            ..Default::default()
+        }
+        .validate("hooks[0]", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
-        assert!(text.iter().any(|t| t.contains("did you mean `round_complete`?")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("needs `command` or `url`")), "{text:#?}");
+        assert!(
+            text.iter()
+                .any(|t| t.contains("did you mean `round_complete`?")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("needs `command` or `url`")),
+            "{text:#?}"
+        );
     }
 }

@@ -19,7 +19,10 @@ pub const BUILTIN_METRICS: &[(&str, &str)] = &[
 
 /// The canonical built-in name for a configured metric name (exact or snake_case alias).
 pub fn builtin_metric(name: &str) -> Option<&'static str> {
-    BUILTIN_METRICS.iter().find(|(c, a)| *c == name || *a == name).map(|(c, _)| *c)
+    BUILTIN_METRICS
+        .iter()
+        .find(|(c, a)| *c == name || *a == name)
+        .map(|(c, _)| *c)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,8 +57,18 @@ fn file_str(p: Option<&Path>) -> Option<String> {
     p.map(|p| p.display().to_string())
 }
 
-fn check(name: impl Into<String>, status: CheckStatus, message: impl Into<String>, file: Option<String>) -> Check {
-    Check { name: name.into(), status, message: message.into(), source_file: file }
+fn check(
+    name: impl Into<String>,
+    status: CheckStatus,
+    message: impl Into<String>,
+    file: Option<String>,
+) -> Check {
+    Check {
+        name: name.into(),
+        status,
+        message: message.into(),
+        source_file: file,
+    }
 }
 
 fn issues_message(prefix: &str, issues: &[ConfigIssue]) -> String {
@@ -69,7 +82,11 @@ fn issues_message(prefix: &str, issues: &[ConfigIssue]) -> String {
 
 impl PreflightReport {
     pub fn error_count(&self) -> usize {
-        self.categories.iter().flat_map(|c| &c.checks).filter(|c| c.status == CheckStatus::Error).count()
+        self.categories
+            .iter()
+            .flat_map(|c| &c.checks)
+            .filter(|c| c.status == CheckStatus::Error)
+            .count()
     }
     pub fn is_valid(&self) -> bool {
         self.error_count() == 0
@@ -78,7 +95,10 @@ impl PreflightReport {
         if let Some(i) = self.categories.iter().position(|c| c.category == name) {
             return &mut self.categories[i];
         }
-        self.categories.push(Category { category: name.into(), checks: vec![] });
+        self.categories.push(Category {
+            category: name.into(),
+            checks: vec![],
+        });
         let last = self.categories.len() - 1;
         &mut self.categories[last]
     }
@@ -98,9 +118,17 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
 
     // 1. Orchestrator
     let orch = &report.orchestrator;
-    let mut c = Category { category: "オーケストレータ".into(), checks: vec![] };
+    let mut c = Category {
+        category: "オーケストレータ".into(),
+        checks: vec![],
+    };
     if orch.ok() {
-        c.checks.push(check("orchestrator_config", CheckStatus::Ok, "オーケストレータ設定を読み込みました", orch_file.clone()));
+        c.checks.push(check(
+            "orchestrator_config",
+            CheckStatus::Ok,
+            "オーケストレータ設定を読み込みました",
+            orch_file.clone(),
+        ));
     } else {
         c.checks.push(check(
             "orchestrator_config",
@@ -110,42 +138,95 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
         ));
     }
     for w in &orch.warnings.items {
-        c.checks.push(check("orchestrator_warning", CheckStatus::Warning, w.to_string(), orch_file.clone()));
+        c.checks.push(check(
+            "orchestrator_warning",
+            CheckStatus::Warning,
+            w.to_string(),
+            orch_file.clone(),
+        ));
     }
     out.categories.push(c);
     let Some(file) = orch.value.as_ref() else {
         // Nothing else can be checked without the orchestrator file.
-        for name in ["チーム", "Evaluator", "Judgment", "PromptBuilder", "認証", "メトリクス名", "ワークスペース"] {
+        for name in [
+            "チーム",
+            "Evaluator",
+            "Judgment",
+            "PromptBuilder",
+            "認証",
+            "メトリクス名",
+            "ワークスペース",
+        ] {
             out.categories.push(Category {
                 category: name.into(),
-                checks: vec![check(name, CheckStatus::Skipped, "オーケストレータ設定が読み込めないためスキップ", None)],
+                checks: vec![check(
+                    name,
+                    CheckStatus::Skipped,
+                    "オーケストレータ設定が読み込めないためスキップ",
+                    None,
+                )],
             });
         }
         return out;
     };
 
     // 2. Teams
-    let mut c = Category { category: "チーム".into(), checks: vec![] };
+    let mut c = Category {
+        category: "チーム".into(),
+        checks: vec![],
+    };
     if report.teams.is_empty() {
-        c.checks.push(check("teams", CheckStatus::Error, "チーム設定が定義されていません（1つ以上のチームが必要です）", orch_file.clone()));
+        c.checks.push(check(
+            "teams",
+            CheckStatus::Error,
+            "チーム設定が定義されていません（1つ以上のチームが必要です）",
+            orch_file.clone(),
+        ));
     }
     for (i, (entry, part)) in report.teams.iter().enumerate() {
         let name = format!("team_{}", i + 1);
         if part.ok() {
-            let t = part.value.as_ref().map(|t| format!(" ({})", t.settings.team_id)).unwrap_or_default();
-            c.checks.push(check(&name, CheckStatus::Ok, format!("チーム設定を読み込みました{t}"), Some(entry.clone())));
+            let t = part
+                .value
+                .as_ref()
+                .map(|t| format!(" ({})", t.settings.team_id))
+                .unwrap_or_default();
+            c.checks.push(check(
+                &name,
+                CheckStatus::Ok,
+                format!("チーム設定を読み込みました{t}"),
+                Some(entry.clone()),
+            ));
         } else {
-            c.checks.push(check(&name, CheckStatus::Error, issues_message("チーム設定の読み込みに失敗:", &part.errors.items), Some(entry.clone())));
+            c.checks.push(check(
+                &name,
+                CheckStatus::Error,
+                issues_message("チーム設定の読み込みに失敗:", &part.errors.items),
+                Some(entry.clone()),
+            ));
         }
         for w in &part.warnings.items {
-            c.checks.push(check(format!("{name}_warning"), CheckStatus::Warning, w.to_string(), Some(entry.clone())));
+            c.checks.push(check(
+                format!("{name}_warning"),
+                CheckStatus::Warning,
+                w.to_string(),
+                Some(entry.clone()),
+            ));
         }
     }
     out.categories.push(c);
 
     // 3-5. Evaluator, Judgment, PromptBuilder
-    let part_category = |title: &str, key: &str, origin: &Origin, ok: bool, errors: &[ConfigIssue], warnings: &[ConfigIssue]| {
-        let mut c = Category { category: title.into(), checks: vec![] };
+    let part_category = |title: &str,
+                         key: &str,
+                         origin: &Origin,
+                         ok: bool,
+                         errors: &[ConfigIssue],
+                         warnings: &[ConfigIssue]| {
+        let mut c = Category {
+            category: title.into(),
+            checks: vec![],
+        };
         let f = file_str(origin.file());
         if ok {
             let msg = match origin {
@@ -154,22 +235,56 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
             };
             c.checks.push(check(key, CheckStatus::Ok, msg, f.clone()));
         } else {
-            c.checks.push(check(key, CheckStatus::Error, issues_message(&format!("{title}設定の読み込みに失敗:"), errors), f.clone()));
+            c.checks.push(check(
+                key,
+                CheckStatus::Error,
+                issues_message(&format!("{title}設定の読み込みに失敗:"), errors),
+                f.clone(),
+            ));
         }
         for w in warnings {
-            c.checks.push(check(format!("{key}_warning"), CheckStatus::Warning, w.to_string(), f.clone()));
+            c.checks.push(check(
+                format!("{key}_warning"),
+                CheckStatus::Warning,
+                w.to_string(),
+                f.clone(),
+            ));
         }
         c
     };
     let e = &report.evaluator;
-    out.categories.push(part_category("Evaluator", "evaluator_config", &e.origin, e.ok(), &e.errors.items, &e.warnings.items));
+    out.categories.push(part_category(
+        "Evaluator",
+        "evaluator_config",
+        &e.origin,
+        e.ok(),
+        &e.errors.items,
+        &e.warnings.items,
+    ));
     let j = &report.judgment;
-    out.categories.push(part_category("Judgment", "judgment_config", &j.origin, j.ok(), &j.errors.items, &j.warnings.items));
+    out.categories.push(part_category(
+        "Judgment",
+        "judgment_config",
+        &j.origin,
+        j.ok(),
+        &j.errors.items,
+        &j.warnings.items,
+    ));
     let p = &report.prompt_builder;
-    out.categories.push(part_category("PromptBuilder", "prompt_builder_config", &p.origin, p.ok(), &p.errors.items, &p.warnings.items));
+    out.categories.push(part_category(
+        "PromptBuilder",
+        "prompt_builder_config",
+        &p.origin,
+        p.ok(),
+        &p.errors.items,
+        &p.warnings.items,
+    ));
 
     // 6. Credentials: every model id, grouped by provider.
-    let mut c = Category { category: "認証".into(), checks: vec![] };
+    let mut c = Category {
+        category: "認証".into(),
+        checks: vec![],
+    };
     let mut ids: Vec<String> = Vec::new();
     for (_, t) in &report.teams {
         if let Some(t) = &t.value {
@@ -205,32 +320,52 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
             Err(err) => {
                 let name = format!("auth_{id}");
                 if !c.checks.iter().any(|x| x.name == name) {
-                    c.checks.push(check(name, CheckStatus::Error, format!("未知のモデルIDプレフィックス: {err}"), None));
+                    c.checks.push(check(
+                        name,
+                        CheckStatus::Error,
+                        format!("未知のモデルIDプレフィックス: {err}"),
+                        None,
+                    ));
                 }
             }
         }
     }
     if by_provider.is_empty() && c.checks.is_empty() {
-        c.checks.push(check("auth", CheckStatus::Skipped, "検証対象のモデルIDがありません", None));
+        c.checks.push(check(
+            "auth",
+            CheckStatus::Skipped,
+            "検証対象のモデルIDがありません",
+            None,
+        ));
     }
     for (provider, models) in &by_provider {
         let cred = credential_for(provider, &file.providers);
         let name = format!("auth_{provider}");
-        let mock_note = if provider == "mock" { " (offline mock provider: no key needed, answers are synthetic)" } else { "" };
+        let mock_note = if provider == "mock" {
+            " (offline mock provider: no key needed, answers are synthetic)"
+        } else {
+            ""
+        };
         match check_credential(&cred, &lookup_env) {
             Ok(found) => {
                 let via = found.map(|v| format!(" via {v}")).unwrap_or_default();
                 c.checks.push(check(
                     name,
                     CheckStatus::Ok,
-                    format!("{provider} の認証情報を確認しました（モデル: {}）{via}{mock_note}", models.join(", ")),
+                    format!(
+                        "{provider} の認証情報を確認しました（モデル: {}）{via}{mock_note}",
+                        models.join(", ")
+                    ),
                     None,
                 ));
             }
             Err(msg) => c.checks.push(check(
                 name,
                 CheckStatus::Error,
-                format!("{provider} の認証に失敗: {msg} (needed by: {}); export it before running", models.join(", ")),
+                format!(
+                    "{provider} の認証に失敗: {msg} (needed by: {}); export it before running",
+                    models.join(", ")
+                ),
                 None,
             )),
         }
@@ -238,9 +373,17 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
     out.categories.push(c);
 
     // 7. Metric names
-    let mut c = Category { category: "メトリクス名".into(), checks: vec![] };
+    let mut c = Category {
+        category: "メトリクス名".into(),
+        checks: vec![],
+    };
     match &e.value {
-        None => c.checks.push(check("metrics", CheckStatus::Skipped, "Evaluator設定が読み込めないためスキップ", None)),
+        None => c.checks.push(check(
+            "metrics",
+            CheckStatus::Skipped,
+            "Evaluator設定が読み込めないためスキップ",
+            None,
+        )),
         Some(ev) if ev.metrics.is_empty() => c.checks.push(check(
             "metrics",
             CheckStatus::Error,
@@ -251,18 +394,48 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
             for m in &ev.metrics {
                 let name = format!("metric_{}", m.name);
                 if m.name.trim().is_empty() {
-                    c.checks.push(check("metric_name_empty", CheckStatus::Error, "メトリクス名が空です", None));
+                    c.checks.push(check(
+                        "metric_name_empty",
+                        CheckStatus::Error,
+                        "メトリクス名が空です",
+                        None,
+                    ));
                 } else if let Some(b) = builtin_metric(&m.name) {
-                    c.checks.push(check(name, CheckStatus::Ok, format!("ビルトインメトリクス '{b}'"), None));
+                    c.checks.push(check(
+                        name,
+                        CheckStatus::Ok,
+                        format!("ビルトインメトリクス '{b}'"),
+                        None,
+                    ));
                 } else if m.kind.as_deref() == Some("command") {
-                    c.checks.push(check(name, CheckStatus::Ok, format!("コマンドメトリクス '{}'", m.name), None));
-                } else if m.system_instruction.as_ref().is_some_and(|s| !s.trim().is_empty()) {
-                    c.checks.push(check(name, CheckStatus::Ok, format!("カスタムメトリクス '{}' (LLM judge with its own system_instruction)", m.name), None));
+                    c.checks.push(check(
+                        name,
+                        CheckStatus::Ok,
+                        format!("コマンドメトリクス '{}'", m.name),
+                        None,
+                    ));
+                } else if m
+                    .system_instruction
+                    .as_ref()
+                    .is_some_and(|s| !s.trim().is_empty())
+                {
+                    c.checks.push(check(
+                        name,
+                        CheckStatus::Ok,
+                        format!(
+                            "カスタムメトリクス '{}' (LLM judge with its own system_instruction)",
+                            m.name
+                        ),
+                        None,
+                    ));
                 } else {
                     let builtins: Vec<&str> = BUILTIN_METRICS.iter().map(|(c, _)| *c).collect();
-                    let suggestion = crate::issues::closest(&m.name, BUILTIN_METRICS.iter().flat_map(|(c, a)| [*c, *a]))
-                        .map(|s| format!(" Did you mean '{s}'?"))
-                        .unwrap_or_default();
+                    let suggestion = crate::issues::closest(
+                        &m.name,
+                        BUILTIN_METRICS.iter().flat_map(|(c, a)| [*c, *a]),
+                    )
+                    .map(|s| format!(" Did you mean '{s}'?"))
+                    .unwrap_or_default();
                     c.checks.push(check(
                         name,
                         CheckStatus::Error,
@@ -281,14 +454,25 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
     out.categories.push(c);
 
     // 8. Workspace
-    let mut c = Category { category: "ワークスペース".into(), checks: vec![] };
+    let mut c = Category {
+        category: "ワークスペース".into(),
+        checks: vec![],
+    };
     let ws = &report.workspace.root;
     match workspace_writable(ws) {
-        Ok(()) => c.checks.push(check("workspace_writable", CheckStatus::Ok, format!("ワークスペース '{}' は書き込み可能です", ws.display()), None)),
+        Ok(()) => c.checks.push(check(
+            "workspace_writable",
+            CheckStatus::Ok,
+            format!("ワークスペース '{}' は書き込み可能です", ws.display()),
+            None,
+        )),
         Err(err) => c.checks.push(check(
             "workspace_writable",
             CheckStatus::Error,
-            format!("ワークスペース '{}' に書き込みできません: {err}", ws.display()),
+            format!(
+                "ワークスペース '{}' に書き込みできません: {err}",
+                ws.display()
+            ),
             None,
         )),
     }
@@ -310,7 +494,10 @@ mod tests {
 
     #[test]
     fn builtin_metric_aliases() {
-        assert_eq!(builtin_metric("clarity_coherence"), Some("ClarityCoherence"));
+        assert_eq!(
+            builtin_metric("clarity_coherence"),
+            Some("ClarityCoherence")
+        );
         assert_eq!(builtin_metric("LLMPlain"), Some("LLMPlain"));
         assert_eq!(builtin_metric("Novelty"), None);
     }

@@ -50,7 +50,7 @@ impl Default for PrivacySettings {
 }
 
 /// One configured masking pattern.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct PiiPattern {
     /// A short name for the pattern (used in logs and in the default replacement).
@@ -59,16 +59,6 @@ pub struct PiiPattern {
     pub pattern: String,
     /// The text that replaces each match. Default: `[{name}]`.
     pub replacement: Option<String>,
-}
-
-impl Default for PiiPattern {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            pattern: String::new(),
-            replacement: None,
-        }
-    }
 }
 
 impl PrivacySettings {

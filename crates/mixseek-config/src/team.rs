@@ -21,7 +21,10 @@ impl<'de> Deserialize<'de> for Instruction {
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Instruction, E> {
                 Ok(Instruction(v.to_string()))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Instruction, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Instruction, A::Error> {
                 let mut text = None;
                 while let Some(k) = map.next_key::<String>()? {
                     if k == "text" {
@@ -30,7 +33,8 @@ impl<'de> Deserialize<'de> for Instruction {
                         return Err(serde::de::Error::unknown_field(&k, &["text"]));
                     }
                 }
-                text.map(Instruction).ok_or_else(|| serde::de::Error::missing_field("text"))
+                text.map(Instruction)
+                    .ok_or_else(|| serde::de::Error::missing_field("text"))
             }
         }
         d.deserialize_any(V)
@@ -88,15 +92,33 @@ impl LeaderSettings {
         issues.non_blank(prefix, "model", &self.model);
         issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
         issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);
-        issues.range_i64(prefix, "timeout_seconds", self.timeout_seconds as i64, 10, 600);
+        issues.range_i64(
+            prefix,
+            "timeout_seconds",
+            self.timeout_seconds as i64,
+            10,
+            600,
+        );
         if self.max_tokens == Some(0) {
-            issues.error_hint(prefix, "max_tokens", "must be > 0", "remove it for the model's default");
+            issues.error_hint(
+                prefix,
+                "max_tokens",
+                "must be > 0",
+                "remove it for the model's default",
+            );
         }
     }
 }
 
 /// Member agent types.
-pub const MEMBER_TYPES: &[&str] = &["plain", "web_search", "web_fetch", "code_execution", "command", "custom"];
+pub const MEMBER_TYPES: &[&str] = &[
+    "plain",
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "command",
+    "custom",
+];
 
 /// A member agent: an inline `[[team.members]]` entry, the `[agent]` table of a member file,
 /// or a reference (`config = "member.toml"`, where only `tool_name` / `tool_description` may
@@ -197,9 +219,18 @@ impl MemberSettings {
 
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         match &self.name {
-            None => issues.error_hint(prefix, "name", "a member needs a name", "add name = \"...\""),
+            None => issues.error_hint(
+                prefix,
+                "name",
+                "a member needs a name",
+                "add name = \"...\"",
+            ),
             Some(n) => {
-                if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                if n.is_empty()
+                    || !n
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                {
                     issues.error_hint(
                         prefix,
                         "name",
@@ -237,7 +268,11 @@ impl MemberSettings {
         }
         if let Some(d) = &self.tool_description {
             if d.trim().is_empty() {
-                issues.error(prefix, "tool_description", "tool_description cannot be empty");
+                issues.error(
+                    prefix,
+                    "tool_description",
+                    "tool_description cannot be empty",
+                );
             }
         }
         issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
@@ -288,10 +323,12 @@ impl TeamSettings {
     pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 8;
 
     pub fn max_members(&self) -> u32 {
-        self.max_concurrent_members.unwrap_or(Self::DEFAULT_MAX_MEMBERS)
+        self.max_concurrent_members
+            .unwrap_or(Self::DEFAULT_MAX_MEMBERS)
     }
     pub fn max_tool_rounds(&self) -> u32 {
-        self.max_tool_rounds.unwrap_or(Self::DEFAULT_MAX_TOOL_ROUNDS)
+        self.max_tool_rounds
+            .unwrap_or(Self::DEFAULT_MAX_TOOL_ROUNDS)
     }
 
     /// Validates the team with its members already resolved (references loaded).
@@ -329,11 +366,23 @@ impl TeamSettings {
         };
         let names = dup(self.members.iter().filter_map(|m| m.name.clone()).collect());
         if !names.is_empty() {
-            issues.error(prefix, "members", format!("Duplicate agent_name detected: {names:?}"));
+            issues.error(
+                prefix,
+                "members",
+                format!("Duplicate agent_name detected: {names:?}"),
+            );
         }
-        let tools = dup(self.members.iter().map(MemberSettings::effective_tool_name).collect());
+        let tools = dup(self
+            .members
+            .iter()
+            .map(MemberSettings::effective_tool_name)
+            .collect());
         if !tools.is_empty() {
-            issues.error(prefix, "members", format!("Duplicate tool_name detected: {tools:?}"));
+            issues.error(
+                prefix,
+                "members",
+                format!("Duplicate tool_name detected: {tools:?}"),
+            );
         }
     }
 }
@@ -360,9 +409,11 @@ mod tests {
 
     #[test]
     fn instruction_accepts_string_or_text_table() {
-        let m: MemberSettings = toml::from_str("name = \"a\"\nsystem_instruction = \"x\"").expect("string");
+        let m: MemberSettings =
+            toml::from_str("name = \"a\"\nsystem_instruction = \"x\"").expect("string");
         assert_eq!(m.system_instruction, Some(Instruction("x".into())));
-        let m: MemberSettings = toml::from_str("name = \"a\"\n[system_instruction]\ntext = \"y\"").expect("table");
+        let m: MemberSettings =
+            toml::from_str("name = \"a\"\n[system_instruction]\ntext = \"y\"").expect("table");
         assert_eq!(m.system_instruction, Some(Instruction("y".into())));
     }
 
@@ -398,9 +449,23 @@ type = "custom"
         let mut issues = Issues::default();
         t.team.validate("team", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
-        assert!(text.iter().any(|t| t.contains("Too many members: 2 > 1")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("did you mean `plain`?")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("type = \\\"command\\\"") || t.contains("type = \"command\"")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("Duplicate agent_name detected")), "{text:#?}");
+        assert!(
+            text.iter().any(|t| t.contains("Too many members: 2 > 1")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("did you mean `plain`?")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("type = \\\"command\\\"") || t.contains("type = \"command\"")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("Duplicate agent_name detected")),
+            "{text:#?}"
+        );
     }
 }

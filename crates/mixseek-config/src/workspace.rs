@@ -42,9 +42,18 @@ pub struct Workspace {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     #[error("{what} not found: `{given}` (tried {})", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "))]
-    NotFound { what: String, given: String, tried: Vec<PathBuf> },
+    NotFound {
+        what: String,
+        given: String,
+        tried: Vec<PathBuf>,
+    },
     #[error("{what} `{given}` escapes {base} (`..` or a symlink leads to {resolved})", base = base.display(), resolved = resolved.display())]
-    Escapes { what: String, given: String, base: PathBuf, resolved: PathBuf },
+    Escapes {
+        what: String,
+        given: String,
+        base: PathBuf,
+        resolved: PathBuf,
+    },
     #[error("workspace path is empty")]
     Empty,
 }
@@ -53,7 +62,9 @@ fn absolutize(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
     }
 }
 
@@ -84,12 +95,21 @@ impl Workspace {
             if p.as_os_str().is_empty() {
                 return Err(PathError::Empty);
             }
-            return Ok(Self { root: normalize(&absolutize(p)), source: WorkspaceSource::Cli });
+            return Ok(Self {
+                root: normalize(&absolutize(p)),
+                source: WorkspaceSource::Cli,
+            });
         }
         if let Some(e) = env.filter(|e| !e.trim().is_empty()) {
-            return Ok(Self { root: normalize(&absolutize(Path::new(e))), source: WorkspaceSource::Env });
+            return Ok(Self {
+                root: normalize(&absolutize(Path::new(e))),
+                source: WorkspaceSource::Env,
+            });
         }
-        Ok(Self { root: normalize(&absolutize(Path::new(DEFAULT_WORKSPACE_DIR))), source: WorkspaceSource::Default })
+        Ok(Self {
+            root: normalize(&absolutize(Path::new(DEFAULT_WORKSPACE_DIR))),
+            source: WorkspaceSource::Default,
+        })
     }
 
     /// Resolves from the CLI value and the process environment.
@@ -99,7 +119,10 @@ impl Workspace {
     }
 
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Self { root: normalize(&absolutize(&root.into())), source: WorkspaceSource::Cli }
+        Self {
+            root: normalize(&absolutize(&root.into())),
+            source: WorkspaceSource::Cli,
+        }
     }
 
     pub fn db_path(&self) -> PathBuf {
@@ -144,16 +167,28 @@ impl Workspace {
     /// A path written inside a config file (`referenced_by`): absolute as is; relative against
     /// the workspace, then the referencing file's folder. The result must stay inside the base
     /// it was resolved against (after following symlinks).
-    pub fn resolve_ref(&self, what: &str, given: &str, referenced_by: &Path) -> Result<PathBuf, PathError> {
+    pub fn resolve_ref(
+        &self,
+        what: &str,
+        given: &str,
+        referenced_by: &Path,
+    ) -> Result<PathBuf, PathError> {
         let p = Path::new(given);
         if p.is_absolute() {
             return if p.exists() {
                 Ok(p.to_path_buf())
             } else {
-                Err(PathError::NotFound { what: what.into(), given: given.into(), tried: vec![p.to_path_buf()] })
+                Err(PathError::NotFound {
+                    what: what.into(),
+                    given: given.into(),
+                    tried: vec![p.to_path_buf()],
+                })
             };
         }
-        let file_dir = referenced_by.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let file_dir = referenced_by
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let mut tried = Vec::new();
         for base in [self.root.clone(), file_dir] {
             let candidate = normalize(&base.join(p));
@@ -175,7 +210,11 @@ impl Workspace {
                 return Ok(candidate);
             }
         }
-        Err(PathError::NotFound { what: what.into(), given: given.into(), tried })
+        Err(PathError::NotFound {
+            what: what.into(),
+            given: given.into(),
+            tried,
+        })
     }
 }
 
@@ -186,9 +225,15 @@ mod tests {
     #[test]
     fn cli_beats_env_beats_default() {
         let ws = Workspace::resolve(Some(Path::new("/a")), Some("/b")).expect("ok");
-        assert_eq!((ws.root.as_path(), ws.source), (Path::new("/a"), WorkspaceSource::Cli));
+        assert_eq!(
+            (ws.root.as_path(), ws.source),
+            (Path::new("/a"), WorkspaceSource::Cli)
+        );
         let ws = Workspace::resolve(None, Some("/b")).expect("ok");
-        assert_eq!((ws.root.as_path(), ws.source), (Path::new("/b"), WorkspaceSource::Env));
+        assert_eq!(
+            (ws.root.as_path(), ws.source),
+            (Path::new("/b"), WorkspaceSource::Env)
+        );
         let ws = Workspace::resolve(None, None).expect("ok");
         assert!(ws.root.ends_with(DEFAULT_WORKSPACE_DIR));
         assert_eq!(ws.source, WorkspaceSource::Default);
@@ -201,10 +246,14 @@ mod tests {
         std::fs::write(other.path().join("team.toml"), "").expect("write");
         let ws = Workspace::at(ws_dir.path());
         let orch = other.path().join("orch.toml");
-        let got = ws.resolve_ref("team config", "team.toml", &orch).expect("found next to the file");
+        let got = ws
+            .resolve_ref("team config", "team.toml", &orch)
+            .expect("found next to the file");
         assert_eq!(got, other.path().join("team.toml"));
         std::fs::write(ws_dir.path().join("team.toml"), "").expect("write");
-        let got = ws.resolve_ref("team config", "team.toml", &orch).expect("found in workspace");
+        let got = ws
+            .resolve_ref("team config", "team.toml", &orch)
+            .expect("found in workspace");
         assert_eq!(got, ws_dir.path().join("team.toml"));
     }
 
@@ -213,10 +262,18 @@ mod tests {
         let ws_dir = tempfile::tempdir().expect("tmp");
         let other = tempfile::tempdir().expect("tmp");
         let ws = Workspace::at(ws_dir.path());
-        let err = ws.resolve_ref("team config", "nope.toml", &other.path().join("o.toml")).expect_err("missing");
+        let err = ws
+            .resolve_ref("team config", "nope.toml", &other.path().join("o.toml"))
+            .expect_err("missing");
         let msg = err.to_string();
-        assert!(msg.contains(&ws_dir.path().join("nope.toml").display().to_string()), "{msg}");
-        assert!(msg.contains(&other.path().join("nope.toml").display().to_string()), "{msg}");
+        assert!(
+            msg.contains(&ws_dir.path().join("nope.toml").display().to_string()),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(&other.path().join("nope.toml").display().to_string()),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -226,7 +283,9 @@ mod tests {
         std::fs::create_dir_all(&ws_dir).expect("mkdir");
         std::fs::write(root.path().join("secret.toml"), "").expect("write");
         let ws = Workspace::at(&ws_dir);
-        let err = ws.resolve_ref("team config", "../secret.toml", &ws_dir.join("o.toml")).expect_err("escape");
+        let err = ws
+            .resolve_ref("team config", "../secret.toml", &ws_dir.join("o.toml"))
+            .expect_err("escape");
         assert!(matches!(err, PathError::Escapes { .. }), "{err}");
     }
 
@@ -237,9 +296,12 @@ mod tests {
         let ws_dir = root.path().join("ws");
         std::fs::create_dir_all(&ws_dir).expect("mkdir");
         std::fs::write(root.path().join("secret.toml"), "").expect("write");
-        std::os::unix::fs::symlink(root.path().join("secret.toml"), ws_dir.join("link.toml")).expect("link");
+        std::os::unix::fs::symlink(root.path().join("secret.toml"), ws_dir.join("link.toml"))
+            .expect("link");
         let ws = Workspace::at(&ws_dir);
-        let err = ws.resolve_ref("team config", "link.toml", &ws_dir.join("o.toml")).expect_err("escape");
+        let err = ws
+            .resolve_ref("team config", "link.toml", &ws_dir.join("o.toml"))
+            .expect_err("escape");
         assert!(matches!(err, PathError::Escapes { .. }), "{err}");
     }
 }

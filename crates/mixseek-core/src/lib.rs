@@ -12,7 +12,9 @@ pub mod summary;
 pub mod time;
 pub mod usage;
 
-pub use event::{Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError, TeamRef};
+pub use event::{
+    Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError, TeamRef,
+};
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
 pub use round::{ExitReason, Judgment, RoundState, TeamStatus, TeamStatusKind, best_round};

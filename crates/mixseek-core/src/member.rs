@@ -43,10 +43,16 @@ pub struct MemberSubmissionsRecord {
 
 impl MemberSubmissionsRecord {
     pub fn success_count(&self) -> usize {
-        self.submissions.iter().filter(|s| s.status == MemberStatus::Success).count()
+        self.submissions
+            .iter()
+            .filter(|s| s.status == MemberStatus::Success)
+            .count()
     }
     pub fn failure_count(&self) -> usize {
-        self.submissions.iter().filter(|s| s.status == MemberStatus::Error).count()
+        self.submissions
+            .iter()
+            .filter(|s| s.status == MemberStatus::Error)
+            .count()
     }
     pub fn total_count(&self) -> usize {
         self.submissions.len()
@@ -67,8 +73,14 @@ impl MemberSubmissionsRecord {
                     .filter_map(|s| serde_json::to_value(s).ok())
                     .collect()
             };
-            obj.insert("successful_submissions".into(), pick(MemberStatus::Success).into());
-            obj.insert("failed_submissions".into(), pick(MemberStatus::Error).into());
+            obj.insert(
+                "successful_submissions".into(),
+                pick(MemberStatus::Success).into(),
+            );
+            obj.insert(
+                "failed_submissions".into(),
+                pick(MemberStatus::Error).into(),
+            );
             obj.insert("total_count".into(), self.total_count().into());
             obj.insert("success_count".into(), self.success_count().into());
             obj.insert("failure_count".into(), self.failure_count().into());
@@ -92,7 +104,11 @@ mod tests {
             content: String::new(),
             status,
             error_message: None,
-            usage: Usage { input_tokens: tokens, requests: 1, ..Usage::default() },
+            usage: Usage {
+                input_tokens: tokens,
+                requests: 1,
+                ..Usage::default()
+            },
             timestamp: Utc::now(),
             execution_time_ms: Some(1),
             all_messages: None,
@@ -106,11 +122,21 @@ mod tests {
             team_id: "t".into(),
             team_name: "T".into(),
             round_number: 1,
-            submissions: vec![sub(MemberStatus::Success, 3), sub(MemberStatus::Error, 4), sub(MemberStatus::Warning, 5)],
+            submissions: vec![
+                sub(MemberStatus::Success, 3),
+                sub(MemberStatus::Error, 4),
+                sub(MemberStatus::Warning, 5),
+            ],
         };
-        assert_eq!((rec.success_count(), rec.failure_count(), rec.total_count()), (1, 1, 3));
+        assert_eq!(
+            (rec.success_count(), rec.failure_count(), rec.total_count()),
+            (1, 1, 3)
+        );
         let j = rec.to_json();
         assert_eq!(j["total_usage"]["input_tokens"], 12);
-        assert_eq!(j["successful_submissions"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            j["successful_submissions"].as_array().map(Vec::len),
+            Some(1)
+        );
     }
 }

@@ -82,10 +82,12 @@ pub struct RoundState {
 
 /// Picks the best round: highest score, the later round on ties (the original's rule).
 pub fn best_round(rounds: &[RoundState]) -> Option<&RoundState> {
-    rounds.iter().fold(None, |best: Option<&RoundState>, r| match best {
-        Some(b) if b.evaluation_score > r.evaluation_score => Some(b),
-        _ => Some(r),
-    })
+    rounds
+        .iter()
+        .fold(None, |best: Option<&RoundState>, r| match best {
+            Some(b) if b.evaluation_score > r.evaluation_score => Some(b),
+            _ => Some(r),
+        })
 }
 
 /// Lifecycle of a team in an execution.
@@ -134,7 +136,10 @@ mod tests {
             round_number: n,
             submission_content: format!("r{n}"),
             evaluation_score: score,
-            score_details: ScoreDetails { overall_score: score, metrics: vec![] },
+            score_details: ScoreDetails {
+                overall_score: score,
+                metrics: vec![],
+            },
             improvement_judgment: None,
             round_started_at: Utc::now(),
             round_ended_at: Utc::now(),
@@ -144,14 +149,24 @@ mod tests {
 
     #[test]
     fn best_round_prefers_the_later_round_on_ties() {
-        let rounds = [round(1, 80.0), round(2, 85.0), round(3, 85.0), round(4, 82.0)];
+        let rounds = [
+            round(1, 80.0),
+            round(2, 85.0),
+            round(3, 85.0),
+            round(4, 82.0),
+        ];
         assert_eq!(best_round(&rounds).map(|r| r.round_number), Some(3));
         assert!(best_round(&[]).is_none());
     }
 
     #[test]
     fn exit_reasons_round_trip() {
-        for r in ["max_rounds_reached", "no_improvement_expected", "partial_failure", "partial_failure_timeout"] {
+        for r in [
+            "max_rounds_reached",
+            "no_improvement_expected",
+            "partial_failure",
+            "partial_failure_timeout",
+        ] {
             assert_eq!(ExitReason::parse(r).map(|x| x.as_str()), Some(r));
         }
         assert_eq!(ExitReason::parse("bogus"), None);

@@ -67,7 +67,10 @@ mod tests {
     fn score_details_keep_the_original_key_order() {
         let mut m = MetricScore::new("Coverage", 80.0, "ok");
         m.extra.insert("samples".into(), serde_json::json!([80.0]));
-        let d = ScoreDetails { overall_score: 80.0, metrics: vec![m] };
+        let d = ScoreDetails {
+            overall_score: 80.0,
+            metrics: vec![m],
+        };
         let s = serde_json::to_string(&d).unwrap_or_default();
         assert_eq!(
             s,

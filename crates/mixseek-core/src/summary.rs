@@ -115,7 +115,11 @@ impl ExecutionSummary {
     }
     /// Ids present in both results and failures, sorted.
     pub fn partial_team_ids(&self) -> Vec<String> {
-        let failed: BTreeSet<&str> = self.failed_teams_info.iter().map(|f| f.team_id.as_str()).collect();
+        let failed: BTreeSet<&str> = self
+            .failed_teams_info
+            .iter()
+            .map(|f| f.team_id.as_str())
+            .collect();
         let mut ids: Vec<String> = self
             .team_results
             .iter()
@@ -134,7 +138,10 @@ impl ExecutionSummary {
     }
 
     /// The status implied by the results: `completed`, `partial_failure` or `failed`.
-    pub fn derive_status(team_results: &[LeaderboardEntry], failed: &[FailedTeamInfo]) -> ExecutionStatus {
+    pub fn derive_status(
+        team_results: &[LeaderboardEntry],
+        failed: &[FailedTeamInfo],
+    ) -> ExecutionStatus {
         if failed.is_empty() {
             ExecutionStatus::Completed
         } else if team_results.is_empty() {
@@ -146,10 +153,12 @@ impl ExecutionSummary {
 
     /// The winner: highest score, the first in team-config order on ties.
     pub fn pick_best(team_results: &[LeaderboardEntry]) -> Option<&LeaderboardEntry> {
-        team_results.iter().fold(None, |best: Option<&LeaderboardEntry>, e| match best {
-            Some(b) if b.score >= e.score => Some(b),
-            _ => Some(e),
-        })
+        team_results
+            .iter()
+            .fold(None, |best: Option<&LeaderboardEntry>, e| match best {
+                Some(b) if b.score >= e.score => Some(b),
+                _ => Some(e),
+            })
     }
 
     /// Exit code of `mixseek exec`: 0 all ok, 1 some failed, 2 all failed.
@@ -178,7 +187,10 @@ impl Serialize for ExecutionSummary {
         st.serialize_field("team_results", &self.team_results)?;
         st.serialize_field("best_team_id", &self.best_team_id)?;
         st.serialize_field("best_score", &self.best_score)?;
-        st.serialize_field("total_execution_time_seconds", &self.total_execution_time_seconds)?;
+        st.serialize_field(
+            "total_execution_time_seconds",
+            &self.total_execution_time_seconds,
+        )?;
         st.serialize_field("failed_teams_info", &self.failed_teams_info)?;
         st.serialize_field("created_at", &Utc(&self.created_at))?;
         st.serialize_field("total_teams", &self.total_teams())?;
@@ -209,7 +221,10 @@ mod tests {
             submission_content: "x".into(),
             submission_format: "md".into(),
             score,
-            score_details: ScoreDetails { overall_score: score, metrics: vec![] },
+            score_details: ScoreDetails {
+                overall_score: score,
+                metrics: vec![],
+            },
             final_submission: true,
             exit_reason: None,
             created_at: chrono::Utc::now(),
@@ -235,23 +250,54 @@ mod tests {
     }
 
     fn failure(team: &str) -> FailedTeamInfo {
-        FailedTeamInfo { team_id: team.into(), team_name: team.into(), error_message: "boom".into() }
+        FailedTeamInfo {
+            team_id: team.into(),
+            team_name: team.into(),
+            error_message: "boom".into(),
+        }
     }
 
     #[test]
     fn computed_counts_and_key_order() {
-        let s = summary(vec![entry("a", 80.0), entry("b", 90.0)], vec![failure("b"), failure("c")]);
-        assert_eq!((s.total_teams(), s.completed_teams(), s.failed_teams(), s.partial_teams()), (3, 2, 2, 1));
+        let s = summary(
+            vec![entry("a", 80.0), entry("b", 90.0)],
+            vec![failure("b"), failure("c")],
+        );
+        assert_eq!(
+            (
+                s.total_teams(),
+                s.completed_teams(),
+                s.failed_teams(),
+                s.partial_teams()
+            ),
+            (3, 2, 2, 1)
+        );
         assert_eq!(s.partial_team_ids(), vec!["b".to_string()]);
         assert_eq!(s.status, ExecutionStatus::PartialFailure);
         assert_eq!(s.exit_code(), 1);
         let v = serde_json::to_value(&s).unwrap_or_default();
-        let keys: Vec<&String> = v.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        let keys: Vec<&String> = v
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
         let expected = [
-            "execution_id", "user_prompt", "team_results", "best_team_id", "best_score",
-            "total_execution_time_seconds", "failed_teams_info", "created_at", "total_teams",
-            "completed_teams", "failed_teams", "partial_team_ids", "partial_teams", "status",
-            "usage", "usage_by_role", "stop_reason",
+            "execution_id",
+            "user_prompt",
+            "team_results",
+            "best_team_id",
+            "best_score",
+            "total_execution_time_seconds",
+            "failed_teams_info",
+            "created_at",
+            "total_teams",
+            "completed_teams",
+            "failed_teams",
+            "partial_team_ids",
+            "partial_teams",
+            "status",
+            "usage",
+            "usage_by_role",
+            "stop_reason",
         ];
         assert_eq!(keys, expected.iter().collect::<Vec<_>>());
     }
@@ -259,13 +305,19 @@ mod tests {
     #[test]
     fn ties_go_to_the_first_team_in_config_order() {
         let results = vec![entry("a", 90.0), entry("b", 90.0), entry("c", 10.0)];
-        assert_eq!(ExecutionSummary::pick_best(&results).map(|e| e.team_id.as_str()), Some("a"));
+        assert_eq!(
+            ExecutionSummary::pick_best(&results).map(|e| e.team_id.as_str()),
+            Some("a")
+        );
     }
 
     #[test]
     fn exit_codes() {
         assert_eq!(summary(vec![entry("a", 1.0)], vec![]).exit_code(), 0);
         assert_eq!(summary(vec![], vec![failure("a")]).exit_code(), 2);
-        assert_eq!(summary(vec![], vec![failure("a")]).status, ExecutionStatus::Failed);
+        assert_eq!(
+            summary(vec![], vec![failure("a")]).status,
+            ExecutionStatus::Failed
+        );
     }
 }

@@ -10,7 +10,11 @@ pub fn format_utc(t: &DateTime<Utc>) -> String {
     if micros == 0 {
         t.to_rfc3339_opts(SecondsFormat::Secs, true)
     } else {
-        format!("{}.{:06}Z", t.format("%Y-%m-%dT%H:%M:%S"), micros % 1_000_000)
+        format!(
+            "{}.{:06}Z",
+            t.format("%Y-%m-%dT%H:%M:%S"),
+            micros % 1_000_000
+        )
     }
 }
 
@@ -66,7 +70,10 @@ mod tests {
 
     #[test]
     fn whole_seconds_have_no_fraction() {
-        let t = Utc.with_ymd_and_hms(2025, 11, 19, 12, 34, 56).single().expect("valid");
+        let t = Utc
+            .with_ymd_and_hms(2025, 11, 19, 12, 34, 56)
+            .single()
+            .expect("valid");
         assert_eq!(format_utc(&t), "2025-11-19T12:34:56Z");
     }
 

@@ -109,7 +109,13 @@ mod tests {
     #[test]
     fn usage_adds_up_by_role() {
         let mut by_role = UsageByRole::default();
-        let u = Usage { input_tokens: 10, output_tokens: 5, requests: 1, cost_usd: 0.5, ..Usage::default() };
+        let u = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            requests: 1,
+            cost_usd: 0.5,
+            ..Usage::default()
+        };
         by_role.add(Role::Leader, u);
         by_role.add(Role::Leader, u);
         by_role.add(Role::Judgment, u);

@@ -70,9 +70,9 @@ pub async fn run(
     input: &CommandInput<'_>,
     dir: Option<&Path>,
 ) -> Result<(f64, String), MetricFailure> {
-    let fail = |kind: &str, message: String, raw: Option<String>| MetricFailure {
+    let fail = |kind: &'static str, message: String, raw: Option<String>| MetricFailure {
         metric_name: name.to_string(),
-        kind: kind.to_string(),
+        kind,
         message,
         provider: None,
         retries: None,

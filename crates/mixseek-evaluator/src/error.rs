@@ -14,7 +14,7 @@ pub struct MetricFailure {
     /// What went wrong, coarsely: an LLM error kind (`parse`, `schema`, `check`, `timeout`,
     /// `transport`, `server`, `rate_limited`, `permanent`, `config`) or, for command metrics,
     /// `spawn`, `timeout`, `exit`, `bad_output`; `internal` for a crashed task.
-    pub kind: String,
+    pub kind: &'static str,
     /// The cause, e.g. `Failed to evaluate after retries: [openai] gpt-4o: schema error: …`.
     pub message: String,
     /// Provider of the judge that failed (LLM metrics).
@@ -71,7 +71,7 @@ pub enum EvaluatorError {
     Prompt(#[from] PromptError),
     /// A metric failed and `on_metric_error = "fail"`.
     #[error("{0}")]
-    Metric(MetricFailure),
+    Metric(Box<MetricFailure>),
     /// Every metric failed (`on_metric_error = "skip"` has nothing left to score with).
     #[error("every metric failed: {}", join_failures(.0))]
     AllMetricsFailed(Vec<MetricFailure>),
@@ -101,7 +101,7 @@ impl EvaluatorError {
     /// The metric failures this error carries.
     pub fn failures(&self) -> &[MetricFailure] {
         match self {
-            EvaluatorError::Metric(f) => std::slice::from_ref(f),
+            EvaluatorError::Metric(f) => std::slice::from_ref(f.as_ref()),
             EvaluatorError::AllMetricsFailed(f) => f,
             _ => &[],
         }
@@ -116,7 +116,7 @@ mod tests {
     fn failure_text_joins_the_parts_like_the_original() {
         let mut f = MetricFailure {
             metric_name: "ClarityCoherence".into(),
-            kind: "schema".into(),
+            kind: "schema",
             message: "Failed to evaluate after retries: boom".into(),
             provider: Some("google-gla".into()),
             retries: Some(3),

@@ -209,13 +209,13 @@ impl Evaluator {
                     // A metric task panicked or was cancelled: nothing to attribute it to.
                     let failure = MetricFailure {
                         metric_name: String::new(),
-                        kind: "internal".into(),
+                        kind: "internal",
                         message: format!("a metric task crashed: {e}"),
                         provider: None,
                         retries: None,
                         raw_output: None,
                     };
-                    return Err(EvaluatorError::Metric(failure));
+                    return Err(EvaluatorError::Metric(Box::new(failure)));
                 }
             };
             durations[i] = elapsed;
@@ -227,7 +227,7 @@ impl Evaluator {
                 Err(f) => {
                     if self.policy == ErrorPolicy::Fail {
                         set.abort_all();
-                        return Err(EvaluatorError::Metric(f));
+                        return Err(EvaluatorError::Metric(Box::new(f)));
                     }
                     tracing::warn!(metric = %self.plans[i].name, error = %f, "metric failed; skipped (on_metric_error = \"skip\")");
                     failed[i] = Some(f);
@@ -387,7 +387,7 @@ async fn ask_all(
                     let MetricKind::Llm(l) = &plan.kind else {
                         return Err(MetricFailure {
                             metric_name: plan.name.clone(),
-                            kind: "internal".into(),
+                            kind: "internal",
                             message: "not an LLM metric".into(),
                             provider: None,
                             retries: None,
@@ -421,7 +421,7 @@ async fn ask_all(
                 set.abort_all();
                 return Err(MetricFailure {
                     metric_name: name.clone(),
-                    kind: "internal".into(),
+                    kind: "internal",
                     message: format!("a judge task crashed: {e}"),
                     provider: None,
                     retries: None,

@@ -90,7 +90,7 @@ fn failure(judge: &Judge, metric: &LlmMetric, metric_name: &str, e: &LlmError) -
     tracing::warn!(metric = metric_name, judge = %judge.model_id, kind = %e.kind, error = %e, "judge call failed");
     MetricFailure {
         metric_name: metric_name.to_string(),
-        kind: e.kind.as_str().to_string(),
+        kind: e.kind.as_str(),
         message: format!("Failed to evaluate after retries: {e}"),
         provider: Some(judge.model.provider().to_string()),
         retries: Some(metric.max_retries),

@@ -185,7 +185,7 @@ mod tests {
         o.metrics[1].score = None;
         o.failures.push(MetricFailure {
             metric_name: "Coverage".into(),
-            kind: "timeout".into(),
+            kind: "timeout",
             message: "Failed to evaluate after retries: [openai] gpt-4o: timeout error: no answer"
                 .into(),
             provider: Some("openai".into()),

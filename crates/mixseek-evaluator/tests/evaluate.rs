@@ -25,7 +25,7 @@ fn build_err(s: EvaluatorSettings) -> String {
     let reg = registry("http://127.0.0.1:9/v1", None);
     Evaluator::new(s, reg, prompts())
         .map(|_| ())
-        .unwrap_err()
+        .expect_err("the settings should be rejected")
         .to_string()
 }
 
@@ -286,10 +286,7 @@ async fn fail_policy_returns_the_first_failure_and_cancels_the_rest() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("metric error: {err}")
     };
-    assert_eq!(
-        (f.metric_name.as_str(), f.kind.as_str()),
-        ("bad", "permanent")
-    );
+    assert_eq!((f.metric_name.as_str(), f.kind), ("bad", "permanent"));
     assert!(
         err.to_string().contains("bad request from the judge"),
         "{err}"

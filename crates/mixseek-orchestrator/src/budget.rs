@@ -13,7 +13,11 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(max_cost_usd: Option<f64>, max_tokens: Option<u64>) -> Self {
-        Self { max_cost_usd, max_tokens, used: Mutex::new(Usage::default()) }
+        Self {
+            max_cost_usd,
+            max_tokens,
+            used: Mutex::new(Usage::default()),
+        }
     }
 
     /// Starts from usage already spent (resume).
@@ -36,12 +40,18 @@ impl Budget {
         let u = self.used();
         if let Some(max) = self.max_cost_usd {
             if u.cost_usd >= max {
-                return Some(format!("cost budget reached: ${:.4} spent of ${max:.4} (--max-cost-usd / max_cost_usd)", u.cost_usd));
+                return Some(format!(
+                    "cost budget reached: ${:.4} spent of ${max:.4} (--max-cost-usd / max_cost_usd)",
+                    u.cost_usd
+                ));
             }
         }
         if let Some(max) = self.max_tokens {
             if u.total_tokens() >= max {
-                return Some(format!("token budget reached: {} tokens used of {max} (--max-tokens / max_total_tokens)", u.total_tokens()));
+                return Some(format!(
+                    "token budget reached: {} tokens used of {max} (--max-tokens / max_total_tokens)",
+                    u.total_tokens()
+                ));
             }
         }
         None
@@ -66,10 +76,18 @@ mod tests {
     fn limits() {
         let b = Budget::new(Some(1.0), Some(100));
         assert!(b.exceeded().is_none());
-        b.add(Usage { input_tokens: 60, output_tokens: 50, requests: 1, ..Usage::default() });
+        b.add(Usage {
+            input_tokens: 60,
+            output_tokens: 50,
+            requests: 1,
+            ..Usage::default()
+        });
         assert!(b.exceeded().is_some_and(|r| r.contains("token budget")));
         let b = Budget::new(Some(0.5), None);
-        b.add(Usage { cost_usd: 0.6, ..Usage::default() });
+        b.add(Usage {
+            cost_usd: 0.6,
+            ..Usage::default()
+        });
         assert!(b.exceeded().is_some_and(|r| r.contains("cost budget")));
     }
 }

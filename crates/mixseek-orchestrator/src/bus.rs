@@ -14,13 +14,19 @@ pub struct EventBus {
 
 impl std::fmt::Debug for EventBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventBus").field("primary", &self.primary.len()).field("secondary", &self.secondary.len()).finish()
+        f.debug_struct("EventBus")
+            .field("primary", &self.primary.len())
+            .field("secondary", &self.secondary.len())
+            .finish()
     }
 }
 
 impl EventBus {
     pub fn new() -> Self {
-        Self { primary: Vec::new(), secondary: Vec::new() }
+        Self {
+            primary: Vec::new(),
+            secondary: Vec::new(),
+        }
     }
     pub fn with_primary(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.primary.push(sink);

@@ -8,14 +8,14 @@ use crate::resume;
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::{LoadedConfig, LoadedTeam};
 use mixseek_core::{
-    Event, EventSink, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo, LeaderboardEntry, LlmCallRecord,
-    TeamRef,
+    Event, EventSink, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo,
+    LeaderboardEntry, LlmCallRecord, TeamRef,
 };
 use mixseek_llm::{CallObserver, Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
-    CompletedRound, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings, StopCheck,
-    SubmissionEvaluator, best_entry,
+    CompletedRound, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings,
+    StopCheck, SubmissionEvaluator, best_entry,
 };
 use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
 use sha2::{Digest, Sha256};
@@ -47,7 +47,10 @@ pub struct RunOptions {
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunOptions").field("user_prompt", &self.user_prompt).field("resume", &self.resume).finish_non_exhaustive()
+        f.debug_struct("RunOptions")
+            .field("user_prompt", &self.user_prompt)
+            .field("resume", &self.resume)
+            .finish_non_exhaustive()
     }
 }
 
@@ -74,16 +77,24 @@ pub enum OrchestratorError {
     #[error("{0}")]
     Store(#[from] StoreError),
     #[error("{message}")]
-    Setup { message: String, hint: Option<String> },
+    Setup {
+        message: String,
+        hint: Option<String>,
+    },
 }
 
 impl OrchestratorError {
     fn setup(message: impl Into<String>) -> Self {
-        OrchestratorError::Setup { message: message.into(), hint: None }
+        OrchestratorError::Setup {
+            message: message.into(),
+            hint: None,
+        }
     }
     pub fn hint(&self) -> Option<String> {
         match self {
-            OrchestratorError::EmptyPrompt => Some("give the task as the PROMPT argument, `-` for stdin, or --prompt-file".into()),
+            OrchestratorError::EmptyPrompt => {
+                Some("give the task as the PROMPT argument, `-` for stdin, or --prompt-file".into())
+            }
             OrchestratorError::Store(e) => e.hint(),
             OrchestratorError::Setup { hint, .. } => hint.clone(),
         }
@@ -128,8 +139,15 @@ struct StoreRanking(Store);
 
 #[async_trait::async_trait]
 impl RankingSource for StoreRanking {
-    async fn ranking(&self, execution_id: &str) -> Result<Option<Vec<mixseek_prompt::RankingEntry>>, RankingError> {
-        let rows = self.0.ranking_async(execution_id).await.map_err(|e| RankingError(e.to_string()))?;
+    async fn ranking(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<Vec<mixseek_prompt::RankingEntry>>, RankingError> {
+        let rows = self
+            .0
+            .ranking_async(execution_id)
+            .await
+            .map_err(|e| RankingError(e.to_string()))?;
         Ok(Some(
             rows.into_iter()
                 .map(|r| mixseek_prompt::RankingEntry {
@@ -155,7 +173,10 @@ impl EventSink for NoopBudget {
 
 enum TeamOutcome {
     Done(Option<LeaderboardEntry>),
-    Failed { best: Option<LeaderboardEntry>, message: String },
+    Failed {
+        best: Option<LeaderboardEntry>,
+        message: String,
+    },
     Interrupted,
 }
 
@@ -187,8 +208,12 @@ impl Orchestrator {
     pub async fn run(&self, opts: RunOptions) -> Result<ExecutionSummary, OrchestratorError> {
         let cfg = &self.config;
         let o = cfg.orchestrator();
-        std::fs::create_dir_all(&cfg.workspace.root)
-            .map_err(|e| OrchestratorError::setup(format!("cannot create the workspace {}: {e}", cfg.workspace.root.display())))?;
+        std::fs::create_dir_all(&cfg.workspace.root).map_err(|e| {
+            OrchestratorError::setup(format!(
+                "cannot create the workspace {}: {e}",
+                cfg.workspace.root.display()
+            ))
+        })?;
         let store = Store::open(cfg.workspace.db_path())?;
         let privacy = &cfg.file.privacy;
         let masker = PiiMasker::new(&MaskingSpec {
@@ -197,7 +222,11 @@ impl Orchestrator {
             extra_patterns: privacy
                 .extra_patterns
                 .iter()
-                .map(|p| mixseek_store::ExtraPattern { name: p.name.clone(), pattern: p.pattern.clone(), replacement: p.replacement.clone() })
+                .map(|p| mixseek_store::ExtraPattern {
+                    name: p.name.clone(),
+                    pattern: p.pattern.clone(),
+                    replacement: p.replacement.clone(),
+                })
                 .collect(),
         })?;
         let writer = store.writer(masker)?;
@@ -207,12 +236,18 @@ impl Orchestrator {
         let (execution_id, user_prompt, prior) = match &opts.resume {
             Some(id) => {
                 let id = store.resolve_execution(id)?;
-                let state = store
-                    .execution_state(&id)?
-                    .ok_or_else(|| OrchestratorError::setup(format!("execution {id} not found in {}", cfg.workspace.db_path().display())))?;
+                let state = store.execution_state(&id)?.ok_or_else(|| {
+                    OrchestratorError::setup(format!(
+                        "execution {id} not found in {}",
+                        cfg.workspace.db_path().display()
+                    ))
+                })?;
                 if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
                     return Err(OrchestratorError::Setup {
-                        message: format!("execution {id} already finished (status {})", state.status),
+                        message: format!(
+                            "execution {id} already finished (status {})",
+                            state.status
+                        ),
                         hint: Some(format!("show it with `mixseek show {id}`")),
                     });
                 }
@@ -230,11 +265,18 @@ impl Orchestrator {
                 if p.is_empty() {
                     return Err(OrchestratorError::EmptyPrompt);
                 }
-                (mixseek_core::ExecutionId::new_v4().to_string(), p.to_string(), Vec::new())
+                (
+                    mixseek_core::ExecutionId::new_v4().to_string(),
+                    p.to_string(),
+                    Vec::new(),
+                )
             }
         };
 
-        let budget = Arc::new(Budget::new(opts.max_cost_usd.or(o.max_cost_usd), opts.max_tokens.or(o.max_total_tokens)));
+        let budget = Arc::new(Budget::new(
+            opts.max_cost_usd.or(o.max_cost_usd),
+            opts.max_tokens.or(o.max_total_tokens),
+        ));
         for r in &prior {
             budget.add(r.usage.total());
         }
@@ -267,18 +309,36 @@ impl Orchestrator {
                     .with_pricing(cfg.file.pricing.clone())
                     .with_cache(cache, Some(cfg.workspace.root.clone()))
                     .with_env(opts.env.clone().unwrap_or_else(Env::process))
-                    .with_observer(Arc::new(CallForwarder { tx, budget: budget.clone() })),
+                    .with_observer(Arc::new(CallForwarder {
+                        tx,
+                        budget: budget.clone(),
+                    })),
             )
             .map_err(|e| OrchestratorError::setup(e.to_string()))?,
         );
-        let prompts = PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::setup(e.to_string()))?;
-        let evaluator_dir = cfg.evaluator_origin.file().and_then(Path::parent).map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
-        let evaluator = mixseek_evaluator::Evaluator::new(cfg.evaluator.clone(), registry.clone(), Arc::new(prompts.clone()))
-            .map_err(|e| OrchestratorError::setup(format!("evaluator: {e}")))?
-            .with_working_dir(evaluator_dir);
+        let prompts = PromptBuilder::new(&cfg.prompt_builder)
+            .map_err(|e| OrchestratorError::setup(e.to_string()))?;
+        let evaluator_dir = cfg
+            .evaluator_origin
+            .file()
+            .and_then(Path::parent)
+            .map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
+        let evaluator = mixseek_evaluator::Evaluator::new(
+            cfg.evaluator.clone(),
+            registry.clone(),
+            Arc::new(prompts.clone()),
+        )
+        .map_err(|e| OrchestratorError::setup(format!("evaluator: {e}")))?
+        .with_working_dir(evaluator_dir);
 
-        let teams: Vec<TeamRef> =
-            cfg.teams.iter().map(|t| TeamRef { team_id: t.settings.team_id.clone(), team_name: t.settings.team_name.clone() }).collect();
+        let teams: Vec<TeamRef> = cfg
+            .teams
+            .iter()
+            .map(|t| TeamRef {
+                team_id: t.settings.team_id.clone(),
+                team_name: t.settings.team_name.clone(),
+            })
+            .collect();
         bus.emit(&Event::ExecutionStarted {
             execution_id: execution_id.clone(),
             user_prompt: user_prompt.clone(),
@@ -289,7 +349,12 @@ impl Orchestrator {
         })
         .await
         .map_err(|e| OrchestratorError::setup(format!("cannot record the execution: {e}")))?;
-        tracing::info!(execution_id, teams = cfg.teams.len(), timeout_s = o.timeout_per_team_seconds, "Starting orchestration");
+        tracing::info!(
+            execution_id,
+            teams = cfg.teams.len(),
+            timeout_s = o.timeout_per_team_seconds,
+            "Starting orchestration"
+        );
 
         let cancel = opts.cancel.clone();
         let stop_budget = budget.clone();
@@ -328,9 +393,20 @@ impl Orchestrator {
                 let reason = prior
                     .iter()
                     .filter(|r| r.team_id == id && r.final_submission)
-                    .find_map(|r| r.decision.exit_reason.as_deref().and_then(ExitReason::parse))
+                    .find_map(|r| {
+                        r.decision
+                            .exit_reason
+                            .as_deref()
+                            .and_then(ExitReason::parse)
+                    })
                     .unwrap_or(ExitReason::MaxRoundsReached);
-                let best = best_entry(&execution_id, &id, &team.settings.team_name, &rounds, reason);
+                let best = best_entry(
+                    &execution_id,
+                    &id,
+                    &team.settings.team_name,
+                    &rounds,
+                    reason,
+                );
                 outcomes.push(Some(TeamOutcome::Done(best)));
                 handles.push(None);
                 continue;
@@ -355,7 +431,10 @@ impl Orchestrator {
         }
         for (i, h) in handles.into_iter().enumerate() {
             if let Some(h) = h {
-                outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed { best: None, message: format!("team task panicked: {e}") }));
+                outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed {
+                    best: None,
+                    message: format!("team task panicked: {e}"),
+                }));
             }
         }
         let elapsed = started.elapsed().as_secs_f64().max(1e-6);
@@ -376,7 +455,11 @@ impl Orchestrator {
                     if let Some(b) = best {
                         team_results.push(b);
                     }
-                    failed.push(FailedTeamInfo { team_id: s.team_id.clone(), team_name: s.team_name.clone(), error_message: message });
+                    failed.push(FailedTeamInfo {
+                        team_id: s.team_id.clone(),
+                        team_name: s.team_name.clone(),
+                        error_message: message,
+                    });
                 }
                 Some(TeamOutcome::Interrupted) | None => interrupted = true,
             }
@@ -386,11 +469,15 @@ impl Orchestrator {
         let mut stop_reason = budget.exceeded();
         if interrupted || cancel.is_cancelled() {
             status = ExecutionStatus::Interrupted;
-            stop_reason = Some(format!("interrupted; resume with `mixseek exec --resume {execution_id}`"));
+            stop_reason = Some(format!(
+                "interrupted; resume with `mixseek exec --resume {execution_id}`"
+            ));
         }
         // Let queued LLM-call records reach the store before the summary.
         drop(shared);
-        let usage_by_role = registry.ledger().usage_by_role(Some(&execution_id), None, None);
+        let usage_by_role = registry
+            .ledger()
+            .usage_by_role(Some(&execution_id), None, None);
         drop(registry);
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
         let summary = ExecutionSummary {
@@ -409,7 +496,9 @@ impl Orchestrator {
         };
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
-            .map_err(|e| OrchestratorError::setup(format!("cannot record the execution summary: {e}")))?;
+            .map_err(|e| {
+                OrchestratorError::setup(format!("cannot record the execution summary: {e}"))
+            })?;
         let _ = writer.flush().await;
         hooks.finish().await;
         tracing::info!(
@@ -424,21 +513,37 @@ impl Orchestrator {
 
 fn team_setup_failure(team: &LoadedTeam, message: String) -> TeamOutcome {
     tracing::error!(team_id = team.settings.team_id, error = %message, "team could not start");
-    TeamOutcome::Failed { best: None, message }
+    TeamOutcome::Failed {
+        best: None,
+        message,
+    }
 }
 
 async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>) -> TeamOutcome {
     let o = shared.config.orchestrator();
-    let agents = TeamAgents::from_loaded(team, AgentDeps::new(shared.registry.clone(), shared.prompts.clone()));
-    let judgment = match JudgmentClient::new(&shared.config.judgment, &shared.registry, shared.prompts.clone()) {
+    let agents = TeamAgents::from_loaded(
+        team,
+        AgentDeps::new(shared.registry.clone(), shared.prompts.clone()),
+    );
+    let judgment = match JudgmentClient::new(
+        &shared.config.judgment,
+        &shared.registry,
+        shared.prompts.clone(),
+    ) {
         Ok(j) => j,
         Err(e) => return team_setup_failure(team, e.to_string()),
     };
-    let controller = RoundController::new(agents, shared.prompts.clone(), shared.evaluator.clone(), judgment, RoundSettings::new(o))
-        .with_ranking(Arc::new(StoreRanking(shared.store.clone())))
-        .with_sink(shared.bus.clone())
-        .with_context(o.domain_context.clone(), o.language.clone())
-        .with_stop_check(shared.stop.clone());
+    let controller = RoundController::new(
+        agents,
+        shared.prompts.clone(),
+        shared.evaluator.clone(),
+        judgment,
+        RoundSettings::new(o),
+    )
+    .with_ranking(Arc::new(StoreRanking(shared.store.clone())))
+    .with_sink(shared.bus.clone())
+    .with_context(o.domain_context.clone(), o.language.clone())
+    .with_stop_check(shared.stop.clone());
     let team_id = team.settings.team_id.clone();
     let deadline = tokio::time::Instant::now() + shared.deadline_per_team;
     let mut completed = prior;
@@ -464,7 +569,15 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 }
                 let message = failure.error.to_string();
                 tracing::error!(team_id, error = %message, "team failed");
-                let best = controller.finish_failed(&shared.execution_id, &failure.rounds, &message, false, failure.usage.total()).await;
+                let best = controller
+                    .finish_failed(
+                        &shared.execution_id,
+                        &failure.rounds,
+                        &message,
+                        false,
+                        failure.usage.total(),
+                    )
+                    .await;
                 let best = best.unwrap_or_else(|e| {
                     tracing::warn!(team_id, error = %e, "Failed to recover partial results");
                     None
@@ -474,7 +587,11 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
-                let rounds = match shared.store.team_rounds_async(&shared.execution_id, &team_id).await {
+                let rounds = match shared
+                    .store
+                    .team_rounds_async(&shared.execution_id, &team_id)
+                    .await
+                {
                     Ok(r) => r.iter().map(resume::to_completed).collect(),
                     Err(e) => {
                         tracing::warn!(team_id, error = %e, "cannot read the team's rounds after its timeout");
@@ -482,7 +599,13 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                     }
                 };
                 let best = controller
-                    .finish_failed(&shared.execution_id, &rounds, &message, true, mixseek_core::Usage::default())
+                    .finish_failed(
+                        &shared.execution_id,
+                        &rounds,
+                        &message,
+                        true,
+                        mixseek_core::Usage::default(),
+                    )
                     .await
                     .unwrap_or(None);
                 return TeamOutcome::Failed { best, message };

@@ -19,13 +19,19 @@ pub struct HookRunner {
 
 impl std::fmt::Debug for HookRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HookRunner").field("hooks", &self.hooks.len()).finish()
+        f.debug_struct("HookRunner")
+            .field("hooks", &self.hooks.len())
+            .finish()
     }
 }
 
 impl HookRunner {
     pub fn new(hooks: Vec<HookSettings>) -> Arc<Self> {
-        Arc::new(Self { hooks, client: reqwest::Client::new(), tasks: Mutex::new(JoinSet::new()) })
+        Arc::new(Self {
+            hooks,
+            client: reqwest::Client::new(),
+            tasks: Mutex::new(JoinSet::new()),
+        })
     }
 
     pub async fn finish(&self) {
@@ -54,15 +60,26 @@ async fn run_command(cmd: Vec<String>, payload: Vec<u8>, timeout: Duration) -> R
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!("exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
+        Err(format!(
+            "exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
     }
 }
 
 #[async_trait::async_trait]
 impl EventSink for HookRunner {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
-        let Some(name) = event.hook_name() else { return Ok(()) };
-        let matching: Vec<HookSettings> = self.hooks.iter().filter(|h| h.on == name).cloned().collect();
+        let Some(name) = event.hook_name() else {
+            return Ok(());
+        };
+        let matching: Vec<HookSettings> = self
+            .hooks
+            .iter()
+            .filter(|h| h.on == name)
+            .cloned()
+            .collect();
         if matching.is_empty() {
             return Ok(());
         }
@@ -85,7 +102,13 @@ impl EventSink for HookRunner {
                         .send()
                         .await
                         .map_err(|e| e.without_url().to_string())
-                        .and_then(|r| if r.status().is_success() { Ok(()) } else { Err(format!("HTTP {}", r.status())) })
+                        .and_then(|r| {
+                            if r.status().is_success() {
+                                Ok(())
+                            } else {
+                                Err(format!("HTTP {}", r.status()))
+                            }
+                        })
                 } else {
                     Ok(())
                 };
@@ -109,11 +132,27 @@ mod tests {
         let hooks = vec![
             HookSettings {
                 on: "execution_complete".into(),
-                command: Some(vec!["sh".into(), "-c".into(), format!("cat > {}", out.display())]),
+                command: Some(vec![
+                    "sh".into(),
+                    "-c".into(),
+                    format!("cat > {}", out.display()),
+                ]),
                 ..Default::default()
             },
-            HookSettings { on: "execution_complete".into(), command: Some(vec!["false".into()]), ..Default::default() },
-            HookSettings { on: "team_complete".into(), command: Some(vec!["sh".into(), "-c".into(), format!("touch {}/team", dir.path().display())]), ..Default::default() },
+            HookSettings {
+                on: "execution_complete".into(),
+                command: Some(vec!["false".into()]),
+                ..Default::default()
+            },
+            HookSettings {
+                on: "team_complete".into(),
+                command: Some(vec![
+                    "sh".into(),
+                    "-c".into(),
+                    format!("touch {}/team", dir.path().display()),
+                ]),
+                ..Default::default()
+            },
         ];
         let runner = HookRunner::new(hooks);
         let summary = mixseek_core::ExecutionSummary {
@@ -130,11 +169,19 @@ mod tests {
             usage_by_role: Default::default(),
             stop_reason: None,
         };
-        runner.emit(&Event::ExecutionFinished(Box::new(summary))).await.expect("never fails");
+        runner
+            .emit(&Event::ExecutionFinished(Box::new(summary)))
+            .await
+            .expect("never fails");
         runner.finish().await;
-        let got: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("hook wrote")).expect("json");
+        let got: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).expect("hook wrote"))
+                .expect("json");
         assert_eq!(got["event"], "execution_finished");
         assert_eq!(got["execution_id"], "exec-1");
-        assert!(!dir.path().join("team").exists(), "team hook must not fire on execution_complete");
+        assert!(
+            !dir.path().join("team").exists(),
+            "team hook must not fire on execution_complete"
+        );
     }
 }

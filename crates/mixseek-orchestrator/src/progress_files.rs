@@ -25,15 +25,30 @@ pub struct ProgressFiles {
 
 impl ProgressFiles {
     pub fn new(logs_dir: PathBuf, total_rounds: u32) -> Self {
-        Self { dir: logs_dir, total_rounds: Mutex::new(total_rounds), teams: Mutex::new(HashMap::new()) }
+        Self {
+            dir: logs_dir,
+            total_rounds: Mutex::new(total_rounds),
+            teams: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn path(&self, execution_id: &str, team_id: &str) -> PathBuf {
-        self.dir.join(format!("{execution_id}.{team_id}.progress.json"))
+        self.dir
+            .join(format!("{execution_id}.{team_id}.progress.json"))
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn write(&self, execution_id: &str, team_id: &str, team_name: &str, status: &str, round: u32, agent: Option<&str>, error: Option<&str>, best_round: Option<u32>) {
+    fn write(
+        &self,
+        execution_id: &str,
+        team_id: &str,
+        team_name: &str,
+        status: &str,
+        round: u32,
+        agent: Option<&str>,
+        error: Option<&str>,
+        best_round: Option<u32>,
+    ) {
         let total = self.total_rounds.lock().map(|t| *t).unwrap_or(0);
         let mut v = json!({
             "execution_id": execution_id,
@@ -53,7 +68,8 @@ impl ProgressFiles {
         }
         let path = self.path(execution_id, team_id);
         let text = serde_json::to_string_pretty(&v).unwrap_or_default();
-        if let Err(e) = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&path, text)) {
+        if let Err(e) = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&path, text))
+        {
             tracing::warn!(path = %path.display(), error = %e, "cannot write progress file");
         }
     }
@@ -81,25 +97,91 @@ impl EventSink for ProgressFiles {
                     *t = *max_rounds;
                 }
             }
-            Event::RoundStarted { execution_id, team_id, team_name, round_number, .. } => {
+            Event::RoundStarted {
+                execution_id,
+                team_id,
+                team_name,
+                round_number,
+                ..
+            } => {
                 self.remember(team_id, team_name, Some(*round_number));
-                self.write(execution_id, team_id, team_name, "running", *round_number, Some("leader"), None, None);
+                self.write(
+                    execution_id,
+                    team_id,
+                    team_name,
+                    "running",
+                    *round_number,
+                    Some("leader"),
+                    None,
+                    None,
+                );
             }
-            Event::SubmissionReady { execution_id, team_id, team_name, round_number, .. } => {
-                self.write(execution_id, team_id, team_name, "running", *round_number, Some("evaluator"), None, None);
+            Event::SubmissionReady {
+                execution_id,
+                team_id,
+                team_name,
+                round_number,
+                ..
+            } => {
+                self.write(
+                    execution_id,
+                    team_id,
+                    team_name,
+                    "running",
+                    *round_number,
+                    Some("evaluator"),
+                    None,
+                    None,
+                );
             }
             Event::Evaluated(r) => {
-                self.write(&r.execution_id, &r.team_id, &r.team_name, "running", r.round_number, None, None, None);
+                self.write(
+                    &r.execution_id,
+                    &r.team_id,
+                    &r.team_name,
+                    "running",
+                    r.round_number,
+                    None,
+                    None,
+                    None,
+                );
             }
-            Event::TeamFinished { execution_id, team_id, team_name, status, best, error_message, rounds_completed, .. } => {
+            Event::TeamFinished {
+                execution_id,
+                team_id,
+                team_name,
+                status,
+                best,
+                error_message,
+                rounds_completed,
+                ..
+            } => {
                 let p = self.remember(team_id, team_name, None);
                 let last = p.current_round.max(*rounds_completed);
                 let best_round = best.as_ref().map(|b| b.round_number);
                 if *status == TeamStatusKind::Completed {
-                    self.write(execution_id, team_id, team_name, "completed", last, None, None, best_round);
+                    self.write(
+                        execution_id,
+                        team_id,
+                        team_name,
+                        "completed",
+                        last,
+                        None,
+                        None,
+                        best_round,
+                    );
                 } else {
                     let msg = error_message.as_deref().unwrap_or("Unknown error");
-                    self.write(execution_id, team_id, team_name, "failed", (*rounds_completed).max(1), None, Some(msg), best_round);
+                    self.write(
+                        execution_id,
+                        team_id,
+                        team_name,
+                        "failed",
+                        (*rounds_completed).max(1),
+                        None,
+                        Some(msg),
+                        best_round,
+                    );
                 }
             }
             _ => {}
@@ -117,13 +199,33 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let pf = ProgressFiles::new(dir.path().to_path_buf(), 3);
         let at = mixseek_core::time::now_utc();
-        pf.emit(&Event::RoundStarted { execution_id: "e".into(), team_id: "t".into(), team_name: "T".into(), round_number: 2, at })
-            .await
-            .expect("emit");
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file")).expect("json");
-        assert_eq!((v["status"].as_str(), v["current_round"].as_u64(), v["total_rounds"].as_u64()), (Some("running"), Some(2), Some(3)));
+        pf.emit(&Event::RoundStarted {
+            execution_id: "e".into(),
+            team_id: "t".into(),
+            team_name: "T".into(),
+            round_number: 2,
+            at,
+        })
+        .await
+        .expect("emit");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file"))
+                .expect("json");
+        assert_eq!(
+            (
+                v["status"].as_str(),
+                v["current_round"].as_u64(),
+                v["total_rounds"].as_u64()
+            ),
+            (Some("running"), Some(2), Some(3))
+        );
         assert_eq!(v["current_agent"], "leader");
-        assert!(v["updated_at"].as_str().unwrap_or_default().ends_with("+00:00"));
+        assert!(
+            v["updated_at"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("+00:00")
+        );
         assert!(v.get("error_message").is_none());
         pf.emit(&Event::TeamFinished {
             execution_id: "e".into(),
@@ -139,7 +241,12 @@ mod tests {
         })
         .await
         .expect("emit");
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file")).expect("json");
-        assert_eq!((v["status"].as_str(), v["error_message"].as_str()), (Some("failed"), Some("boom")));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file"))
+                .expect("json");
+        assert_eq!(
+            (v["status"].as_str(), v["error_message"].as_str()),
+            (Some("failed"), Some("boom"))
+        );
     }
 }

@@ -15,17 +15,22 @@ pub fn to_completed(r: &mixseek_store::CompletedRound) -> CompletedRound {
         exit_reason: d.exit_reason.as_deref().and_then(ExitReason::parse),
         usage: Usage::default(),
     });
-    CompletedRound { state: r.state.clone(), decision }
+    CompletedRound {
+        state: r.state.clone(),
+        decision,
+    }
 }
 
 /// Stored rounds of one team, in round order.
 pub fn team_rounds(all: &[mixseek_store::CompletedRound], team_id: &str) -> Vec<CompletedRound> {
-    let mut v: Vec<&mixseek_store::CompletedRound> = all.iter().filter(|r| r.team_id == team_id).collect();
+    let mut v: Vec<&mixseek_store::CompletedRound> =
+        all.iter().filter(|r| r.team_id == team_id).collect();
     v.sort_by_key(|r| r.state.round_number);
     v.into_iter().map(to_completed).collect()
 }
 
 /// Whether a team finished in an earlier run (its best round is marked final).
 pub fn team_finished(all: &[mixseek_store::CompletedRound], team_id: &str) -> bool {
-    all.iter().any(|r| r.team_id == team_id && r.final_submission)
+    all.iter()
+        .any(|r| r.team_id == team_id && r.final_submission)
 }

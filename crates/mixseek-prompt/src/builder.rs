@@ -246,7 +246,8 @@ impl PromptBuilder {
     /// `side`, `system_prompt_suffix`, `prompt_suffix`. A rule whose condition or text fails
     /// is skipped with a warning; empty texts are dropped. Errors only when the context is
     /// invalid for the phase (team/member/judgment need a round context, evaluator a
-    /// submission).
+    /// submission). The variables (history, ranking, …) are computed only when a rule in
+    /// scope has a condition or a text template, so built-in-only injection is cheap.
     pub fn inject(
         &self,
         phase: InjectionPhase,

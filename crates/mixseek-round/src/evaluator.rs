@@ -8,10 +8,7 @@ const TRANSIENT_KINDS: &[&str] = &["transport", "timeout", "server", "rate_limit
 
 fn is_transient(e: &EvaluatorError) -> bool {
     let failures = e.failures();
-    !failures.is_empty()
-        && failures
-            .iter()
-            .all(|f| TRANSIENT_KINDS.contains(&f.kind.as_str()))
+    !failures.is_empty() && failures.iter().all(|f| TRANSIENT_KINDS.contains(&f.kind))
 }
 
 #[async_trait::async_trait]

@@ -17,7 +17,7 @@
 //!
 //! # Writing: [`StoreWriter`] (an [`mixseek_core::EventSink`])
 //! `store.writer(PiiMasker)?` starts the process's writer thread (later calls return the same
-//! writer). `emit(&event)` returns once the event's rows are committed:
+//! writer; `writer_with_clock` fixes the clock that stamps `created_at` / `updated_at`). `emit(&event)` returns once the event's rows are committed:
 //! * `ExecutionStarted` → `execution_summary` row, status `running`, config hash, teams;
 //! * `Evaluated(RoundRecord)` → the round's `round_history` + `leader_board` + `round_status`
 //!   rows in one transaction (upserts on (execution_id, team_id, round_number));

@@ -125,7 +125,7 @@ fn luhn_card(m: &str, text: &str, start: usize, end: usize) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 fn phone(m: &str, text: &str, start: usize, end: usize) -> bool {

@@ -339,7 +339,11 @@ impl Store {
         self.executions_where(None, limit)
     }
 
-    fn executions_where(&self, id: Option<&str>, limit: Option<usize>) -> Result<Vec<ExecutionRow>> {
+    fn executions_where(
+        &self,
+        id: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<ExecutionRow>> {
         let limit = limit.map(|n| format!("LIMIT {n}")).unwrap_or_default();
         let (lb_where, ids_where) = match id {
             Some(_) => ("WHERE execution_id = $1", "WHERE execution_id = $1"),
@@ -580,7 +584,8 @@ impl Store {
         let execution = self
             .execution(execution_id)?
             .ok_or_else(|| StoreError::ExecutionNotFound(execution_id.to_string()))?;
-        let extra: Vec<(Option<i64>, Option<String>, String, Option<String>)> = self.query_rows(
+        type Extra = (Option<i64>, Option<String>, String, Option<String>);
+        let extra: Vec<Extra> = self.query_rows(
             "the execution",
             "SELECT max_rounds, stop_reason, failed_teams_info, teams FROM execution_summary WHERE execution_id = ?",
             [execution_id],
@@ -681,40 +686,59 @@ impl Store {
         &self,
         scope: &LeaderboardScope,
     ) -> Result<(Option<String>, Vec<LeaderboardRow>)> {
-        let (exec, filter, order) = match scope {
+        // Per execution: a window over the execution's few rows. Across executions: aggregate
+        // first (one hash aggregation over the table), then pick among the few rows that reach
+        // each team's best score — no sort of the whole table.
+        let (exec, sql) = match scope {
             LeaderboardScope::All => (
                 None,
-                "TRUE",
-                "l.score DESC, l.created_at ASC, l.execution_id, l.round_number",
+                "WITH agg AS (
+                     SELECT team_id, max(score) AS best, count(*) AS total_rounds,
+                         arg_max(team_name, created_at) AS latest_name
+                     FROM leader_board GROUP BY team_id),
+                 cand AS (
+                     SELECT l.team_id, l.score, l.round_number, l.execution_id, l.final_submission, l.exit_reason,
+                         row_number() OVER (PARTITION BY l.team_id
+                             ORDER BY l.created_at, l.execution_id, l.round_number) AS rn
+                     FROM leader_board l JOIN agg a ON a.team_id = l.team_id AND l.score = a.best)
+                 SELECT c.team_id, a.latest_name, c.score, c.round_number, a.total_rounds, c.execution_id,
+                     c.final_submission, c.exit_reason, s.round_ended_at
+                 FROM cand c
+                 JOIN agg a ON a.team_id = c.team_id
+                 LEFT JOIN round_status s
+                   ON s.execution_id = c.execution_id AND s.team_id = c.team_id AND s.round_number = c.round_number
+                 WHERE c.rn = 1
+                 ORDER BY c.score DESC, c.team_id ASC"
+                    .to_string(),
             ),
-            LeaderboardScope::Latest => match self.latest_execution()? {
-                Some(id) => (Some(id), "l.execution_id = $1", ""),
-                None => return Ok((None, Vec::new())),
-            },
-            LeaderboardScope::Execution(id) => {
-                (Some(self.resolve_execution(id)?), "l.execution_id = $1", "")
+            LeaderboardScope::Latest | LeaderboardScope::Execution(_) => {
+                let id = match scope {
+                    LeaderboardScope::Execution(id) => self.resolve_execution(id)?,
+                    _ => match self.latest_execution()? {
+                        Some(id) => id,
+                        None => return Ok((None, Vec::new())),
+                    },
+                };
+                (
+                    Some(id),
+                    "WITH best AS (
+                         SELECT l.team_id, l.score, l.round_number, l.execution_id, l.final_submission, l.exit_reason,
+                             row_number() OVER (PARTITION BY l.team_id
+                                 ORDER BY l.final_submission DESC, l.score DESC, l.round_number DESC) AS rn,
+                             count(*) OVER (PARTITION BY l.team_id) AS total_rounds,
+                             arg_max(l.team_name, l.round_number) OVER (PARTITION BY l.team_id) AS latest_name
+                         FROM leader_board l WHERE l.execution_id = $1)
+                     SELECT b.team_id, b.latest_name, b.score, b.round_number, b.total_rounds, b.execution_id,
+                         b.final_submission, b.exit_reason, s.round_ended_at
+                     FROM best b
+                     LEFT JOIN round_status s
+                       ON s.execution_id = b.execution_id AND s.team_id = b.team_id AND s.round_number = b.round_number
+                     WHERE b.rn = 1
+                     ORDER BY b.score DESC, b.team_id ASC"
+                        .to_string(),
+                )
             }
         };
-        let order = if order.is_empty() {
-            "l.final_submission DESC, l.score DESC, l.round_number DESC"
-        } else {
-            order
-        };
-        let sql = format!(
-            "WITH best AS (
-                 SELECT l.team_id, l.score, l.round_number, l.execution_id, l.final_submission, l.exit_reason,
-                     row_number() OVER (PARTITION BY l.team_id ORDER BY {order}) AS rn,
-                     count(*) OVER (PARTITION BY l.team_id) AS total_rounds,
-                     arg_max(l.team_name, l.created_at) OVER (PARTITION BY l.team_id) AS latest_name
-                 FROM leader_board l WHERE {filter})
-             SELECT b.team_id, b.latest_name, b.score, b.round_number, b.total_rounds, b.execution_id,
-                 b.final_submission, b.exit_reason, s.round_ended_at
-             FROM best b
-             LEFT JOIN round_status s
-               ON s.execution_id = b.execution_id AND s.team_id = b.team_id AND s.round_number = b.round_number
-             WHERE b.rn = 1
-             ORDER BY b.score DESC, b.team_id ASC"
-        );
         let mapper = |r: &Row<'_>| {
             Ok(LeaderboardRow {
                 rank: 0,

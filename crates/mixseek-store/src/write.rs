@@ -102,21 +102,30 @@ pub(crate) fn write_rounds(
             let submission = masker.mask(&r.submission_content);
             let prompt = masker.mask(&r.prompt);
             let (messages, m1) = if masker.is_enabled() {
-                masked_json(masker, serde_json::Value::Array(r.leader_messages.clone()), "leader messages")?
+                masked_json(
+                    masker,
+                    serde_json::Value::Array(r.leader_messages.clone()),
+                    "leader messages",
+                )?
             } else {
                 (json_text(&r.leader_messages, "leader messages")?, false)
             };
-            let (members, m2) = masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
+            let (members, m2) =
+                masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
             let (details, m3) = if masker.is_enabled() {
-                let v = serde_json::to_value(&r.score_details)
-                    .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
+                let v = serde_json::to_value(&r.score_details).map_err(|e| {
+                    StoreError::Invalid(format!("cannot serialize score_details: {e}"))
+                })?;
                 masked_json(masker, v, "score_details")?
             } else {
                 (json_text(&r.score_details, "score_details")?, false)
             };
             // What masking keeps instead of the original text: its SHA-256.
             let (prompt_sha, submission_sha) = if masker.is_enabled() {
-                (Some(sha256_hex(&r.prompt)), Some(sha256_hex(&r.submission_content)))
+                (
+                    Some(sha256_hex(&r.prompt)),
+                    Some(sha256_hex(&r.submission_content)),
+                )
             } else {
                 (None, None)
             };

@@ -247,7 +247,10 @@ async fn decisions_final_submissions_and_the_execution_row() {
     );
     assert_eq!(detail.leader_messages.len(), 1);
     assert!(!detail.pii_masked);
-    assert_eq!(detail.submission_sha256, None, "hashes are kept only when masking");
+    assert_eq!(
+        detail.submission_sha256, None,
+        "hashes are kept only when masking"
+    );
     assert_eq!(store.count_rows("llm_calls").expect("calls"), 1);
 
     // the leaderboards

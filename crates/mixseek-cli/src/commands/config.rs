@@ -43,9 +43,18 @@ pub async fn run(cmd: ConfigCommand, ctx: &Ctx) -> Result<ExitCode, CliError> {
     }
 }
 
-pub fn load_report(ctx: &Ctx, config: &std::path::Path, overrides: &Overrides) -> Result<LoadReport, CliError> {
+pub fn load_report(
+    ctx: &Ctx,
+    config: &std::path::Path,
+    overrides: &Overrides,
+) -> Result<LoadReport, CliError> {
     let path = ctx.resolve_config_path(config)?;
-    Ok(mixseek_config::load(&path, &ctx.workspace, &EnvVars::from_process(), overrides))
+    Ok(mixseek_config::load(
+        &path,
+        &ctx.workspace,
+        &EnvVars::from_process(),
+        overrides,
+    ))
 }
 
 /// Flattens a JSON value into `(dotted path, value)` leaves.
@@ -53,7 +62,11 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
     match v {
         Value::Object(map) if !map.is_empty() => {
             for (k, val) in map {
-                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&p, val, out);
             }
         }
@@ -94,15 +107,30 @@ fn sections(report: &LoadReport) -> Vec<Section> {
                 settings: json!({ "team": ser(&t.settings) }),
             });
         } else {
-            out.push(Section { title: format!("team {} ({entry})", i + 1), file: None, source_prefix: format!("teams[{i}]."), settings: Value::Null });
+            out.push(Section {
+                title: format!("team {} ({entry})", i + 1),
+                file: None,
+                source_prefix: format!("teams[{i}]."),
+                settings: Value::Null,
+            });
         }
     }
     let origin_file = |o: &mixseek_config::Origin| o.file().map(|p| p.display().to_string());
     if let Some(e) = &report.evaluator.value {
-        out.push(Section { title: "evaluator".into(), file: origin_file(&report.evaluator.origin), source_prefix: "evaluator.".into(), settings: ser(e) });
+        out.push(Section {
+            title: "evaluator".into(),
+            file: origin_file(&report.evaluator.origin),
+            source_prefix: "evaluator.".into(),
+            settings: ser(e),
+        });
     }
     if let Some(j) = &report.judgment.value {
-        out.push(Section { title: "judgment".into(), file: origin_file(&report.judgment.origin), source_prefix: "judgment.".into(), settings: ser(j) });
+        out.push(Section {
+            title: "judgment".into(),
+            file: origin_file(&report.judgment.origin),
+            source_prefix: "judgment.".into(),
+            settings: ser(j),
+        });
     }
     if let Some(p) = &report.prompt_builder.value {
         out.push(Section {
@@ -131,7 +159,11 @@ fn display_value(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     };
-    if s.chars().count() > 80 { format!("{}...", s.chars().take(77).collect::<String>()) } else { s }
+    if s.chars().count() > 80 {
+        format!("{}...", s.chars().take(77).collect::<String>())
+    } else {
+        s
+    }
 }
 
 fn source_of(sources: &SourceMap, section: &Section, key: &str) -> mixseek_config::Source {
@@ -142,7 +174,9 @@ fn show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let report = load_report(ctx, &args.config, &Overrides::default())?;
     let errors = report.errors();
     if report.orchestrator.value.is_none() {
-        return Err(CliError::failure(mixseek_config::LoadError { issues: errors }.to_string()));
+        return Err(CliError::failure(
+            mixseek_config::LoadError { issues: errors }.to_string(),
+        ));
     }
     let mut secs = sections(&report);
     for s in &mut secs {
@@ -158,14 +192,18 @@ fn show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
         }
     }
     if let Some(key) = &args.key {
-        let matches: Vec<&(String, String, Value, mixseek_config::Source)> =
-            rows.iter().filter(|(_, k, _, _)| k == key || k.ends_with(&format!(".{key}"))).collect();
+        let matches: Vec<&(String, String, Value, mixseek_config::Source)> = rows
+            .iter()
+            .filter(|(_, k, _, _)| k == key || k.ends_with(&format!(".{key}")))
+            .collect();
         if matches.is_empty() {
             let all: Vec<&str> = rows.iter().map(|(_, k, _, _)| k.as_str()).collect();
             let hint = mixseek_config::closest(key, all.iter().copied())
                 .map(|s| format!("did you mean `{s}`?"))
                 .unwrap_or_else(|| "run `mixseek config show -c FILE` to list every key".into());
-            return Err(CliError::failure(format!("Configuration key '{key}' not found.")).with_hint(hint));
+            return Err(
+                CliError::failure(format!("Configuration key '{key}' not found.")).with_hint(hint),
+            );
         }
         match args.format {
             TextOrJson::Json => {
@@ -190,8 +228,15 @@ fn show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
             for s in &secs {
                 let mut leaves = Vec::new();
                 flatten("", &s.settings, &mut leaves);
-                let sources: serde_json::Map<String, Value> =
-                    leaves.iter().map(|(k, _)| (k.clone(), Value::String(source_of(&report.sources, s, k).to_string()))).collect();
+                let sources: serde_json::Map<String, Value> = leaves
+                    .iter()
+                    .map(|(k, _)| {
+                        (
+                            k.clone(),
+                            Value::String(source_of(&report.sources, s, k).to_string()),
+                        )
+                    })
+                    .collect();
                 let v = json!({"source_file": s.file, "settings": s.settings, "sources": sources});
                 if s.title.starts_with("team ") {
                     teams.push(v);
@@ -204,11 +249,19 @@ fn show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
             println!("{}", to_json_pretty(&Value::Object(out)));
         }
         TextOrJson::Text => {
-            println!("workspace: {}    # {}", ctx.workspace.root.display(), ctx.workspace.source.describe());
+            println!(
+                "workspace: {}    # {}",
+                ctx.workspace.root.display(),
+                ctx.workspace.source.describe()
+            );
             let mut current = String::new();
             for (sec, k, v, src) in &rows {
                 if *sec != current {
-                    let file = secs.iter().find(|s| &s.title == sec).and_then(|s| s.file.clone()).unwrap_or_else(|| "built-in defaults".into());
+                    let file = secs
+                        .iter()
+                        .find(|s| &s.title == sec)
+                        .and_then(|s| s.file.clone())
+                        .unwrap_or_else(|| "built-in defaults".into());
                     println!();
                     println!("[{sec}] ({file})");
                     current = sec.clone();
@@ -238,7 +291,12 @@ fn validate(args: ValidateArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
                     })
                     .collect()
             };
-            println!("{}", to_json_pretty(&json!({"valid": errors.is_empty(), "errors": render(&errors), "warnings": render(&warnings)})));
+            println!(
+                "{}",
+                to_json_pretty(
+                    &json!({"valid": errors.is_empty(), "errors": render(&errors), "warnings": render(&warnings)})
+                )
+            );
         }
         TextOrJson::Text => {
             for w in &warnings {
@@ -246,11 +304,24 @@ fn validate(args: ValidateArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
             }
             if errors.is_empty() {
                 let teams = report.teams.len();
-                println!("✅ {} is valid ({teams} team{})", report.orchestrator_file.display(), if teams == 1 { "" } else { "s" });
+                println!(
+                    "✅ {} is valid ({teams} team{})",
+                    report.orchestrator_file.display(),
+                    if teams == 1 { "" } else { "s" }
+                );
             } else {
-                println!("❌ {}", mixseek_config::LoadError { issues: errors.clone() });
+                println!(
+                    "❌ {}",
+                    mixseek_config::LoadError {
+                        issues: errors.clone()
+                    }
+                );
             }
         }
     }
-    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

@@ -22,7 +22,13 @@ pub struct Args {
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
     /// Output format
-    #[arg(short = 'f', long = "output-format", alias = "format", value_enum, default_value = "text")]
+    #[arg(
+        short = 'f',
+        long = "output-format",
+        alias = "format",
+        value_enum,
+        default_value = "text"
+    )]
     pub format: TextOrJson,
     /// Per-team timeout in seconds (overrides timeout_per_team_seconds; must be > 0)
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -48,14 +54,26 @@ pub struct Args {
 }
 
 /// Loads the configuration and runs every preflight check.
-pub fn preflight(ctx: &Ctx, config: &std::path::Path, overrides: &Overrides) -> Result<(PreflightReport, LoadReport), CliError> {
+pub fn preflight(
+    ctx: &Ctx,
+    config: &std::path::Path,
+    overrides: &Overrides,
+) -> Result<(PreflightReport, LoadReport), CliError> {
     let path = ctx.resolve_config_path(config)?;
-    let report = mixseek_config::load(&path, &ctx.workspace, &mixseek_config::EnvVars::from_process(), overrides);
+    let report = mixseek_config::load(
+        &path,
+        &ctx.workspace,
+        &mixseek_config::EnvVars::from_process(),
+        overrides,
+    );
     let mut pf = preflight::run(&report, |k| std::env::var(k).ok());
     // Templates compile and use only known variables; the time zone is valid.
     if let Some(settings) = &report.prompt_builder.value {
         let problems = mixseek_prompt::check_settings(settings);
-        let tz = mixseek_prompt::resolve_time_zone(settings.timezone.as_deref(), mixseek_prompt::env_tz().as_deref());
+        let tz = mixseek_prompt::resolve_time_zone(
+            settings.timezone.as_deref(),
+            mixseek_prompt::env_tz().as_deref(),
+        );
         let cat = pf.category_mut("PromptBuilder");
         let mut messages: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
         if let Err(e) = tz {
@@ -70,7 +88,12 @@ pub fn preflight(ctx: &Ctx, config: &std::path::Path, overrides: &Overrides) -> 
             });
         } else {
             for m in messages {
-                cat.checks.push(preflight::Check { name: "templates".into(), status: CheckStatus::Error, message: m, source_file: None });
+                cat.checks.push(preflight::Check {
+                    name: "templates".into(),
+                    status: CheckStatus::Error,
+                    message: m,
+                    source_file: None,
+                });
             }
         }
     }
@@ -103,7 +126,10 @@ pub fn render_preflight_text(report: &PreflightReport) -> String {
     if report.is_valid() {
         s.push_str("✅ All checks passed\n");
     } else {
-        s.push_str(&format!("❌ Preflight failed (errors: {})\n", report.error_count()));
+        s.push_str(&format!(
+            "❌ Preflight failed (errors: {})\n",
+            report.error_count()
+        ));
     }
     s
 }
@@ -117,14 +143,22 @@ pub fn print_preflight(report: &PreflightReport, format: TextOrJson) {
 
 pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let Some(config) = args.config.clone() else {
-        return Err(CliError::usage("--config is required (the orchestrator TOML)")
-            .with_hint("e.g. mixseek exec \"...\" -c configs/quickstart/orchestrator.toml"));
+        return Err(
+            CliError::usage("--config is required (the orchestrator TOML)")
+                .with_hint("e.g. mixseek exec \"...\" -c configs/quickstart/orchestrator.toml"),
+        );
     };
-    let overrides = Overrides { timeout_per_team_seconds: args.timeout };
+    let overrides = Overrides {
+        timeout_per_team_seconds: args.timeout,
+    };
     let (report, loaded) = preflight(ctx, &config, &overrides)?;
     if args.dry_run || !report.is_valid() {
         print_preflight(&report, args.format);
-        return Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(2) });
+        return Ok(if report.is_valid() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        });
     }
     let config = match loaded.into_config() {
         Ok(c) => c,
@@ -132,7 +166,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     };
     let user_prompt = read_prompt(&args)?;
     if args.resume.is_none() && user_prompt.trim().is_empty() {
-        return Err(CliError::usage("user_prompt cannot be empty").with_hint("give the task as the PROMPT argument, `-` for stdin, or --prompt-file"));
+        return Err(CliError::usage("user_prompt cannot be empty")
+            .with_hint("give the task as the PROMPT argument, `-` for stdin, or --prompt-file"));
     }
     for w in &config.warnings {
         tracing::warn!("{w}");
@@ -141,7 +176,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let signal_cancel = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once.");
+            eprintln!(
+                "\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once."
+            );
             signal_cancel.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);
@@ -149,10 +186,16 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         }
     });
     if args.format == TextOrJson::Text && args.resume.is_none() {
-        print!("{}", crate::commands::exec_output::header(user_prompt.trim(), config.teams.len()));
+        print!(
+            "{}",
+            crate::commands::exec_output::header(user_prompt.trim(), config.teams.len())
+        );
     }
-    let display: Option<std::sync::Arc<dyn mixseek_core::EventSink>> =
-        if ctx.quiet { None } else { Some(std::sync::Arc::new(crate::progress::ProgressLines::new())) };
+    let display: Option<std::sync::Arc<dyn mixseek_core::EventSink>> = if ctx.quiet {
+        None
+    } else {
+        Some(std::sync::Arc::new(crate::progress::ProgressLines::new()))
+    };
     let opts = mixseek_orchestrator::RunOptions {
         user_prompt,
         resume: args.resume.clone(),
@@ -164,7 +207,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         display,
         env: None,
     };
-    let summary = match mixseek_orchestrator::Orchestrator::new(config).run(opts).await {
+    let summary = match mixseek_orchestrator::Orchestrator::new(config)
+        .run(opts)
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             let hint = e.hint();
@@ -180,26 +226,36 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         TextOrJson::Json => println!("{}", to_json_pretty(&summary)),
     }
     if summary.status == mixseek_core::ExecutionStatus::Interrupted {
-        eprintln!("Execution {} interrupted. Resume it with:\n  mixseek exec --resume {} -c {}", summary.execution_id, summary.execution_id, config_arg(&args));
+        eprintln!(
+            "Execution {} interrupted. Resume it with:\n  mixseek exec --resume {} -c {}",
+            summary.execution_id,
+            summary.execution_id,
+            config_arg(&args)
+        );
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::from(summary.exit_code() as u8))
 }
 
 fn config_arg(args: &Args) -> String {
-    args.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+    args.config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
 }
 
 /// The task: the argument, stdin for `-`, or `--prompt-file`.
 fn read_prompt(args: &Args) -> Result<String, CliError> {
     if let Some(f) = &args.prompt_file {
-        return std::fs::read_to_string(f)
-            .map_err(|e| CliError::usage(format!("cannot read the prompt file {}: {e}", f.display())));
+        return std::fs::read_to_string(f).map_err(|e| {
+            CliError::usage(format!("cannot read the prompt file {}: {e}", f.display()))
+        });
     }
     match args.prompt.as_deref() {
         Some("-") => {
             let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))?;
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))?;
             Ok(s)
         }
         Some(p) => Ok(p.to_string()),

@@ -7,7 +7,9 @@ use mixseek_core::ExecutionSummary;
 
 /// Printed before the run starts.
 pub fn header(user_prompt: &str, team_count: usize) -> String {
-    format!("🚀 MixSeek Orchestrator\n{RULE}\n\n📝 Task: {user_prompt}\n\n🔄 Running {team_count} teams in parallel...\n\n")
+    format!(
+        "🚀 MixSeek Orchestrator\n{RULE}\n\n📝 Task: {user_prompt}\n\n🔄 Running {team_count} teams in parallel...\n\n"
+    )
 }
 
 /// The leaderboard table: rows sorted by score (stable), partial teams marked, fully failed
@@ -16,14 +18,32 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
     const W: [usize; 4] = [6, 20, 8, 12];
     let mut rows: Vec<[String; 4]> = Vec::new();
     let mut results: Vec<&mixseek_core::LeaderboardEntry> = summary.team_results.iter().collect();
-    results.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal));
+    results.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     for (i, e) in results.iter().enumerate() {
-        let status = if summary.is_partial(&e.team_id) { "⚠️ Partial" } else { "✅ Completed" };
-        rows.push([(i + 1).to_string(), e.team_name.clone(), format!("{:.2}", e.score), status.to_string()]);
+        let status = if summary.is_partial(&e.team_id) {
+            "⚠️ Partial"
+        } else {
+            "✅ Completed"
+        };
+        rows.push([
+            (i + 1).to_string(),
+            e.team_name.clone(),
+            format!("{:.2}", e.score),
+            status.to_string(),
+        ]);
     }
     for f in &summary.failed_teams_info {
         if !summary.team_results.iter().any(|e| e.team_id == f.team_id) {
-            rows.push(["—".into(), f.team_name.clone(), "—".into(), "❌ Failed".into()]);
+            rows.push([
+                "—".into(),
+                f.team_name.clone(),
+                "—".into(),
+                "❌ Failed".into(),
+            ]);
         }
     }
     let total: usize = W.iter().map(|w| w + 3).sum::<usize>() + 1;
@@ -35,14 +55,22 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
         format!("{l}{}{r}\n", parts.join(m))
     };
     let row = |cells: [String; 4], sep: &str| -> String {
-        let wrapped: Vec<Vec<String>> = cells.iter().enumerate().map(|(i, c)| wrap(c, W[i])).collect();
+        let wrapped: Vec<Vec<String>> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| wrap(c, W[i]))
+            .collect();
         let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
         let mut out = String::new();
         for h in 0..height {
             out.push_str(sep);
             for (i, col) in wrapped.iter().enumerate() {
                 let text = col.get(h).cloned().unwrap_or_default();
-                let cell = if i == 0 || i == 2 { pad_left(&text, W[i]) } else { pad_right(&text, W[i]) };
+                let cell = if i == 0 || i == 2 {
+                    pad_left(&text, W[i])
+                } else {
+                    pad_right(&text, W[i])
+                };
                 out.push_str(&format!(" {cell} {sep}"));
             }
             out.push('\n');
@@ -50,9 +78,21 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
         out
     };
     let mut s = String::new();
-    s.push_str(&format!("{}{title}{}\n", " ".repeat(left), " ".repeat(right)));
+    s.push_str(&format!(
+        "{}{title}{}\n",
+        " ".repeat(left),
+        " ".repeat(right)
+    ));
     s.push_str(&line("┏", "┳", "┓", "━"));
-    s.push_str(&row(["Rank".into(), "Team".into(), "Score".into(), "Status".into()], "┃"));
+    s.push_str(&row(
+        [
+            "Rank".into(),
+            "Team".into(),
+            "Score".into(),
+            "Status".into(),
+        ],
+        "┃",
+    ));
     s.push_str(&line("┡", "╇", "┩", "━"));
     for r in rows {
         s.push_str(&row(r, "│"));
@@ -67,18 +107,30 @@ pub fn results(summary: &ExecutionSummary) -> String {
     for e in &summary.team_results {
         let partial = summary.is_partial(&e.team_id);
         if partial {
-            s.push_str(&format!("⚠️  Team {}: {} (Round {}) [Partial]\n", e.team_id, e.team_name, e.round_number));
+            s.push_str(&format!(
+                "⚠️  Team {}: {} (Round {}) [Partial]\n",
+                e.team_id, e.team_name, e.round_number
+            ));
         } else {
-            s.push_str(&format!("✅ Team {}: {} (Round {})\n", e.team_id, e.team_name, e.round_number));
+            s.push_str(&format!(
+                "✅ Team {}: {} (Round {})\n",
+                e.team_id, e.team_name, e.round_number
+            ));
         }
         s.push_str(&format!("   Score: {:.2}\n", e.score));
-        s.push_str(&format!("   Exit Reason: {}\n\n", e.exit_reason.as_deref().unwrap_or("N/A")));
+        s.push_str(&format!(
+            "   Exit Reason: {}\n\n",
+            e.exit_reason.as_deref().unwrap_or("N/A")
+        ));
     }
     if !summary.failed_teams_info.is_empty() {
         s.push_str("❌ Failed Teams:\n");
         for f in &summary.failed_teams_info {
             if summary.is_partial(&f.team_id) {
-                s.push_str(&format!("   • {}: {} [Partial - see leaderboard]\n", f.team_id, f.team_name));
+                s.push_str(&format!(
+                    "   • {}: {} [Partial - see leaderboard]\n",
+                    f.team_id, f.team_name
+                ));
             } else {
                 s.push_str(&format!("   • {}: {}\n", f.team_id, f.team_name));
             }
@@ -86,7 +138,9 @@ pub fn results(summary: &ExecutionSummary) -> String {
         }
     }
     if let (Some(best_id), Some(best_score)) = (&summary.best_team_id, summary.best_score) {
-        s.push_str(&format!("{RULE}\n🏆 Best Result (Team {best_id}, Score: {best_score:.2})\n{RULE}\n\n"));
+        s.push_str(&format!(
+            "{RULE}\n🏆 Best Result (Team {best_id}, Score: {best_score:.2})\n{RULE}\n\n"
+        ));
         if let Some(e) = summary.team_results.iter().find(|e| &e.team_id == best_id) {
             s.push_str(&e.submission_content);
             s.push_str("\n\n");
@@ -97,15 +151,24 @@ pub fn results(summary: &ExecutionSummary) -> String {
     s.push('\n');
     s.push_str(&format!("{RULE}\n📊 Summary\n{RULE}\n\n"));
     s.push_str(&format!("Total Teams:      {}\n", summary.total_teams()));
-    s.push_str(&format!("Completed Teams:  {}\n", summary.completed_teams()));
+    s.push_str(&format!(
+        "Completed Teams:  {}\n",
+        summary.completed_teams()
+    ));
     s.push_str(&format!("Failed Teams:     {}\n", summary.failed_teams()));
     if summary.partial_teams() > 0 {
         s.push_str(&format!("Partial Teams:    {}\n", summary.partial_teams()));
     }
-    s.push_str(&format!("Execution Time:   {:.1}s\n", summary.total_execution_time_seconds));
+    s.push_str(&format!(
+        "Execution Time:   {:.1}s\n",
+        summary.total_execution_time_seconds
+    ));
     let u = &summary.usage;
     let cost = if u.unpriced_requests > 0 {
-        format!("${:.4} (+{} call(s) without a price)", u.cost_usd, u.unpriced_requests)
+        format!(
+            "${:.4} (+{} call(s) without a price)",
+            u.cost_usd, u.unpriced_requests
+        )
     } else {
         format!("${:.4}", u.cost_usd)
     };
@@ -123,7 +186,9 @@ pub fn results(summary: &ExecutionSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mixseek_core::{ExecutionStatus, FailedTeamInfo, LeaderboardEntry, ScoreDetails, Usage, UsageByRole};
+    use mixseek_core::{
+        ExecutionStatus, FailedTeamInfo, LeaderboardEntry, ScoreDetails, Usage, UsageByRole,
+    };
 
     fn entry(id: &str, name: &str, score: f64) -> LeaderboardEntry {
         LeaderboardEntry {
@@ -135,7 +200,10 @@ mod tests {
             submission_content: "best".into(),
             submission_format: "md".into(),
             score,
-            score_details: ScoreDetails { overall_score: score, metrics: vec![] },
+            score_details: ScoreDetails {
+                overall_score: score,
+                metrics: vec![],
+            },
             final_submission: true,
             exit_reason: Some("max_rounds_reached".into()),
             created_at: chrono::Utc::now(),
@@ -148,13 +216,24 @@ mod tests {
         let summary = ExecutionSummary {
             execution_id: "e".into(),
             user_prompt: "p".into(),
-            team_results: vec![entry("a", "Alpha Team", 87.5), entry("b", "Beta Team With A Long Name", 80.0)],
+            team_results: vec![
+                entry("a", "Alpha Team", 87.5),
+                entry("b", "Beta Team With A Long Name", 80.0),
+            ],
             best_team_id: Some("a".into()),
             best_score: Some(87.5),
             total_execution_time_seconds: 1.0,
             failed_teams_info: vec![
-                FailedTeamInfo { team_id: "b".into(), team_name: "Beta Team With A Long Name".into(), error_message: "x".into() },
-                FailedTeamInfo { team_id: "g".into(), team_name: "Gamma Team".into(), error_message: "y".into() },
+                FailedTeamInfo {
+                    team_id: "b".into(),
+                    team_name: "Beta Team With A Long Name".into(),
+                    error_message: "x".into(),
+                },
+                FailedTeamInfo {
+                    team_id: "g".into(),
+                    team_name: "Gamma Team".into(),
+                    error_message: "y".into(),
+                },
             ],
             created_at: chrono::Utc::now(),
             status: ExecutionStatus::PartialFailure,
@@ -176,7 +255,9 @@ mod tests {
         assert_eq!(leaderboard_table(&summary), expected);
         let text = results(&summary);
         assert!(text.contains("⚠️  Team b: Beta Team With A Long Name (Round 2) [Partial]\n   Score: 80.00\n   Exit Reason: max_rounds_reached\n\n"));
-        assert!(text.contains("   • b: Beta Team With A Long Name [Partial - see leaderboard]\n     Error: x\n\n"));
+        assert!(text.contains(
+            "   • b: Beta Team With A Long Name [Partial - see leaderboard]\n     Error: x\n\n"
+        ));
         assert!(text.contains("   • g: Gamma Team\n     Error: y\n\n"));
         assert!(text.contains("Partial Teams:    1\n"));
     }

@@ -14,12 +14,30 @@ pub struct Args {
 
 /// The files `init` writes, relative to the workspace.
 pub const FILES: &[(&str, &str)] = &[
-    ("configs/quickstart/orchestrator.toml", include_str!("../../../../configs/quickstart/orchestrator.toml")),
-    ("configs/quickstart/team_alpha.toml", include_str!("../../../../configs/quickstart/team_alpha.toml")),
-    ("configs/quickstart/team_beta.toml", include_str!("../../../../configs/quickstart/team_beta.toml")),
-    ("configs/quickstart/team_gamma.toml", include_str!("../../../../configs/quickstart/team_gamma.toml")),
-    ("configs/quickstart/evaluator.toml", include_str!("../../../../configs/quickstart/evaluator.toml")),
-    ("configs/quickstart/judgment.toml", include_str!("../../../../configs/quickstart/judgment.toml")),
+    (
+        "configs/quickstart/orchestrator.toml",
+        include_str!("../../../../configs/quickstart/orchestrator.toml"),
+    ),
+    (
+        "configs/quickstart/team_alpha.toml",
+        include_str!("../../../../configs/quickstart/team_alpha.toml"),
+    ),
+    (
+        "configs/quickstart/team_beta.toml",
+        include_str!("../../../../configs/quickstart/team_beta.toml"),
+    ),
+    (
+        "configs/quickstart/team_gamma.toml",
+        include_str!("../../../../configs/quickstart/team_gamma.toml"),
+    ),
+    (
+        "configs/quickstart/evaluator.toml",
+        include_str!("../../../../configs/quickstart/evaluator.toml"),
+    ),
+    (
+        "configs/quickstart/judgment.toml",
+        include_str!("../../../../configs/quickstart/judgment.toml"),
+    ),
 ];
 
 const DIRS: &[&str] = &["", "logs", "configs", "configs/quickstart", "templates"];
@@ -27,12 +45,22 @@ const DIRS: &[&str] = &["", "logs", "configs", "configs/quickstart", "templates"
 pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let root = ctx.workspace()?;
     if root.exists() && !root.is_dir() {
-        return Err(CliError::failure(format!("{} exists and is not a directory", root.display()))
-            .with_hint("choose another path with --workspace"));
+        return Err(
+            CliError::failure(format!("{} exists and is not a directory", root.display()))
+                .with_hint("choose another path with --workspace"),
+        );
     }
-    let existing: Vec<PathBuf> = FILES.iter().map(|(p, _)| root.join(p)).filter(|p| p.exists()).collect();
+    let existing: Vec<PathBuf> = FILES
+        .iter()
+        .map(|(p, _)| root.join(p))
+        .filter(|p| p.exists())
+        .collect();
     if !existing.is_empty() && !args.force {
-        let list = existing.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n");
+        let list = existing
+            .iter()
+            .map(|p| format!("  {}", p.display()))
+            .collect::<Vec<_>>()
+            .join("\n");
         return Err(CliError::failure(format!(
             "the workspace at {} already has these files:\n{list}",
             root.display()
@@ -43,20 +71,26 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     for d in DIRS {
         let p = root.join(d);
         if !p.is_dir() {
-            std::fs::create_dir_all(&p)
-                .map_err(|e| CliError::failure(format!("cannot create {}: {e}", p.display())).with_hint("check directory permissions or choose a different path"))?;
+            std::fs::create_dir_all(&p).map_err(|e| {
+                CliError::failure(format!("cannot create {}: {e}", p.display()))
+                    .with_hint("check directory permissions or choose a different path")
+            })?;
             created_dirs += 1;
         }
     }
     for (rel, content) in FILES {
         let p = root.join(rel);
-        std::fs::write(&p, content).map_err(|e| CliError::failure(format!("cannot write {}: {e}", p.display())))?;
+        std::fs::write(&p, content)
+            .map_err(|e| CliError::failure(format!("cannot write {}: {e}", p.display())))?;
     }
     println!("Workspace initialized successfully at: {}", root.display());
     println!("Created directories: {created_dirs}");
     println!("Created files: {}", FILES.len());
     println!();
     println!("Next: run the offline quick-start competition (no API key needed):");
-    println!("  mixseek exec \"Write a haiku about autumn\" -w {} -c configs/quickstart/orchestrator.toml", root.display());
+    println!(
+        "  mixseek exec \"Write a haiku about autumn\" -w {} -c configs/quickstart/orchestrator.toml",
+        root.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -299,7 +299,8 @@ fn round_section(r: &RoundDetail) -> String {
 
 /// An inline SVG line chart: x = round, y = score, one polyline with markers per team.
 fn chart(data: &ReportData<'_>) -> String {
-    let mut teams: Vec<(&str, &str, Vec<(u32, f64)>)> = Vec::new();
+    type Series<'a> = (&'a str, &'a str, Vec<(u32, f64)>);
+    let mut teams: Vec<Series<'_>> = Vec::new();
     for r in data.rounds {
         match teams.iter_mut().find(|(id, _, _)| *id == r.team_id) {
             Some(t) => t.2.push((r.round_number, r.score)),

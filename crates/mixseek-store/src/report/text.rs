@@ -103,7 +103,9 @@ impl Grid {
 /// Text for Markdown outside code: `&`, `<`, `>` as entities, so stored text can never become
 /// markup in a renderer (it displays the same).
 pub fn md_inline(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A fenced code block that shows `s` verbatim (the fence is longer than any backtick run
@@ -228,7 +230,10 @@ mod tests {
     fn markdown_never_carries_markup() {
         let mut g = Grid::new(&[("A", Align::Left)]);
         g.push(vec!["<script>x</script> & y".into()]);
-        assert!(g.to_markdown().contains("| &lt;script&gt;x&lt;/script&gt; &amp; y |"));
+        assert!(
+            g.to_markdown()
+                .contains("| &lt;script&gt;x&lt;/script&gt; &amp; y |")
+        );
         assert_eq!(md_fenced("a ``` b"), "````\na ``` b\n````\n");
         assert_eq!(md_fenced("plain\n"), "```\nplain\n```\n");
     }
