@@ -32,10 +32,6 @@ impl CliError {
         self.hint = Some(hint.into());
         self
     }
-    pub fn with_exit_code(mut self, code: u8) -> Self {
-        self.exit_code = code;
-        self
-    }
     /// An error with its `source()` chain appended.
     pub fn from_error(err: &(dyn std::error::Error + 'static), exit_code: u8) -> Self {
         let mut message = err.to_string();
@@ -80,5 +76,12 @@ impl From<std::io::Error> for CliError {
 impl From<mixseek_config::LoadError> for CliError {
     fn from(e: mixseek_config::LoadError) -> Self {
         CliError::usage(e.to_string())
+    }
+}
+
+impl From<mixseek_config::PathError> for CliError {
+    fn from(e: mixseek_config::PathError) -> Self {
+        CliError::usage(e.to_string())
+            .with_hint("paths are resolved against the workspace (-w), then the current directory")
     }
 }

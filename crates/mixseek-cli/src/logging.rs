@@ -96,10 +96,12 @@ pub fn init(
         };
         Some(layer.with_filter_boxed(filter_for(level.directive())))
     });
-    let _ = tracing_subscriber::registry()
-        .with(stderr_layer.with_filter_boxed(filter_for(console_level)))
-        .with(file_layer)
-        .try_init();
+    let mut layers: Vec<BoxedLayer> =
+        vec![stderr_layer.with_filter_boxed(filter_for(console_level))];
+    if let Some(f) = file_layer {
+        layers.push(f);
+    }
+    let _ = tracing_subscriber::registry().with(layers).try_init();
 }
 
 type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;

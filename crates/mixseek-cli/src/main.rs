@@ -1,6 +1,8 @@
 //! The `mixseek` binary: argument parsing, logging set-up, and one module per command.
 //! Everything below this crate returns values; only this crate prints.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // the CLI is the one crate that prints
+
 mod commands;
 mod context;
 mod error;
