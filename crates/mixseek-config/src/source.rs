@@ -43,18 +43,10 @@ impl SourceMap {
     pub fn set(&mut self, key: String, source: Source) {
         self.0.insert(key, source);
     }
-    /// The source of a key, or of its nearest recorded ancestor; default when none.
+    /// The source of a key; default when the key was not set by a file, the environment or
+    /// the command line.
     pub fn get(&self, key: &str) -> Source {
-        let mut k = key.to_string();
-        loop {
-            if let Some(s) = self.0.get(&k) {
-                return s.clone();
-            }
-            match k.rfind(['.', '[']) {
-                Some(i) => k.truncate(i),
-                None => return Source::Default,
-            }
-        }
+        self.0.get(key).cloned().unwrap_or(Source::Default)
     }
     /// Copies `other`'s entries under `prefix`.
     pub fn extend_prefixed(&mut self, prefix: &str, other: &SourceMap) {
