@@ -31,7 +31,7 @@ impl Sandbox {
     /// The `mixseek` binary with a clean environment (no MIXSEEK_* or provider keys) and the
     /// sandbox workspace.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut c = assert_cmd::Command::cargo_bin("mixseek").expect("binary");
+        let mut c = assert_cmd::Command::new(mixseek_bin());
         for (k, _) in std::env::vars() {
             if k.starts_with("MIXSEEK_")
                 || k.ends_with("_API_KEY")
@@ -52,6 +52,27 @@ impl Default for Sandbox {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The `mixseek` binary of this build: `target/debug/mixseek`, next to the test executable's
+/// `deps/` folder. `cargo test --workspace` builds it (through mixseek-cli's own integration
+/// tests); a test run that did not is told how to get it.
+pub fn mixseek_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("CARGO_BIN_EXE_mixseek") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test executable lives in target/<profile>/deps");
+    let bin = dir.join(format!("mixseek{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} does not exist: run the end-to-end tests with `cargo test --workspace`, which builds the binary",
+        bin.display()
+    );
+    bin
 }
 
 /// The repository root (for `configs/`).

@@ -51,7 +51,7 @@ impl Ws {
 
     /// `mixseek -w WS prompt ARGS…` with no TZ / workspace from the environment.
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("mixseek").expect("binary");
+        let mut c = Command::new(workspace_tests::mixseek_bin());
         c.env_remove("TZ")
             .env_remove("MIXSEEK_WORKSPACE")
             .arg("-w")

@@ -38,7 +38,7 @@ fn seed(workspace: &Path) {
 }
 
 fn mixseek(workspace: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("mixseek").expect("binary");
+    let mut cmd = Command::new(workspace_tests::mixseek_bin());
     cmd.env("MIXSEEK_WORKSPACE", workspace)
         .env_remove("RUST_LOG")
         .env("NO_COLOR", "1");

@@ -56,7 +56,7 @@ mod tests {
             (0.025, 0.03),
             (1.005, 1.0),
             (85.12345, 85.12),
-            (-3.14159, -3.14),
+            (-1.23456, -1.23),
         ];
         for (input, expected) in cases {
             assert_eq!(round2(input), expected, "round2({input})");
