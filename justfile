@@ -22,9 +22,12 @@ lint:
 fmt:
     cargo fmt --all
 
-# Benchmarks (results and commands in docs/benchmarks.md)
+# Benchmarks (results and commands in docs/benchmarks.md). `--workspace` keeps cargo's feature
+# resolution identical to the test build, so nothing (DuckDB above all) is compiled again.
 bench:
-    cargo bench -p mixseek-llm --profile dev
-    cargo bench -p mixseek-prompt --profile dev
-    cargo bench -p mixseek-evaluator --profile dev
-    cargo bench -p mixseek-store --profile dev
+    cargo build --workspace --bins
+    cargo bench --workspace --profile dev --bench llm_overhead
+    cargo bench --workspace --profile dev --bench render
+    cargo bench --workspace --profile dev --bench evaluate
+    cargo bench --workspace --profile dev --bench store
+    cargo bench --workspace --profile dev --bench exec

@@ -41,6 +41,49 @@ fn quickstart_dry_run_passes_from_the_repo() {
 }
 
 #[test]
+fn every_example_config_passes_the_dry_run_with_its_key_set() {
+    for example in ["openai", "anthropic", "gemini", "local"] {
+        let sb = Sandbox::new();
+        let cfg = repo_root().join(format!("configs/examples/{example}/orchestrator.toml"));
+        let out = sb
+            .cmd()
+            .env("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdefghij")
+            .env("GOOGLE_API_KEY", "test-google-key-0123456789abcdefghij")
+            .args([
+                "exec",
+                "Compare three caching strategies",
+                "--dry-run",
+                "-c",
+            ])
+            .arg(&cfg)
+            .output()
+            .expect("run");
+        let text = stdout(&out);
+        assert!(
+            out.status.success(),
+            "configs/examples/{example}: {text}\n{}",
+            stderr(&out)
+        );
+        assert!(text.contains("✅ All checks passed"), "{example}: {text}");
+    }
+    // Without its key, the example names the variable to set.
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["exec", "x", "--dry-run", "-c"])
+        .arg(repo_root().join("configs/examples/anthropic/orchestrator.toml"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains("ANTHROPIC_API_KEY"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn init_writes_a_runnable_workspace_and_refuses_to_overwrite() {
     let sb = Sandbox::new();
     let out = sb.cmd().arg("init").output().expect("run");

@@ -147,6 +147,42 @@ async fn private_and_loopback_addresses_are_refused_by_default() {
 }
 
 #[tokio::test]
+async fn other_spellings_of_private_addresses_are_refused_too() {
+    let site = Site::start().await;
+    let closed = FetchSettings::default();
+    let port = site.server.addr().port();
+    for url in [
+        format!("http://127.1:{port}/page"),
+        format!("http://2130706433:{port}/page"),
+        format!("http://0x7f000001:{port}/page"),
+        format!("http://0177.0.0.1:{port}/page"),
+        format!("http://LOCALHOST:{port}/page"),
+        format!("http://[::ffff:127.0.0.1]:{port}/page"),
+        format!("http://[0:0:0:0:0:ffff:7f00:1]:{port}/page"),
+        format!("http://0.0.0.0:{port}/page"),
+        format!("https://127.0.0.1:{port}/page"),
+        "http://192.168.1.10/router".into(),
+        "http://172.16.0.1/".into(),
+        "http://100.64.0.1/".into(),
+        "http://[fd00::1]/".into(),
+        "http://[fe80::1]/".into(),
+    ] {
+        let err = fetch(&url, &closed).await.expect_err("refused");
+        assert!(
+            matches!(err, FetchError::PrivateAddress { .. }),
+            "{url}: {err}"
+        );
+    }
+    // A trailing-dot host is refused or unresolvable, never fetched.
+    assert!(
+        fetch(&format!("http://localhost.:{port}/page"), &closed)
+            .await
+            .is_err()
+    );
+    assert_eq!(site.hits(), 0, "nothing reached the server");
+}
+
+#[tokio::test]
 async fn pages_are_fetched_as_text_with_their_title() {
     let site = Site::start().await;
     let page = fetch(&site.url("/page"), &open()).await.expect("page");

@@ -62,14 +62,18 @@ pub fn init(
             .and_then(|d| EnvFilter::try_new(d).ok())
             .unwrap_or_else(|| EnvFilter::new(own))
     };
+    // Colours only on a terminal, and never with NO_COLOR (https://no-color.org).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let stderr_layer = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
+            .with_writer(crate::progress::StderrWriter)
+            .with_ansi(ansi)
             .with_target(false)
             .compact()
             .boxed_layer(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
+            .with_writer(crate::progress::StderrWriter)
             .json()
             .boxed_layer(),
     };

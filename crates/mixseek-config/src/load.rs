@@ -158,16 +158,21 @@ fn render_issues(issues: &[ConfigIssue]) -> String {
 }
 
 /// Marks issues whose key was set by an environment variable as coming from it.
+/// Points the issues about values set by an environment variable or a command-line flag at
+/// that variable or flag instead of a file position (run after `TomlDoc::locate`).
 fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_prefix: &str) {
     for issue in issues.items.iter_mut().skip(from) {
         let key = format!("{key_prefix}{}", issue.key);
-        if let Source::Env { var } = sources.get(&key) {
-            if sources.0.contains_key(&key) || issue.message == "unknown key" {
-                issue.file = None;
-                issue.line = None;
-                issue.column = None;
-                issue.message = format!("{} (set by environment variable {var})", issue.message);
-            }
+        let origin = match sources.get(&key) {
+            Source::Env { var } => format!("set by environment variable {var}"),
+            Source::Cli { flag } => format!("set by the command-line flag {flag}"),
+            _ => continue,
+        };
+        if sources.0.contains_key(&key) || issue.message == "unknown key" {
+            issue.file = None;
+            issue.line = None;
+            issue.column = None;
+            issue.message = format!("{} ({origin})", issue.message);
         }
     }
 }
@@ -245,10 +250,10 @@ fn validate_into<T>(
     if let Some(v) = value {
         let from = errors.len();
         f(v, errors);
-        attribute_env(errors, from, sources, prefix);
         if let Some(d) = doc {
             d.locate(errors, from);
         }
+        attribute_env(errors, from, sources, prefix);
     }
 }
 
@@ -360,10 +365,10 @@ pub fn load_team(
     settings.members = members;
     let from = errors.len();
     settings.validate("team", &mut errors);
-    attribute_env(&mut errors, from, &local, "");
     if let Some(d) = &loaded.doc {
         d.locate(&mut errors, from);
     }
+    attribute_env(&mut errors, from, &local, "");
     sources.extend_prefixed(source_prefix, &local);
     Part {
         origin: Origin::Explicit(path.to_path_buf()),
@@ -699,10 +704,10 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         for (i, h) in f.hooks.iter().enumerate() {
             h.validate(&format!("hooks[{i}]"), &mut errors);
         }
-        attribute_env(&mut errors, from, &local, "");
         if let Some(d) = &loaded.doc {
             d.locate(&mut errors, from);
         }
+        attribute_env(&mut errors, from, &local, "");
     }
     sources.extend_prefixed("", &local);
 

@@ -1,5 +1,5 @@
-//! Evaluation latency against a fake OpenAI server on 127.0.0.1 (`cargo bench -p
-//! mixseek-evaluator --bench evaluate`):
+//! Evaluation latency against a fake OpenAI server on 127.0.0.1 (`cargo bench --workspace
+//! --profile dev --bench evaluate`; the dev profile reuses the test build):
 //!
 //! 1. 4 LLM-judge metrics, every judge answer delayed 100 ms, all metrics concurrent
 //!    (the default): one evaluation should take about one latency, not four;
@@ -131,11 +131,21 @@ async fn main() {
         slow.max_concurrent() >= 4,
         "the 4 metrics should be in flight together"
     );
+    // About one latency, not four: fail loudly when the metrics stop overlapping.
+    assert!(
+        concurrent.mean < LATENCY * 2,
+        "4 concurrent metrics took {:?} per evaluation: more than 2 judge latencies",
+        concurrent.mean
+    );
     let sequential = measure(&evaluator(&slow, Some(1)), 5).await;
     report(
         "4 metrics, 100 ms judges, max_concurrent_metrics = 1",
         &sequential,
         Some(LATENCY),
+    );
+    assert!(
+        sequential.mean >= LATENCY * 4,
+        "sequential metrics cannot beat 4 latencies"
     );
 
     let fast = FakeLlm::openai().await;

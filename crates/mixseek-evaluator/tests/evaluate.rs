@@ -72,6 +72,42 @@ fn weight_rules_and_their_messages() {
     assert_eq!(w, [0.3333333333333333; 3]);
 }
 
+#[test]
+fn weights_sum_to_one_within_a_thousandth_and_are_used_as_given() {
+    let build = |a: f64, b: f64| {
+        Evaluator::new(
+            settings(vec![custom("a", Some(a)), custom("b", Some(b))]),
+            registry("http://127.0.0.1:9/v1", None),
+            prompts(),
+        )
+    };
+    // 0.999 ≤ Σ ≤ 1.001 passes, and the weights are not normalised.
+    for (a, b) in [(0.4995, 0.5), (0.5005, 0.5), (0.4991, 0.5)] {
+        let e = build(a, b).unwrap_or_else(|err| panic!("{a} + {b}: {err}"));
+        let w: Vec<f64> = e.metrics().iter().map(|m| m.weight).collect();
+        assert_eq!(w, [a, b]);
+    }
+    for (a, b, got) in [(0.5, 0.498, "0.9980"), (0.5, 0.502, "1.0020")] {
+        let err = build(a, b).map(|_| ()).expect_err("outside the tolerance");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Metric weights must sum to 1.0, got: {got}. Current weights: a={a}, b={b}. Please adjust the weights in your configuration file."
+            )
+        );
+    }
+    // Every unset and every set name is listed, in configuration order.
+    assert_eq!(
+        build_err(settings(vec![
+            custom("x", None),
+            custom("y", Some(0.5)),
+            custom("z", None),
+            custom("w", Some(0.5)),
+        ])),
+        "すべてのメトリクスの重みを指定するか、すべて未指定にしてください。重みが未指定: x, z。重みが設定済み: y, w。"
+    );
+}
+
 #[tokio::test]
 async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_prompt() {
     let server = Routed::start().await;
@@ -280,9 +316,16 @@ async fn fail_policy_returns_the_first_failure_and_cancels_the_rest() {
         custom("bad", None),
         custom("slow", None),
     ]);
+    let started = std::time::Instant::now();
     let err = within(evaluator(&server, s).evaluate(&request()))
         .await
         .unwrap_err();
+    // `slow` never answers (the provider timeout is 20 s): the evaluation does not wait for it.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the failure should end the evaluation at once, took {:?}",
+        started.elapsed()
+    );
     let EvaluatorError::Metric(f) = &err else {
         panic!("metric error: {err}")
     };
@@ -377,6 +420,39 @@ async fn samples_are_aggregated_and_every_answer_kept() {
         .await
         .expect("evaluate");
     assert_eq!(out.score_details.metrics[0].score, 60.0);
+}
+
+#[tokio::test]
+async fn samples_of_every_metric_are_in_flight_together() {
+    let server = Routed::start().await;
+    let slow = |s: f64| Reply::delayed(Duration::from_millis(300), score(s));
+    server.route(
+        "metric:a",
+        vec![slow(60.0), slow(70.0), slow(80.0)],
+        slow(0.0),
+    );
+    server.route("metric:b", vec![slow(40.0), slow(50.0)], slow(0.0));
+    let mut a = custom("a", Some(0.5));
+    a.samples = Some(3);
+    let mut b = custom("b", Some(0.5));
+    b.samples = Some(2);
+    b.aggregate = Some("mean".into());
+    let out = within(evaluator(&server, settings(vec![a, b])).evaluate(&request()))
+        .await
+        .expect("evaluate");
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(
+        server.max_concurrent(),
+        5,
+        "3 samples of `a` and 2 of `b` at once"
+    );
+    let scores: Vec<f64> = out.score_details.metrics.iter().map(|m| m.score).collect();
+    assert_eq!(scores, [70.0, 45.0]);
+    // 0.5 × 70 + 0.5 × 45
+    assert_eq!(out.score_details.overall_score, 57.5);
+    assert_eq!(out.score_details.metrics[1].extra["aggregate"], "mean");
+    assert_eq!(out.score_details.metrics[1].extra["samples"]["stdev"], 5.0);
+    assert_eq!(out.usage.requests, 5);
 }
 
 #[tokio::test]

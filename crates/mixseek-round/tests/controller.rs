@@ -1018,3 +1018,223 @@ async fn the_evaluator_crate_scores_rounds_through_the_adapter() {
 fn settings_for_one_round() -> RoundSettings {
     settings(1, 1)
 }
+
+#[tokio::test]
+async fn a_judgment_failure_on_the_final_round_stops_with_max_rounds_reached() {
+    // on_error = "stop" (the default) at the maximum: the reason is the maximum, not the
+    // failure; the best round is still the final one.
+    let s = servers().await;
+    s.judge.push(verdict(true, "go on"));
+    s.judge.set_default(Reply::status(400, "judge is confused"));
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[60.0, 55.0]),
+        judgment("judge:j", &s.registry, |_| {}),
+        settings(1, 2),
+        RecordingSink::new(),
+    );
+    let r = c
+        .run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect("completed");
+    assert_eq!(s.judge.request_count(), 2);
+    assert_eq!(
+        (r.rounds.len(), r.exit_reason),
+        (2, ExitReason::MaxRoundsReached)
+    );
+    let d = r.rounds[1].decision.as_ref().expect("decision");
+    assert_eq!(
+        (d.should_continue, d.exit_reason, d.confidence_score),
+        (false, Some(ExitReason::MaxRoundsReached), None)
+    );
+    assert!(
+        d.reasoning.starts_with("Judgment failed: ")
+            && d.reasoning
+                .ends_with("Stopping with the best round so far (on_error = \"stop\")."),
+        "{}",
+        d.reasoning
+    );
+    assert_eq!(
+        r.best
+            .as_ref()
+            .map(|b| (b.round_number, b.exit_reason.as_deref())),
+        Some((1, Some("max_rounds_reached")))
+    );
+
+    // The judgment LLM itself saying stop on the final round: max_rounds_reached too.
+    let s = servers().await;
+    s.judge
+        .script([verdict(true, "go on"), verdict(false, "enough")]);
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[60.0, 65.0]),
+        judgment("judge:j", &s.registry, |_| {}),
+        settings(1, 2),
+        RecordingSink::new(),
+    );
+    let r = c
+        .run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect("completed");
+    assert_eq!(r.exit_reason, ExitReason::MaxRoundsReached);
+    assert_eq!(
+        decisions(&r.rounds),
+        [(true, "go on".to_string()), (false, "enough".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn an_interruption_before_the_first_round_plays_nothing() {
+    let s = servers().await;
+    let sink = RecordingSink::new();
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[50.0]),
+        judgment("judge:j", &s.registry, |_| {}),
+        settings(1, 3),
+        sink.clone(),
+    )
+    .with_stop_check(Arc::new(|| Some(ExitReason::Interrupted)));
+    let r = c
+        .run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect("completed");
+    assert_eq!(
+        (r.rounds.len(), r.exit_reason, r.best.is_none()),
+        (0, ExitReason::Interrupted, true)
+    );
+    assert_eq!((s.leader.request_count(), s.judge.request_count()), (0, 0));
+    assert_eq!(sink.names(), ["team_finished"]);
+    match sink.events().last() {
+        Some(Event::TeamFinished {
+            status,
+            best,
+            exit_reason,
+            rounds_completed,
+            ..
+        }) => {
+            assert_eq!(
+                (*status, best.is_none(), *exit_reason, *rounds_completed),
+                (
+                    TeamStatusKind::Completed,
+                    true,
+                    Some(ExitReason::Interrupted),
+                    0
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn member_submissions_are_recorded_with_the_providers_token_counts() {
+    use mixseek_core::{MemberStatus, Role};
+    use mixseek_testkit::{USAGE_INPUT, USAGE_OUTPUT};
+    let leader = FakeLlm::openai().await;
+    let member = FakeLlm::openai().await;
+    let judge = FakeLlm::openai().await;
+    let broken = FakeLlm::openai().await;
+    let registry = registry(&[
+        ("lead", &leader),
+        ("mem", &member),
+        ("judge", &judge),
+        ("broken", &broken),
+    ]);
+    leader.push(Reply::ToolCalls(vec![
+        (
+            "delegate_to_analyst".into(),
+            json!({"task": "find the numbers"}),
+        ),
+        (
+            "delegate_to_broken".into(),
+            json!({"task": "this one fails"}),
+        ),
+    ]));
+    leader.push(Reply::text("The report."));
+    member.set_default(Reply::text("the numbers"));
+    let agents = team_agents(
+        "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"lead:gpt\"\n[[team.members]]\nname = \"analyst\"\ntype = \"plain\"\nmodel = \"mem:gpt-a\"\n[[team.members]]\nname = \"broken\"\ntype = \"plain\"\nmodel = \"broken:gpt-b\"\n",
+        registry.clone(),
+    );
+    broken.set_default(Reply::status(400, "no such model"));
+    let sink = RecordingSink::new();
+    let c = controller(
+        agents,
+        ScriptedEvaluator::new(&[70.0]),
+        judgment("judge:j", &registry, |j| j.judge_on_final_round = false),
+        settings(1, 1),
+        sink.clone(),
+    );
+    let r = c
+        .run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect("completed");
+    let record = &r.records[0];
+    assert_eq!(record.submission_content, "The report.");
+    let subs = &record.member_submissions.submissions;
+    assert_eq!(subs.len(), 2);
+    let ok = &subs[0];
+    assert_eq!(
+        (ok.agent_name.as_str(), ok.agent_type.as_str(), ok.status),
+        ("analyst", "plain", MemberStatus::Success)
+    );
+    assert_eq!(ok.content, "the numbers");
+    assert_eq!(
+        (
+            ok.usage.input_tokens,
+            ok.usage.output_tokens,
+            ok.usage.requests
+        ),
+        (USAGE_INPUT, USAGE_OUTPUT, 1),
+        "the provider's token counts, not 0"
+    );
+    assert!(ok.execution_time_ms.is_some());
+    let failed = &subs[1];
+    assert_eq!(
+        (failed.agent_name.as_str(), failed.status),
+        ("broken", MemberStatus::Error)
+    );
+    assert!(
+        failed
+            .error_message
+            .as_deref()
+            .is_some_and(|e| e.contains("no such model")),
+        "{:?}",
+        failed.error_message
+    );
+    assert_eq!(
+        (
+            record.member_submissions.execution_id.as_str(),
+            record.member_submissions.team_id.as_str(),
+            record.member_submissions.round_number
+        ),
+        ("exec-1", "alpha", 1)
+    );
+    // Agent usage: two leader calls and the one successful member call.
+    assert_eq!(
+        (record.agent_usage.input_tokens, record.agent_usage.requests),
+        (3 * USAGE_INPUT, 3)
+    );
+    assert_eq!(r.usage.0[&Role::Member].input_tokens, USAGE_INPUT);
+    assert_eq!(r.usage.0[&Role::Leader].input_tokens, 2 * USAGE_INPUT);
+    // The record the store receives carries the same counts.
+    let stored = sink
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Evaluated(rec) => Some(rec),
+            _ => None,
+        })
+        .expect("evaluated event");
+    assert_eq!(
+        stored.member_submissions.submissions[0].usage.input_tokens,
+        USAGE_INPUT
+    );
+    assert_eq!(
+        stored.member_submissions.submissions[0].usage.output_tokens,
+        USAGE_OUTPUT
+    );
+    // One round, judge_on_final_round = false: no judgment call.
+    assert_eq!(judge.request_count(), 0);
+}

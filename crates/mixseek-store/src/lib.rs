@@ -52,10 +52,12 @@
 pub mod db;
 pub mod error;
 pub mod export;
+mod json;
 pub mod model;
 pub mod pii;
 mod read;
 pub mod report;
+mod rounds;
 pub mod schema;
 mod write;
 pub mod writer;

@@ -8,6 +8,11 @@
 //! not include (and fetching it at run time would need the network); DuckDB's JSON functions
 //! accept the text columns as they are.
 //!
+//! Version 3 drops the UNIQUE (execution_id, team_id, round_number) constraints of
+//! `round_history`, `leader_board` and `round_status`: the writer upserts those keys itself
+//! (`rounds.rs`), and the constraint's index made every round write several times slower.
+//! Tables, columns and types are unchanged.
+//!
 //! A fresh file gets the latest schema directly; an older file is upgraded in one transaction
 //! (so a failed upgrade leaves it untouched); a newer file is refused.
 
@@ -16,7 +21,7 @@ use duckdb::Connection;
 use std::path::Path;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Our tables, in dependency-free creation order.
 pub const TABLES: [&str; 6] = [
@@ -108,8 +113,7 @@ CREATE TABLE round_history (
     prompt_sha256 VARCHAR,
     pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
     created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-    UNIQUE (execution_id, team_id, round_number)
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
 );
 ";
 
@@ -129,8 +133,7 @@ CREATE TABLE leader_board (
     created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
     updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
     submission_sha256 VARCHAR,
-    pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
-    UNIQUE (execution_id, team_id, round_number)
+    pii_masked BOOLEAN NOT NULL DEFAULT FALSE
 );
 ";
 
@@ -155,8 +158,7 @@ CREATE TABLE round_status (
     cached_tokens BIGINT NOT NULL DEFAULT 0,
     requests BIGINT NOT NULL DEFAULT 0,
     cost_usd DOUBLE NOT NULL DEFAULT 0,
-    stage_usage VARCHAR,
-    UNIQUE (execution_id, team_id, round_number)
+    stage_usage VARCHAR
 );
 ";
 
@@ -283,20 +285,25 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     };
     run("BEGIN TRANSACTION")?;
     let result = (|| -> Result<()> {
-        match from {
-            0 => create_latest(&run)?,
-            1 => upgrade_from_original(conn, &run)?,
+        let description = match from {
+            0 => {
+                create_latest(&run)?;
+                "created"
+            }
+            1 => {
+                upgrade_from_original(conn, &run)?;
+                "upgraded from the original MixSeek schema"
+            }
+            2 => {
+                drop_round_keys(&run)?;
+                "upgraded from version 2 (round keys are upserted by the writer)"
+            }
             other => {
                 return Err(StoreError::Open {
                     path: path.to_path_buf(),
                     message: format!("unknown schema version {other}"),
                 });
             }
-        }
-        let description = if from == 0 {
-            "created"
-        } else {
-            "upgraded from the original MixSeek schema"
         };
         run(&format!(
             "INSERT INTO schema_version (version, description) VALUES ({SCHEMA_VERSION}, '{description}')"
@@ -330,6 +337,24 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
         LLM_CALLS,
     ] {
         run(ddl)?;
+    }
+    Ok(())
+}
+
+/// Version 2 → 3: rebuilds the three round tables without their UNIQUE constraint (DuckDB
+/// cannot drop a constraint in place), keeping every row, its `id` and the sequences.
+fn drop_round_keys(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
+    for (table, ddl) in [
+        ("round_history", ROUND_HISTORY),
+        ("leader_board", LEADER_BOARD),
+        ("round_status", ROUND_STATUS),
+    ] {
+        let old = format!("{table}_v2");
+        run(&format!("ALTER TABLE {table} RENAME TO {old}"))?;
+        run(ddl)?;
+        // Same columns in the same order in both versions.
+        run(&format!("INSERT INTO {table} SELECT * FROM {old}"))?;
+        run(&format!("DROP TABLE {old}"))?;
     }
     Ok(())
 }

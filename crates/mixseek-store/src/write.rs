@@ -1,20 +1,17 @@
 //! The write statements. Each function runs inside a transaction the caller opened (the writer
 //! thread commits a whole batch at once) and is idempotent: rounds are upserted on
-//! (execution_id, team_id, round_number), the execution row on execution_id.
+//! (execution_id, team_id, round_number) (see [`crate::rounds`]), the execution row on
+//! execution_id.
 //!
-//! Rounds and LLM calls go through an Appender into connection-local staging tables and from
-//! there into the real tables with one `INSERT … SELECT … ON CONFLICT DO UPDATE` per table:
-//! the same code path for one round and for a batch of thousands.
+//! LLM calls go through an Appender into a connection-local staging table and from there into
+//! `llm_calls` with one `INSERT … SELECT`: the same code path for one call and for thousands.
 
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
 use crate::pii::{PiiMasker, sha256_hex};
 use chrono::{DateTime, Utc};
 use duckdb::{Connection, params};
-use mixseek_core::{
-    Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, RoundRecord, TeamRef, Usage,
-};
-use std::collections::HashMap;
+use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
 
 /// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
 pub(crate) const TS: &str = "make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ";
@@ -23,203 +20,30 @@ pub(crate) fn micros(t: &DateTime<Utc>) -> i64 {
     t.timestamp_micros()
 }
 
-fn u64_i64(v: u64) -> i64 {
+/// A count as DuckDB's BIGINT (saturating).
+pub(crate) fn u64_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// Serializes a value with serde (the rarely written documents; see [`crate::json`] for the
+/// per-round ones).
 fn json_text<T: serde::Serialize>(v: &T, what: &str) -> Result<String> {
     serde_json::to_string(v)
         .map_err(|e| StoreError::Invalid(format!("cannot serialize {what}: {e}")))
 }
 
-/// Masks a JSON document's strings and serializes it.
-fn masked_json(masker: &PiiMasker, mut v: serde_json::Value, what: &str) -> Result<(String, bool)> {
+/// Masks a JSON document's strings and serializes it (true if anything was masked).
+pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (String, bool) {
     let changed = masker.mask_json(&mut v);
-    Ok((json_text(&v, what)?, changed))
+    (crate::json::value(&v), changed)
 }
 
-const STAGE_ROUNDS: &str = "
-CREATE TEMP TABLE IF NOT EXISTS stage_rounds (
-    execution_id VARCHAR, team_id VARCHAR, team_name VARCHAR, round_number INTEGER,
-    message_history VARCHAR, member_submissions_record VARCHAR, prompt VARCHAR, prompt_sha256 VARCHAR,
-    submission_content VARCHAR, submission_sha256 VARCHAR, pii_masked BOOLEAN,
-    score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT, now_us BIGINT,
-    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT, cost_usd DOUBLE,
-    stage_usage VARCHAR
-)";
-
 const STAGE_CALLS: &str = "
-CREATE TEMP TABLE IF NOT EXISTS stage_llm_calls (
+CREATE OR REPLACE TEMP TABLE stage_llm_calls (
     execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, role VARCHAR, model VARCHAR,
     input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT, cost_usd DOUBLE,
     priced BOOLEAN, latency_ms BIGINT, attempts INTEGER, cache_hit BOOLEAN, error VARCHAR, called_us BIGINT
 )";
-
-/// Writes the `round_history`, `leader_board` and `round_status` rows of each record (upserts;
-/// the last record wins when a batch holds the same key twice).
-pub(crate) fn write_rounds(
-    conn: &Connection,
-    masker: &PiiMasker,
-    records: &[&RoundRecord],
-    now: DateTime<Utc>,
-) -> Result<()> {
-    if records.is_empty() {
-        return Ok(());
-    }
-    let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(records.len());
-    for (i, r) in records.iter().enumerate() {
-        if r.round_number == 0 {
-            return Err(StoreError::Invalid(format!(
-                "round_number must be >= 1 (team {}, execution {})",
-                r.team_id, r.execution_id
-            )));
-        }
-        if !r.score_details.overall_score.is_finite() {
-            return Err(StoreError::Invalid(format!(
-                "score must be a finite number, got {} (team {}, round {})",
-                r.score_details.overall_score, r.team_id, r.round_number
-            )));
-        }
-        last.insert(
-            (r.execution_id.as_str(), r.team_id.as_str(), r.round_number),
-            i,
-        );
-    }
-    conn.execute_batch(STAGE_ROUNDS)
-        .map_err(StoreError::db("creating the staging table"))?;
-    conn.execute_batch("DELETE FROM stage_rounds")
-        .map_err(StoreError::db("clearing the staging table"))?;
-    let now_us = micros(&now);
-    {
-        let mut app = conn
-            .appender_to_catalog_and_db("stage_rounds", "temp", "main")
-            .map_err(StoreError::db("opening the round appender"))?;
-        for (i, r) in records.iter().enumerate() {
-            if last.get(&(r.execution_id.as_str(), r.team_id.as_str(), r.round_number)) != Some(&i)
-            {
-                continue;
-            }
-            let submission = masker.mask(&r.submission_content);
-            let prompt = masker.mask(&r.prompt);
-            let (messages, m1) = if masker.is_enabled() {
-                masked_json(
-                    masker,
-                    serde_json::Value::Array(r.leader_messages.clone()),
-                    "leader messages",
-                )?
-            } else {
-                (json_text(&r.leader_messages, "leader messages")?, false)
-            };
-            let (members, m2) =
-                masked_json(masker, r.member_submissions.to_json(), "member submissions")?;
-            let (details, m3) = if masker.is_enabled() {
-                let v = serde_json::to_value(&r.score_details).map_err(|e| {
-                    StoreError::Invalid(format!("cannot serialize score_details: {e}"))
-                })?;
-                masked_json(masker, v, "score_details")?
-            } else {
-                (json_text(&r.score_details, "score_details")?, false)
-            };
-            // What masking keeps instead of the original text: its SHA-256.
-            let (prompt_sha, submission_sha) = if masker.is_enabled() {
-                (
-                    Some(sha256_hex(&r.prompt)),
-                    Some(sha256_hex(&r.submission_content)),
-                )
-            } else {
-                (None, None)
-            };
-            let pii_masked = m1
-                || m2
-                || m3
-                || matches!(submission, std::borrow::Cow::Owned(_))
-                || matches!(prompt, std::borrow::Cow::Owned(_));
-            let usage = RoundUsage {
-                agent: r.agent_usage,
-                evaluation: r.evaluation_usage,
-                judgment: Usage::default(),
-            };
-            let total = usage.total();
-            let stage_usage = json_text(&usage, "usage")?;
-            app.append_row(params![
-                r.execution_id,
-                r.team_id,
-                r.team_name,
-                r.round_number,
-                messages,
-                members,
-                prompt.as_ref(),
-                prompt_sha,
-                submission.as_ref(),
-                submission_sha,
-                pii_masked,
-                r.score_details.overall_score,
-                details,
-                micros(&r.round_started_at),
-                micros(&r.round_ended_at),
-                now_us,
-                u64_i64(total.input_tokens),
-                u64_i64(total.output_tokens),
-                u64_i64(total.cached_tokens),
-                u64_i64(total.requests),
-                total.cost_usd,
-                stage_usage,
-            ])
-            .map_err(StoreError::db("staging a round"))?;
-        }
-        app.flush()
-            .map_err(StoreError::db("flushing the round appender"))?;
-    }
-    let statements = [
-        (
-            "writing round_history",
-            "INSERT INTO round_history (execution_id, team_id, team_name, round_number, message_history,
-                 member_submissions_record, prompt, prompt_sha256, pii_masked, created_at, updated_at)
-             SELECT execution_id, team_id, team_name, round_number, message_history, member_submissions_record,
-                 prompt, prompt_sha256, pii_masked, make_timestamp(now_us)::TIMESTAMPTZ, make_timestamp(now_us)::TIMESTAMPTZ
-             FROM stage_rounds
-             ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET
-                 message_history = excluded.message_history,
-                 member_submissions_record = excluded.member_submissions_record,
-                 prompt = excluded.prompt, prompt_sha256 = excluded.prompt_sha256,
-                 pii_masked = excluded.pii_masked, updated_at = excluded.updated_at",
-        ),
-        (
-            "writing leader_board",
-            "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
-                 submission_format, score, score_details, final_submission, exit_reason, created_at, updated_at,
-                 submission_sha256, pii_masked)
-             SELECT execution_id, team_id, team_name, round_number, submission_content, 'md', score, score_details,
-                 FALSE, NULL, make_timestamp(now_us)::TIMESTAMPTZ, make_timestamp(now_us)::TIMESTAMPTZ,
-                 submission_sha256, pii_masked
-             FROM stage_rounds
-             ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET
-                 submission_content = excluded.submission_content, score = excluded.score,
-                 score_details = excluded.score_details, submission_sha256 = excluded.submission_sha256,
-                 pii_masked = excluded.pii_masked, updated_at = excluded.updated_at",
-        ),
-        (
-            "writing round_status",
-            "INSERT INTO round_status (execution_id, team_id, team_name, round_number, round_started_at,
-                 round_ended_at, created_at, updated_at, input_tokens, output_tokens, cached_tokens, requests,
-                 cost_usd, stage_usage)
-             SELECT execution_id, team_id, team_name, round_number, make_timestamp(started_us)::TIMESTAMPTZ,
-                 make_timestamp(ended_us)::TIMESTAMPTZ, make_timestamp(now_us)::TIMESTAMPTZ,
-                 make_timestamp(now_us)::TIMESTAMPTZ, input_tokens, output_tokens, cached_tokens, requests,
-                 cost_usd, stage_usage
-             FROM stage_rounds
-             ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET
-                 round_ended_at = excluded.round_ended_at, updated_at = excluded.updated_at,
-                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                 cached_tokens = excluded.cached_tokens, requests = excluded.requests,
-                 cost_usd = excluded.cost_usd, stage_usage = excluded.stage_usage",
-        ),
-    ];
-    for (what, sql) in statements {
-        conn.execute(sql, []).map_err(StoreError::db(what))?;
-    }
-    Ok(())
-}
 
 /// Stores the continuation decision of a round (`round_status`), adding the judgment's usage
 /// to the round's totals. A round that is not stored is an error.
@@ -266,11 +90,7 @@ pub(crate) fn write_decision(
     let reasoning = masker.mask(&decision.reasoning);
     let judgment = match &decision.judgment {
         Some(j) => {
-            let (text, _) = masked_json(
-                masker,
-                serde_json::to_value(j).unwrap_or_default(),
-                "judgment",
-            )?;
+            let (text, _) = masked_json(masker, serde_json::to_value(j).unwrap_or_default());
             Some(text)
         }
         None => None,
@@ -293,7 +113,7 @@ pub(crate) fn write_decision(
             u64_i64(total.cached_tokens),
             u64_i64(total.requests),
             total.cost_usd,
-            json_text(&usage, "usage")?,
+            crate::json::round_usage(&usage),
             micros(&now),
             execution_id,
             team_id,
@@ -319,11 +139,8 @@ pub(crate) fn start_execution(
 ) -> Result<()> {
     let prompt = masker.mask(user_prompt);
     let masked = matches!(prompt, std::borrow::Cow::Owned(_));
-    let (teams_json, teams_masked) = masked_json(
-        masker,
-        serde_json::to_value(teams).unwrap_or_default(),
-        "teams",
-    )?;
+    let (teams_json, teams_masked) =
+        masked_json(masker, serde_json::to_value(teams).unwrap_or_default());
     conn.execute(
         &format!(
             "INSERT INTO execution_summary (execution_id, user_prompt, status, total_teams, teams, config_hash,
@@ -397,8 +214,7 @@ pub(crate) fn finish_team(
         let (details, _) = masked_json(
             masker,
             serde_json::to_value(&best.score_details).unwrap_or_default(),
-            "score_details",
-        )?;
+        );
         conn.execute(
             &format!(
                 "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
@@ -439,13 +255,11 @@ pub(crate) fn finish_execution(
     let (results, m1) = masked_json(
         masker,
         serde_json::to_value(&s.team_results).unwrap_or_default(),
-        "team_results",
-    )?;
+    );
     let (failed, m2) = masked_json(
         masker,
         serde_json::to_value(&s.failed_teams_info).unwrap_or_default(),
-        "failed_teams_info",
-    )?;
+    );
     masked |= m1 || m2;
     conn.execute(
         &format!(
@@ -495,10 +309,9 @@ pub(crate) fn write_llm_calls(conn: &Connection, calls: &[&LlmCallRecord]) -> Re
     if calls.is_empty() {
         return Ok(());
     }
+    // A fresh table each batch: deleted rows would stay in it and slow every later scan.
     conn.execute_batch(STAGE_CALLS)
         .map_err(StoreError::db("creating the staging table"))?;
-    conn.execute_batch("DELETE FROM stage_llm_calls")
-        .map_err(StoreError::db("clearing the staging table"))?;
     {
         let mut app = conn
             .appender_to_catalog_and_db("stage_llm_calls", "temp", "main")

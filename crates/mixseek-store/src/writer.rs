@@ -1,8 +1,10 @@
 //! The store writer: one thread per process owning a cloned connection, fed through a channel.
 //! It implements [`EventSink`]: `emit` returns once the event's rows are committed (LLM calls
-//! are queued and committed with the next batch). Whatever is queued when the thread wakes up
-//! is written in one transaction, consecutive rounds with one bulk upsert; if that batch fails,
-//! each event is retried alone, so an error reaches only the emitter it belongs to.
+//! are queued and committed with the next batch). Evaluated rounds are validated, masked and
+//! serialized on the emitter's side ([`StagedRounds`]), so the thread only does database work.
+//! Whatever is queued when the thread wakes up (up to 16,384 rounds) is written in one
+//! transaction, consecutive rounds with one bulk upsert; if that batch fails, each job is
+//! retried alone, so an error reaches only the emitter it belongs to.
 //!
 //! Retries: a transient failure (I/O, transaction conflict) is attempted 3 times in all,
 //! sleeping 1 s and then 2 s between attempts; validation and constraint errors fail at once.
@@ -10,10 +12,11 @@
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::pii::PiiMasker;
+use crate::rounds::{self, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
-use mixseek_core::{Event, EventSink, LlmCallRecord, SinkError};
+use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Weak};
@@ -21,7 +24,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// Most jobs written in one transaction (bigger batches amortise the per-statement cost).
+/// Most rounds (or other events) written in one transaction: bigger batches amortise the
+/// per-statement cost; `write_all` stages its rounds in chunks of this size.
 const MAX_BATCH: usize = 16_384;
 /// Sleeps between the attempts of a transient failure (3 attempts in all).
 const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
@@ -30,20 +34,38 @@ const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs
 pub type Clock = fn() -> DateTime<Utc>;
 
 enum Op {
+    /// `Evaluated` events, staged.
+    Rounds(Box<StagedRounds>),
+    /// Any other event the store records.
     Event(Box<Event>),
     LlmCall(Box<LlmCallRecord>),
     Flush,
 }
+
+/// Where a job's result arrives.
+type Reply = oneshot::Receiver<Result<()>>;
 
 struct Job {
     op: Op,
     reply: Option<oneshot::Sender<Result<()>>>,
 }
 
+impl Job {
+    /// How much of a batch this job takes: its rounds, or 1.
+    fn size(&self) -> usize {
+        match &self.op {
+            Op::Rounds(r) => r.len(),
+            _ => 1,
+        }
+    }
+}
+
 pub(crate) struct WriterInner {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     path: PathBuf,
+    /// Shared with the thread: rounds are masked by their emitters, other events by the thread.
+    masker: Arc<PiiMasker>,
     /// Keeps the database instance registered while the writer lives.
     _store: Arc<Shared>,
 }
@@ -80,9 +102,11 @@ impl StoreWriter {
         let conn = store.connection()?;
         let (tx, rx) = mpsc::channel::<Job>();
         let path = store.path().to_path_buf();
+        let masker = Arc::new(masker);
+        let thread_masker = masker.clone();
         let thread = std::thread::Builder::new()
             .name("mixseek-store-writer".into())
-            .spawn(move || run(conn, masker, clock, rx))
+            .spawn(move || run(conn, &thread_masker, clock, rx))
             .map_err(|source| StoreError::Io {
                 path: path.clone(),
                 source,
@@ -92,6 +116,7 @@ impl StoreWriter {
                 sender: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
                 path,
+                masker,
                 _store: store.shared.clone(),
             }),
         })
@@ -125,31 +150,59 @@ impl StoreWriter {
         match event {
             Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
             Event::LlmCall(call) => self.send(Op::LlmCall(call.clone()), None),
+            Event::Evaluated(r) => {
+                let staged = StagedRounds::build(&self.inner.masker, &[r])?;
+                self.submit(Op::Rounds(Box::new(staged))).await
+            }
             other => self.submit(Op::Event(Box::new(other.clone()))).await,
         }
     }
 
     /// Queues many events at once and waits until all are committed (they share transactions
-    /// of up to 16,384 events). Returns the first error.
+    /// of up to 16,384 rounds). Consecutive rounds are staged in chunks; an invalid round fails
+    /// alone. Returns the first error; events other than those that failed are written.
     pub async fn write_all(&self, events: Vec<Event>) -> Result<()> {
-        let mut waits = Vec::with_capacity(events.len());
+        let mut outcomes = Vec::new();
+        let mut rounds: Vec<RoundRecord> = Vec::new();
         for event in events {
-            match event {
-                Event::RoundStarted { .. } | Event::SubmissionReady { .. } => {}
-                Event::LlmCall(call) => self.send(Op::LlmCall(call), None)?,
-                other => {
-                    let (tx, rx) = oneshot::channel();
-                    self.send(Op::Event(Box::new(other)), Some(tx))?;
-                    waits.push(rx);
+            let op = match event {
+                Event::RoundStarted { .. } | Event::SubmissionReady { .. } => continue,
+                Event::LlmCall(call) => {
+                    self.send(Op::LlmCall(call), None)?;
+                    continue;
                 }
+                Event::Evaluated(r) => {
+                    match rounds::validate(&r) {
+                        Ok(_) => rounds.push(*r),
+                        Err(e) => outcomes.push(Err(e)),
+                    }
+                    if rounds.len() == MAX_BATCH {
+                        outcomes.push(self.send_rounds(std::mem::take(&mut rounds)));
+                    }
+                    continue;
+                }
+                other => Op::Event(Box::new(other)),
+            };
+            // Keep the order: the rounds before this event go first.
+            if !rounds.is_empty() {
+                outcomes.push(self.send_rounds(std::mem::take(&mut rounds)));
             }
+            let (tx, rx) = oneshot::channel();
+            self.send(op, Some(tx))?;
+            outcomes.push(Ok(rx));
+        }
+        if !rounds.is_empty() {
+            outcomes.push(self.send_rounds(rounds));
         }
         let mut first_err = None;
-        for rx in waits {
-            let r = rx
-                .await
-                .map_err(|_| StoreError::WriterStopped)
-                .and_then(|r| r);
+        for outcome in outcomes {
+            let r = match outcome {
+                Ok(rx) => rx
+                    .await
+                    .map_err(|_| StoreError::WriterStopped)
+                    .and_then(|r| r),
+                Err(e) => Err(e),
+            };
             if let Err(e) = r
                 && first_err.is_none()
             {
@@ -157,6 +210,15 @@ impl StoreWriter {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// Stages validated rounds and queues them as one job.
+    fn send_rounds(&self, records: Vec<RoundRecord>) -> Result<Reply> {
+        let refs: Vec<&RoundRecord> = records.iter().collect();
+        let staged = StagedRounds::build(&self.inner.masker, &refs)?;
+        let (tx, rx) = oneshot::channel();
+        self.send(Op::Rounds(Box::new(staged)), Some(tx))?;
+        Ok(rx)
     }
 
     /// Waits until everything queued so far (LLM calls included) is committed.
@@ -178,16 +240,20 @@ impl EventSink for StoreWriter {
     }
 }
 
-fn run(conn: Connection, masker: PiiMasker, clock: Clock, rx: mpsc::Receiver<Job>) {
+fn run(conn: Connection, masker: &PiiMasker, clock: Clock, rx: mpsc::Receiver<Job>) {
     while let Ok(first) = rx.recv() {
+        let mut size = first.size();
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        while size < MAX_BATCH {
             match rx.try_recv() {
-                Ok(job) => batch.push(job),
+                Ok(job) => {
+                    size += job.size();
+                    batch.push(job);
+                }
                 Err(_) => break,
             }
         }
-        process(&conn, &masker, clock(), batch);
+        process(&conn, masker, clock(), batch);
     }
     tracing::debug!("database writer stopped");
 }
@@ -268,14 +334,13 @@ fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc
     let mut i = 0;
     while i < jobs.len() {
         match &jobs[i].op {
-            Op::Event(e) if matches!(**e, Event::Evaluated(_)) => {
-                let mut rounds = Vec::new();
-                while let Some(Op::Event(e)) = jobs.get(i).map(|j| &j.op) {
-                    let Event::Evaluated(r) = &**e else { break };
-                    rounds.push(&**r);
+            Op::Rounds(_) => {
+                let mut staged = Vec::new();
+                while let Some(Op::Rounds(r)) = jobs.get(i).map(|j| &j.op) {
+                    staged.push(&**r);
                     i += 1;
                 }
-                write::write_rounds(conn, masker, &rounds, now)?;
+                rounds::write_rounds(conn, &staged, now)?;
             }
             Op::LlmCall(_) => {
                 let mut calls = Vec::new();
@@ -319,7 +384,10 @@ fn apply_event(
             *max_rounds,
             *at,
         ),
-        Event::Evaluated(r) => write::write_rounds(conn, masker, &[&**r], now),
+        Event::Evaluated(r) => {
+            let staged = StagedRounds::build(masker, &[&**r])?;
+            rounds::write_rounds(conn, &[&staged], now)
+        }
         Event::Judged {
             execution_id,
             team_id,

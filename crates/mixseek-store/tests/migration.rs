@@ -1,5 +1,8 @@
 //! Schema creation and migration: a database of the original Python MixSeek is upgraded in
-//! place (rows kept, types widened), a file of a newer mixseek is refused.
+//! place (rows kept, types widened), one of our version 2 loses its UNIQUE round keys (rows,
+//! ids and decisions kept), a file of a newer mixseek is refused.
+
+mod common;
 
 use duckdb::Connection;
 use mixseek_store::schema::SCHEMA_VERSION;
@@ -204,4 +207,122 @@ fn a_newer_file_is_refused() {
         );
         assert!(err.to_string().contains("mixseek.db"), "{err}");
     }
+}
+
+/// The three round tables as schema version 2 created them: with the UNIQUE key.
+const V2_ROUND_TABLES: &str = "
+DROP TABLE round_history; DROP TABLE leader_board; DROP TABLE round_status;
+CREATE TABLE round_history (
+    id INTEGER DEFAULT nextval('round_history_id_seq'),
+    execution_id VARCHAR NOT NULL, team_id VARCHAR NOT NULL, team_name VARCHAR NOT NULL,
+    round_number INTEGER NOT NULL, message_history VARCHAR, member_submissions_record VARCHAR,
+    prompt VARCHAR, prompt_sha256 VARCHAR, pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    UNIQUE (execution_id, team_id, round_number));
+CREATE TABLE leader_board (
+    id INTEGER DEFAULT nextval('leader_board_id_seq'),
+    execution_id VARCHAR NOT NULL, team_id VARCHAR NOT NULL, team_name VARCHAR NOT NULL,
+    round_number INTEGER NOT NULL, submission_content VARCHAR NOT NULL,
+    submission_format VARCHAR NOT NULL DEFAULT 'md', score DOUBLE NOT NULL, score_details VARCHAR NOT NULL,
+    final_submission BOOLEAN NOT NULL DEFAULT FALSE, exit_reason VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    submission_sha256 VARCHAR, pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
+    UNIQUE (execution_id, team_id, round_number));
+CREATE TABLE round_status (
+    id INTEGER DEFAULT nextval('round_status_id_seq'),
+    execution_id VARCHAR NOT NULL, team_id VARCHAR NOT NULL, team_name VARCHAR NOT NULL,
+    round_number INTEGER NOT NULL, should_continue BOOLEAN, reasoning VARCHAR, confidence_score DOUBLE,
+    round_started_at TIMESTAMPTZ, round_ended_at TIMESTAMPTZ,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    judgment VARCHAR, exit_reason VARCHAR, input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0, cached_tokens BIGINT NOT NULL DEFAULT 0,
+    requests BIGINT NOT NULL DEFAULT 0, cost_usd DOUBLE NOT NULL DEFAULT 0, stage_usage VARCHAR,
+    UNIQUE (execution_id, team_id, round_number));
+INSERT INTO round_history (execution_id, team_id, team_name, round_number, message_history, member_submissions_record)
+  VALUES ('e2', 'team-a', 'A', 1, '[]', '{}'), ('e2', 'team-a', 'A', 2, '[]', '{}');
+INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content, score, score_details,
+    final_submission, exit_reason)
+  VALUES ('e2', 'team-a', 'A', 1, 'first', 40.0, '{\"overall_score\": 40.0, \"metrics\": []}', FALSE, NULL),
+         ('e2', 'team-a', 'A', 2, 'second', 60.0, '{\"overall_score\": 60.0, \"metrics\": []}', TRUE, 'max_rounds_reached');
+INSERT INTO round_status (execution_id, team_id, team_name, round_number, should_continue, reasoning)
+  VALUES ('e2', 'team-a', 'A', 1, TRUE, 'go on'), ('e2', 'team-a', 'A', 2, FALSE, 'stop');
+UPDATE schema_version SET version = 2;
+";
+
+fn unique_constraints(conn: &Connection) -> i64 {
+    conn.query_row(
+        "SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'UNIQUE'
+         AND table_name IN ('round_history', 'leader_board', 'round_status')",
+        [],
+        |r| r.get(0),
+    )
+    .expect("constraints")
+}
+
+#[tokio::test]
+async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    let ids_before: Vec<i64> = {
+        let store = Store::open(&path).expect("create");
+        let conn = store.connection().expect("conn");
+        conn.execute_batch(V2_ROUND_TABLES)
+            .expect("version 2 tables");
+        assert_eq!(unique_constraints(&conn), 3);
+        let mut stmt = conn
+            .prepare("SELECT id FROM leader_board ORDER BY id")
+            .expect("ids");
+        stmt.query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    let store = Store::open(&path).expect("upgrade");
+    let conn = store.connection().expect("conn");
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .expect("versions")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(versions, vec![2, SCHEMA_VERSION]);
+    assert_eq!(unique_constraints(&conn), 0);
+    let ids_after: Vec<i64> = conn
+        .prepare("SELECT id FROM leader_board ORDER BY id")
+        .expect("ids")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(ids_after, ids_before);
+    let rounds = store.team_rounds("e2", "team-a").expect("rounds");
+    assert_eq!(rounds.len(), 2);
+    assert_eq!(rounds[1].decision.reasoning.as_deref(), Some("stop"));
+    assert!(rounds[1].final_submission);
+    // writing works on the upgraded file, still one row per key
+    let writer = store
+        .writer(mixseek_store::PiiMasker::disabled())
+        .expect("writer");
+    let r = common::round("e2", "team-a", "A", 2, 70.0, "rewritten");
+    for _ in 0..2 {
+        writer
+            .write(&mixseek_core::Event::Evaluated(Box::new(r.clone())))
+            .await
+            .expect("write");
+    }
+    assert_eq!(store.count_rows("leader_board").expect("count"), 2);
+    let rounds = store.team_rounds("e2", "team-a").expect("rounds");
+    assert_eq!(rounds[1].state.submission_content, "rewritten");
+    assert!(
+        rounds[1].final_submission,
+        "the final flag survives the rewrite"
+    );
+    let max_id: i64 = conn
+        .query_row("SELECT max(id) FROM round_status", [], |r| r.get(0))
+        .expect("max id");
+    assert!(max_id >= 2);
 }

@@ -46,6 +46,145 @@ async fn upserts_are_idempotent() {
     assert_eq!((beta.len(), beta[0].state.evaluation_score), (1, 20.0));
 }
 
+/// Rows of a key in each round table (exactly one after any sequence of writes).
+fn rows_of(store: &Store, exec: &str, team: &str, n: u32) -> Vec<i64> {
+    let conn = store.connection().expect("conn");
+    ["round_history", "leader_board", "round_status"]
+        .iter()
+        .map(|t| {
+            conn.query_row(
+                &format!(
+                    "SELECT count(*) FROM {t} WHERE execution_id = ? AND team_id = ? AND round_number = ?"
+                ),
+                duckdb::params![exec, team, n],
+                |r| r.get(0),
+            )
+            .expect("count")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_batch_mixing_stored_and_new_keys_updates_the_ones_and_inserts_the_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let first = round(EXEC, "alpha", "Alpha", 1, 10.0, "v1");
+    writer
+        .write(&Event::Evaluated(Box::new(first.clone())))
+        .await
+        .expect("first");
+    // the stored round is judged and marked final: a rewrite must keep that
+    writer
+        .write(&judged(&first, decision(false, "done", Some(0.9), None)))
+        .await
+        .expect("judged");
+    writer
+        .write(&team_finished(
+            Some(&first),
+            "alpha",
+            "Alpha",
+            EXEC,
+            ExitReason::NoImprovementExpected,
+            TeamStatusKind::Completed,
+            None,
+        ))
+        .await
+        .expect("finished");
+    let batch = vec![
+        // a new round of a stored execution and team
+        Event::Evaluated(Box::new(round(EXEC, "alpha", "Alpha", 2, 20.0, "new"))),
+        // the stored key, rewritten (new team name ignored, as before)
+        Event::Evaluated(Box::new(round(EXEC, "alpha", "Renamed", 1, 15.0, "v2"))),
+        // a new team and a new execution
+        Event::Evaluated(Box::new(round(EXEC, "beta", "Beta", 1, 30.0, "b"))),
+        Event::Evaluated(Box::new(round(EXEC2, "alpha", "Alpha", 1, 40.0, "other"))),
+    ];
+    writer.write_all(batch).await.expect("batch");
+    for (exec, team, n) in [
+        (EXEC, "alpha", 1),
+        (EXEC, "alpha", 2),
+        (EXEC, "beta", 1),
+        (EXEC2, "alpha", 1),
+    ] {
+        assert_eq!(
+            rows_of(&store, exec, team, n),
+            vec![1, 1, 1],
+            "{exec} {team} {n}"
+        );
+    }
+    let alpha = store.team_rounds(EXEC, "alpha").expect("alpha");
+    assert_eq!(alpha.len(), 2);
+    assert_eq!(alpha[0].state.submission_content, "v2");
+    assert_eq!(alpha[0].state.evaluation_score, 15.0);
+    assert_eq!(alpha[0].team_name, "Alpha");
+    assert_eq!(
+        alpha[0].decision.should_continue,
+        Some(false),
+        "decision kept"
+    );
+    assert!(alpha[0].final_submission, "final flag kept");
+    assert_eq!(alpha[1].state.submission_content, "new");
+    assert_eq!(store.team_rounds(EXEC2, "alpha").expect("other").len(), 1);
+}
+
+#[tokio::test]
+async fn a_key_twice_in_one_batch_keeps_the_last_whether_stored_or_new() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    writer
+        .write(&Event::Evaluated(Box::new(round(
+            EXEC, "alpha", "Alpha", 1, 1.0, "stored",
+        ))))
+        .await
+        .expect("stored");
+    let batch = vec![
+        Event::Evaluated(Box::new(round(EXEC, "alpha", "Alpha", 1, 2.0, "first"))),
+        Event::Evaluated(Box::new(round(EXEC, "gamma", "Gamma", 1, 5.0, "g1"))),
+        Event::Evaluated(Box::new(round(EXEC, "alpha", "Alpha", 1, 3.0, "last"))),
+        Event::Evaluated(Box::new(round(EXEC, "gamma", "Gamma", 1, 6.0, "g2"))),
+        Event::Evaluated(Box::new(round(EXEC, "gamma", "Gamma", 1, 7.0, "g3"))),
+    ];
+    writer.write_all(batch).await.expect("batch");
+    assert_eq!(rows_of(&store, EXEC, "alpha", 1), vec![1, 1, 1]);
+    assert_eq!(rows_of(&store, EXEC, "gamma", 1), vec![1, 1, 1]);
+    let alpha = store.team_rounds(EXEC, "alpha").expect("alpha");
+    assert_eq!(
+        (
+            alpha[0].state.submission_content.as_str(),
+            alpha[0].state.evaluation_score
+        ),
+        ("last", 3.0)
+    );
+    let gamma = store.team_rounds(EXEC, "gamma").expect("gamma");
+    assert_eq!(
+        (
+            gamma[0].state.submission_content.as_str(),
+            gamma[0].state.evaluation_score
+        ),
+        ("g3", 7.0)
+    );
+}
+
+#[tokio::test]
+async fn a_batch_over_many_executions_still_upserts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    // more executions than the writer lists as a filter: the key join covers the whole table
+    let execs: Vec<String> = (0..300).map(|i| format!("exec-{i:04}")).collect();
+    let batch = |submission: &str| -> Vec<Event> {
+        execs
+            .iter()
+            .map(|e| Event::Evaluated(Box::new(round(e, "alpha", "Alpha", 1, 1.0, submission))))
+            .collect()
+    };
+    writer.write_all(batch("one")).await.expect("first");
+    writer.write_all(batch("two")).await.expect("again");
+    assert_eq!(store.count_rows("leader_board").expect("count"), 300);
+    assert_eq!(store.count_rows("round_status").expect("count"), 300);
+    let last = store.team_rounds(&execs[299], "alpha").expect("rounds");
+    assert_eq!(last[0].state.submission_content, "two");
+}
+
 #[tokio::test]
 async fn ranking_orders_by_best_score_then_team_id() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -176,8 +176,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let signal_cancel = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once."
+            let _ = crate::progress::write_stderr(
+                b"\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once.\n",
             );
             signal_cancel.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -191,11 +191,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             crate::commands::exec_output::header(user_prompt.trim(), config.teams.len())
         );
     }
-    let display: Option<std::sync::Arc<dyn mixseek_core::EventSink>> = if ctx.quiet {
-        None
-    } else {
-        Some(std::sync::Arc::new(crate::progress::ProgressLines::new()))
-    };
+    let display: Option<std::sync::Arc<dyn mixseek_core::EventSink>> =
+        if crate::progress::wanted(ctx.quiet) {
+            Some(std::sync::Arc::new(crate::progress::ProgressBars::new()))
+        } else {
+            None
+        };
     let opts = mixseek_orchestrator::RunOptions {
         user_prompt,
         resume: args.resume.clone(),

@@ -1,0 +1,575 @@
+//! Writing evaluated rounds: their `round_history`, `leader_board` and `round_status` rows,
+//! upserted on (execution_id, team_id, round_number) — a key written again updates its rows in
+//! place (the last write wins), and of a key staged twice only the last row is kept.
+//!
+//! Two halves:
+//! * [`StagedRounds::build`] validates, masks and serializes records straight into Arrow
+//!   columns. The writer calls it on the emitter's side, so this CPU work runs in parallel
+//!   with the database work of earlier rounds.
+//! * [`write_rounds`] (writer thread, inside the batch's transaction) appends the staged
+//!   columns into a connection-local staging table (DuckDB's Appender, one record batch per
+//!   job) and moves them into each table with set-based statements.
+//!
+//! Since schema version 3 the three tables have no UNIQUE constraint: maintaining its index
+//! (an ART over two strings and an integer) and DuckDB's `ON CONFLICT DO UPDATE` cost more than
+//! everything else a round write does (see `docs/benchmarks.md`). The upsert is done here
+//! instead:
+//! 1. staged rows superseded by a later one with the same key are dropped;
+//! 2. per table, the staged keys that already exist are counted — the batch's execution ids are
+//!    a filter DuckDB pushes into the table scan, so only those executions' rows are joined;
+//! 3. none (the usual case): a plain `INSERT … SELECT`; some: `UPDATE … FROM` the staged rows
+//!    whose key exists, then `INSERT` the others (an anti-join).
+//!
+//! The writer thread is the only writer of these tables (one per process, and DuckDB lets one
+//! process write a file), so nothing can insert the same key between the check and the insert.
+
+use crate::error::{Result, StoreError};
+use crate::json;
+use crate::model::RoundUsage;
+use crate::pii::{PiiMasker, sha256_hex};
+use crate::write::{micros, u64_i64};
+use chrono::{DateTime, Utc};
+use duckdb::arrow::array::{
+    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
+};
+use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use duckdb::arrow::record_batch::RecordBatch;
+use duckdb::{Connection, params_from_iter};
+use mixseek_core::{RoundRecord, Usage};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// At most this many distinct executions in a batch are passed as a filter; a batch touching
+/// more (only possible with hand-made batches) checks its keys against the whole table.
+const MAX_FILTER_EXECUTIONS: usize = 256;
+
+/// Evaluated rounds ready to be appended: validated, masked and serialized into the columns
+/// of `stage_rounds` (all but the two the writer adds: `seq` and `now_us`).
+#[derive(Debug, Clone)]
+pub(crate) struct StagedRounds {
+    batch: RecordBatch,
+}
+
+impl StagedRounds {
+    /// Stages the records; the first invalid one (round number 0 or beyond DuckDB's INTEGER,
+    /// a score that is not finite) fails the whole call.
+    pub(crate) fn build(masker: &PiiMasker, records: &[&RoundRecord]) -> Result<StagedRounds> {
+        let mut columns = RoundColumns::with_capacity(records.len());
+        for r in records {
+            columns.push(masker, r)?;
+        }
+        Ok(StagedRounds {
+            batch: columns.finish()?,
+        })
+    }
+
+    /// The number of rounds.
+    pub(crate) fn len(&self) -> usize {
+        self.batch.num_rows()
+    }
+}
+
+/// The checks the database cannot make for us; returns the round number as stored.
+pub(crate) fn validate(r: &RoundRecord) -> Result<i32> {
+    let round_number = i32::try_from(r.round_number).unwrap_or(0);
+    if round_number == 0 {
+        return Err(StoreError::Invalid(format!(
+            "round_number must be between 1 and {} (team {}, execution {})",
+            i32::MAX,
+            r.team_id,
+            r.execution_id
+        )));
+    }
+    if !r.score_details.overall_score.is_finite() {
+        return Err(StoreError::Invalid(format!(
+            "score must be a finite number, got {} (team {}, round {})",
+            r.score_details.overall_score, r.team_id, r.round_number
+        )));
+    }
+    Ok(round_number)
+}
+
+/// A VARCHAR column being filled: the texts back to back and where each one ends.
+struct TextColumn {
+    values: String,
+    offsets: Vec<i64>,
+    /// `Some` once a NULL was pushed: validity of each row so far.
+    valid: Option<Vec<bool>>,
+}
+
+impl TextColumn {
+    fn with_capacity(rows: usize, bytes_per_row: usize) -> TextColumn {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        TextColumn {
+            values: String::with_capacity(rows * bytes_per_row),
+            offsets,
+            valid: None,
+        }
+    }
+
+    /// Ends the current row (its text was appended to `values`).
+    fn end_row(&mut self) {
+        self.offsets.push(self.values.len() as i64);
+        if let Some(valid) = &mut self.valid {
+            valid.push(true);
+        }
+    }
+
+    fn push(&mut self, text: &str) {
+        self.values.push_str(text);
+        self.end_row();
+    }
+
+    /// Appends a row written by `write` (JSON straight into the column, no extra copy).
+    fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        write(&mut self.values);
+        self.end_row();
+    }
+
+    fn push_opt(&mut self, text: Option<&str>) {
+        match text {
+            Some(t) => self.push(t),
+            None => {
+                let rows = self.offsets.len() - 1;
+                self.offsets.push(self.values.len() as i64);
+                self.valid
+                    .get_or_insert_with(|| vec![true; rows])
+                    .push(false);
+            }
+        }
+    }
+
+    /// The Arrow array (large offsets: a batch may hold more than 2 GiB of text).
+    fn finish(self) -> Result<ArrayRef> {
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
+        let nulls = self.valid.map(NullBuffer::from);
+        LargeStringArray::try_new(offsets, Buffer::from_vec(self.values.into_bytes()), nulls)
+            .map(|a| Arc::new(a) as ArrayRef)
+            .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
+    }
+}
+
+/// The JSON columns of a round when masking is on (masked as `serde_json::Value`s), and
+/// whether masking changed any of them.
+struct MaskedJson {
+    messages: String,
+    members: String,
+    details: String,
+    changed: bool,
+}
+
+impl MaskedJson {
+    fn new(masker: &PiiMasker, r: &RoundRecord) -> Result<MaskedJson> {
+        let details = serde_json::to_value(&r.score_details)
+            .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
+        let (messages, m1) =
+            crate::write::masked_json(masker, serde_json::Value::Array(r.leader_messages.clone()));
+        let (members, m2) = crate::write::masked_json(masker, r.member_submissions.to_json());
+        let (details, m3) = crate::write::masked_json(masker, details);
+        Ok(MaskedJson {
+            messages,
+            members,
+            details,
+            changed: m1 || m2 || m3,
+        })
+    }
+}
+
+/// The columns of `stage_rounds` (but `seq` and `now_us`), filled one round at a time with
+/// plain vectors: Arrow's generic builders cost several times more in the unoptimised dev
+/// profile.
+struct RoundColumns {
+    execution_id: TextColumn,
+    team_id: TextColumn,
+    team_name: TextColumn,
+    round_number: Vec<i32>,
+    message_history: TextColumn,
+    member_submissions_record: TextColumn,
+    prompt: TextColumn,
+    prompt_sha256: TextColumn,
+    submission_content: TextColumn,
+    submission_sha256: TextColumn,
+    pii_masked: Vec<bool>,
+    score: Vec<f64>,
+    score_details: TextColumn,
+    started_us: Vec<i64>,
+    ended_us: Vec<i64>,
+    input_tokens: Vec<i64>,
+    output_tokens: Vec<i64>,
+    cached_tokens: Vec<i64>,
+    requests: Vec<i64>,
+    cost_usd: Vec<f64>,
+    stage_usage: TextColumn,
+}
+
+impl RoundColumns {
+    fn with_capacity(n: usize) -> RoundColumns {
+        let text = |bytes| TextColumn::with_capacity(n, bytes);
+        RoundColumns {
+            execution_id: text(36),
+            team_id: text(16),
+            team_name: text(16),
+            round_number: Vec::with_capacity(n),
+            message_history: text(64),
+            member_submissions_record: text(256),
+            prompt: text(256),
+            prompt_sha256: text(0),
+            submission_content: text(256),
+            submission_sha256: text(0),
+            pii_masked: Vec::with_capacity(n),
+            score: Vec::with_capacity(n),
+            score_details: text(192),
+            started_us: Vec::with_capacity(n),
+            ended_us: Vec::with_capacity(n),
+            input_tokens: Vec::with_capacity(n),
+            output_tokens: Vec::with_capacity(n),
+            cached_tokens: Vec::with_capacity(n),
+            requests: Vec::with_capacity(n),
+            cost_usd: Vec::with_capacity(n),
+            stage_usage: text(480),
+        }
+    }
+
+    /// Appends one round; on error nothing was appended.
+    fn push(&mut self, masker: &PiiMasker, r: &RoundRecord) -> Result<()> {
+        let round_number = validate(r)?;
+        let masked = if masker.is_enabled() {
+            Some(MaskedJson::new(masker, r)?)
+        } else {
+            None
+        };
+        let submission = masker.mask(&r.submission_content);
+        let prompt = masker.mask(&r.prompt);
+        // What masking keeps instead of the original text: its SHA-256.
+        let digest = |text: &str| masker.is_enabled().then(|| sha256_hex(text));
+        let usage = RoundUsage {
+            agent: r.agent_usage,
+            evaluation: r.evaluation_usage,
+            judgment: Usage::default(),
+        };
+        let total = usage.total();
+        self.execution_id.push(&r.execution_id);
+        self.team_id.push(&r.team_id);
+        self.team_name.push(&r.team_name);
+        self.round_number.push(round_number);
+        match &masked {
+            Some(m) => {
+                self.message_history.push(&m.messages);
+                self.member_submissions_record.push(&m.members);
+                self.score_details.push(&m.details);
+            }
+            None => {
+                self.message_history
+                    .push_with(|out| json::push_values(out, &r.leader_messages));
+                self.member_submissions_record
+                    .push_with(|out| json::push_member_record(out, &r.member_submissions));
+                self.score_details
+                    .push_with(|out| json::push_score_details(out, &r.score_details));
+            }
+        }
+        self.prompt.push(&prompt);
+        self.prompt_sha256.push_opt(digest(&r.prompt).as_deref());
+        self.submission_content.push(&submission);
+        self.submission_sha256
+            .push_opt(digest(&r.submission_content).as_deref());
+        self.pii_masked.push(
+            masked.as_ref().is_some_and(|m| m.changed)
+                || matches!(submission, Cow::Owned(_))
+                || matches!(prompt, Cow::Owned(_)),
+        );
+        self.score.push(r.score_details.overall_score);
+        self.started_us.push(micros(&r.round_started_at));
+        self.ended_us.push(micros(&r.round_ended_at));
+        self.input_tokens.push(u64_i64(total.input_tokens));
+        self.output_tokens.push(u64_i64(total.output_tokens));
+        self.cached_tokens.push(u64_i64(total.cached_tokens));
+        self.requests.push(u64_i64(total.requests));
+        self.cost_usd.push(total.cost_usd);
+        self.stage_usage
+            .push_with(|out| json::push_round_usage(out, &usage));
+        Ok(())
+    }
+
+    /// The record batch, columns named and ordered as in `stage_rounds` (after `now_us`).
+    fn finish(self) -> Result<RecordBatch> {
+        let bigint = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("execution_id", self.execution_id.finish()?),
+            ("team_id", self.team_id.finish()?),
+            ("team_name", self.team_name.finish()?),
+            (
+                "round_number",
+                Arc::new(Int32Array::from(self.round_number)),
+            ),
+            ("message_history", self.message_history.finish()?),
+            (
+                "member_submissions_record",
+                self.member_submissions_record.finish()?,
+            ),
+            ("prompt", self.prompt.finish()?),
+            ("prompt_sha256", self.prompt_sha256.finish()?),
+            ("submission_content", self.submission_content.finish()?),
+            ("submission_sha256", self.submission_sha256.finish()?),
+            ("pii_masked", Arc::new(BooleanArray::from(self.pii_masked))),
+            ("score", Arc::new(Float64Array::from(self.score))),
+            ("score_details", self.score_details.finish()?),
+            ("started_us", bigint(self.started_us)),
+            ("ended_us", bigint(self.ended_us)),
+            ("input_tokens", bigint(self.input_tokens)),
+            ("output_tokens", bigint(self.output_tokens)),
+            ("cached_tokens", bigint(self.cached_tokens)),
+            ("requests", bigint(self.requests)),
+            ("cost_usd", Arc::new(Float64Array::from(self.cost_usd))),
+            ("stage_usage", self.stage_usage.finish()?),
+        ];
+        RecordBatch::try_from_iter(columns)
+            .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
+    }
+}
+
+/// The staging table: `seq` (the row's position in the writer's batch) and `now_us` (the
+/// batch's clock), then the columns of [`RoundColumns`].
+const STAGE_ROUNDS: &str = "
+CREATE OR REPLACE TEMP TABLE stage_rounds (
+    seq BIGINT, now_us BIGINT, execution_id VARCHAR, team_id VARCHAR, team_name VARCHAR,
+    round_number INTEGER, message_history VARCHAR, member_submissions_record VARCHAR,
+    prompt VARCHAR, prompt_sha256 VARCHAR, submission_content VARCHAR, submission_sha256 VARCHAR,
+    pii_masked BOOLEAN, score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT,
+    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
+    cost_usd DOUBLE, stage_usage VARCHAR
+)";
+
+/// How one table receives the staged rows.
+struct RoundTable {
+    name: &'static str,
+    /// The columns an insert fills …
+    columns: &'static str,
+    /// … and their values over the staging table `s`.
+    values: &'static str,
+    /// `SET` list of an update from `s` (what `ON CONFLICT DO UPDATE` set in schema version 2:
+    /// `id`, `team_name`, `created_at` and the columns other events write are kept).
+    update: &'static str,
+}
+
+const ROUND_TABLES: [RoundTable; 3] = [
+    RoundTable {
+        name: "round_history",
+        columns: "execution_id, team_id, team_name, round_number, message_history,
+            member_submissions_record, prompt, prompt_sha256, pii_masked, created_at, updated_at",
+        values: "s.execution_id, s.team_id, s.team_name, s.round_number, s.message_history,
+            s.member_submissions_record, s.prompt, s.prompt_sha256, s.pii_masked,
+            make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ",
+        update: "message_history = s.message_history,
+            member_submissions_record = s.member_submissions_record, prompt = s.prompt,
+            prompt_sha256 = s.prompt_sha256, pii_masked = s.pii_masked,
+            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ",
+    },
+    RoundTable {
+        name: "leader_board",
+        columns: "execution_id, team_id, team_name, round_number, submission_content,
+            submission_format, score, score_details, final_submission, exit_reason, created_at,
+            updated_at, submission_sha256, pii_masked",
+        values:
+            "s.execution_id, s.team_id, s.team_name, s.round_number, s.submission_content, 'md',
+            s.score, s.score_details, FALSE, NULL, make_timestamp(s.now_us)::TIMESTAMPTZ,
+            make_timestamp(s.now_us)::TIMESTAMPTZ, s.submission_sha256, s.pii_masked",
+        update: "submission_content = s.submission_content, score = s.score,
+            score_details = s.score_details, submission_sha256 = s.submission_sha256,
+            pii_masked = s.pii_masked, updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ",
+    },
+    RoundTable {
+        name: "round_status",
+        columns: "execution_id, team_id, team_name, round_number, round_started_at,
+            round_ended_at, created_at, updated_at, input_tokens, output_tokens, cached_tokens,
+            requests, cost_usd, stage_usage",
+        values:
+            "s.execution_id, s.team_id, s.team_name, s.round_number,
+            make_timestamp(s.started_us)::TIMESTAMPTZ, make_timestamp(s.ended_us)::TIMESTAMPTZ,
+            make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ,
+            s.input_tokens, s.output_tokens, s.cached_tokens, s.requests, s.cost_usd, s.stage_usage",
+        update: "round_ended_at = make_timestamp(s.ended_us)::TIMESTAMPTZ,
+            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ, input_tokens = s.input_tokens,
+            output_tokens = s.output_tokens, cached_tokens = s.cached_tokens,
+            requests = s.requests, cost_usd = s.cost_usd, stage_usage = s.stage_usage",
+    },
+];
+
+/// Writes the staged rounds (see the module docs). Runs inside the caller's transaction.
+pub(crate) fn write_rounds(
+    conn: &Connection,
+    staged: &[&StagedRounds],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let rows: usize = staged.iter().map(|s| s.len()).sum();
+    if rows == 0 {
+        return Ok(());
+    }
+    stage(conn, staged, micros(&now))?;
+    if rows > 1 {
+        conn.execute_batch(DROP_SUPERSEDED)
+            .map_err(StoreError::db("dropping superseded rounds"))?;
+    }
+    let executions = staged_executions(conn)?;
+    for table in &ROUND_TABLES {
+        upsert(conn, table, &executions)?;
+    }
+    Ok(())
+}
+
+/// Replaces the staging table's content with the staged batches (DuckDB's row-wise
+/// Appender costs several times more per value than a record batch).
+fn stage(conn: &Connection, staged: &[&StagedRounds], now_us: i64) -> Result<()> {
+    // A fresh table each batch: deleted rows would stay in it and slow every later scan.
+    conn.execute_batch(STAGE_ROUNDS)
+        .map_err(StoreError::db("creating the staging table"))?;
+    let mut app = conn
+        .appender_to_catalog_and_db("stage_rounds", "temp", "main")
+        .map_err(StoreError::db("opening the round appender"))?;
+    let mut seq = 0;
+    for s in staged {
+        let n = s.len();
+        app.append_record_batch(with_seq_and_now(&s.batch, seq, now_us)?)
+            .map_err(StoreError::db("staging the rounds"))?;
+        seq += n as i64;
+    }
+    app.flush()
+        .map_err(StoreError::db("flushing the round appender"))
+}
+
+/// `batch` preceded by the `seq` (`first`, `first + 1`, …) and `now_us` columns.
+fn with_seq_and_now(batch: &RecordBatch, first: i64, now_us: i64) -> Result<RecordBatch> {
+    let n = batch.num_rows() as i64;
+    let mut columns: Vec<(String, ArrayRef)> = vec![
+        (
+            "seq".into(),
+            Arc::new(Int64Array::from((first..first + n).collect::<Vec<i64>>())),
+        ),
+        (
+            "now_us".into(),
+            Arc::new(Int64Array::from(vec![now_us; batch.num_rows()])),
+        ),
+    ];
+    let schema = batch.schema();
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        columns.push((field.name().clone(), column.clone()));
+    }
+    RecordBatch::try_from_iter(columns)
+        .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
+}
+
+/// Keeps only the last staged row of each key (the last write wins).
+const DROP_SUPERSEDED: &str = "
+DELETE FROM stage_rounds WHERE seq NOT IN (
+    SELECT max(seq) FROM stage_rounds GROUP BY execution_id, team_id, round_number
+)";
+
+/// The distinct execution ids of the staged rows.
+fn staged_executions(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare("SELECT DISTINCT execution_id FROM stage_rounds")
+        .map_err(StoreError::db("reading the staged executions"))?;
+    stmt.query_map([], |r| r.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(StoreError::db("reading the staged executions"))
+}
+
+/// `?, ?, …` for `n` parameters.
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// The SQL restricting `t.execution_id` to the batch's executions (`TRUE` when there are too
+/// many to list; the key join then covers the whole table).
+fn execution_filter(executions: &[String]) -> String {
+    if executions.len() > MAX_FILTER_EXECUTIONS {
+        "TRUE".to_string()
+    } else {
+        format!("t.execution_id IN ({})", placeholders(executions.len()))
+    }
+}
+
+/// The parameters [`execution_filter`] binds.
+fn filter_params(executions: &[String]) -> &[String] {
+    if executions.len() > MAX_FILTER_EXECUTIONS {
+        &[]
+    } else {
+        executions
+    }
+}
+
+/// Joins `t` (the table) with `s` (the staged rows) on the key.
+const KEYS: &str = "t.execution_id = s.execution_id AND t.team_id = s.team_id
+    AND t.round_number = s.round_number";
+
+/// Moves the staged rows into one table (steps 2–3 of the module docs).
+fn upsert(conn: &Connection, table: &RoundTable, executions: &[String]) -> Result<()> {
+    let filter = execution_filter(executions);
+    let params = filter_params(executions);
+    // The filter is pushed into the table scan, so the join sees only the batch's executions.
+    let existing: i64 = conn
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM (SELECT execution_id, team_id, round_number FROM {name} AS t
+                 WHERE {filter}) AS t JOIN stage_rounds AS s ON {KEYS}",
+                name = table.name
+            ),
+            params_from_iter(params),
+            |r| r.get(0),
+        )
+        .map_err(StoreError::db(format!("reading {}", table.name)))?;
+    let mut insert = format!(
+        "INSERT INTO {} ({}) SELECT {} FROM stage_rounds AS s",
+        table.name, table.columns, table.values
+    );
+    let insert_params = if existing > 0 {
+        let update = format!(
+            "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {filter} AND {KEYS}",
+            name = table.name,
+            set = table.update,
+        );
+        conn.execute(&update, params_from_iter(params))
+            .map_err(StoreError::db(format!("updating {}", table.name)))?;
+        insert.push_str(&format!(
+            " WHERE NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
+            name = table.name,
+        ));
+        params
+    } else {
+        &[]
+    };
+    conn.execute(&insert, params_from_iter(insert_params))
+        .map_err(StoreError::db(format!("writing {}", table.name)))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_and_filters() {
+        assert_eq!(placeholders(3), "?, ?, ?");
+        let two = ["a".to_string(), "b".to_string()];
+        assert_eq!(execution_filter(&two), "t.execution_id IN (?, ?)");
+        assert_eq!(filter_params(&two).len(), 2);
+        let many: Vec<String> = (0..=MAX_FILTER_EXECUTIONS).map(|i| i.to_string()).collect();
+        assert_eq!(execution_filter(&many), "TRUE");
+        assert!(filter_params(&many).is_empty());
+    }
+
+    #[test]
+    fn text_columns_keep_nulls_and_offsets() {
+        let mut c = TextColumn::with_capacity(3, 4);
+        c.push("ab");
+        c.push_opt(None);
+        c.push_with(|out| out.push_str("日本"));
+        let array = c.finish().expect("array");
+        let strings = array
+            .as_any()
+            .downcast_ref::<LargeStringArray>()
+            .expect("large strings");
+        let got: Vec<Option<&str>> = strings.iter().collect();
+        assert_eq!(got, vec![Some("ab"), None, Some("日本")]);
+    }
+}

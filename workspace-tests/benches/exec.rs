@@ -1,0 +1,242 @@
+//! Whole-run benchmarks of `mixseek exec` (a plain program: `cargo bench --workspace
+//! --profile dev --bench exec`). Drives the real binary against a fake OpenAI-compatible
+//! server on 127.0.0.1 running in this process, and reports the child's wall time, CPU time
+//! (user + system, from `/proc/PID/stat`) and peak RSS (`VmHWM`, sampled every 5 ms).
+//!
+//! 1. 1,000 teams × 5 rounds at 0 ms latency (a leader call and one judge call per round:
+//!    10,000 LLM calls, 5,000 stored rounds). Targets: ≤ 10 s wall, ≤ 300 MB peak RSS.
+//! 2. 10 teams × 5 rounds at 200 ms latency per call: the critical path of a team is
+//!    5 × (leader 200 ms + evaluation 200 ms) = 2.0 s. Target: within 5 % of it.
+//!
+//! `MIXSEEK_BENCH_TEAMS=N` changes the team count of the first scenario.
+
+#![allow(clippy::print_stdout)]
+
+use mixseek_testkit::fake::{Reply, Wire, respond};
+use mixseek_testkit::server::HttpServer;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+type BoxError = Box<dyn std::error::Error>;
+
+async fn fake_server(latency: Duration, counter: Arc<AtomicUsize>) -> Result<HttpServer, BoxError> {
+    Ok(HttpServer::start(0, move |req| {
+        let counter = counter.clone();
+        async move {
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+            let reply = if latency.is_zero() {
+                Reply::Auto
+            } else {
+                Reply::delayed(latency, Reply::Auto)
+            };
+            respond(Wire::OpenAi, reply, &body, n, true).await
+        }
+    })
+    .await?)
+}
+
+/// Writes a competition of `teams` one-leader teams on the `fake` provider into `dir`.
+fn write_config(
+    dir: &Path,
+    url: &str,
+    teams: usize,
+    concurrent: usize,
+) -> Result<PathBuf, BoxError> {
+    let mut orch = format!(
+        "[orchestrator]\nmin_rounds = 5\nmax_rounds = 5\nmax_concurrent_teams = {concurrent}\n\
+         timeout_per_team_seconds = 3600\nevaluator_config = \"evaluator.toml\"\n\
+         judgment_config = \"judgment.toml\"\n\n\
+         [providers.fake]\nkind = \"openai-compatible\"\nbase_url = \"{url}\"\nmax_in_flight = 256\n"
+    );
+    for i in 0..teams {
+        orch.push_str(&format!(
+            "\n[[orchestrator.teams]]\nconfig = \"team_{i:04}.toml\"\n"
+        ));
+        std::fs::write(
+            dir.join(format!("team_{i:04}.toml")),
+            format!(
+                "[team]\nteam_id = \"team-{i:04}\"\nteam_name = \"Team {i}\"\n[team.leader]\nmodel = \"fake:leader\"\n"
+            ),
+        )?;
+    }
+    std::fs::write(
+        dir.join("evaluator.toml"),
+        "default_model = \"fake:judge\"\n[[metrics]]\nname = \"Coverage\"\n",
+    )?;
+    std::fs::write(
+        dir.join("judgment.toml"),
+        "model = \"fake:judge\"\njudge_on_final_round = false\n",
+    )?;
+    let path = dir.join("orchestrator.toml");
+    std::fs::write(&path, orch)?;
+    Ok(path)
+}
+
+/// The `mixseek` binary next to this benchmark's `deps/` folder.
+fn mixseek_bin() -> Result<PathBuf, BoxError> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the benchmark lives in target/<profile>/deps")?;
+    let bin = dir.join("mixseek");
+    if !bin.is_file() {
+        return Err(format!(
+            "{} not found: build it first with `cargo build --workspace --bins`",
+            bin.display()
+        )
+        .into());
+    }
+    Ok(bin)
+}
+
+struct RunResult {
+    wall: Duration,
+    cpu: Duration,
+    max_rss_mb: f64,
+    summary: Value,
+}
+
+/// `/proc` clock ticks per second (USER_HZ: 100 on Linux).
+const TICKS_PER_SECOND: u64 = 100;
+
+/// Peak RSS so far (`VmHWM`, KiB) of a live process.
+fn peak_rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `(state, utime + stime in ticks)` from `/proc/PID/stat` (kept for a zombie until reaped).
+fn stat(pid: u32) -> Option<(char, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name: state is 3rd, utime 14th, stime 15th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((state, utime + stime))
+}
+
+/// Runs `mixseek exec` and samples its peak RSS until it exits; its CPU time is read from
+/// the zombie's `/proc` entry before it is reaped.
+fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxError> {
+    let out_path = workspace.with_extension("stdout.json");
+    let err_path = workspace.with_extension("stderr.txt");
+    let start = Instant::now();
+    let mut child = std::process::Command::new(bin)
+        .env_remove("MIXSEEK_WORKSPACE")
+        .arg("-w")
+        .arg(workspace)
+        .args([
+            "--no-log-file",
+            "-q",
+            "exec",
+            "Benchmark task",
+            "-f",
+            "json",
+            "-c",
+        ])
+        .arg(cfg)
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
+        .spawn()?;
+    let pid = child.id();
+    let mut peak_kb = 0;
+    let mut ticks = 0;
+    let wall = loop {
+        if let Some(kb) = peak_rss_kb(pid) {
+            peak_kb = peak_kb.max(kb);
+        }
+        match stat(pid) {
+            Some(('Z', t)) | Some(('X', t)) => {
+                ticks = t;
+                break start.elapsed();
+            }
+            Some((_, t)) => ticks = t,
+            None => break start.elapsed(),
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let status = child.wait()?;
+    if !status.success() {
+        return Err(format!(
+            "mixseek exec failed ({:?}): {}",
+            status.code(),
+            std::fs::read_to_string(&err_path).unwrap_or_default()
+        )
+        .into());
+    }
+    Ok(RunResult {
+        wall,
+        cpu: Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND),
+        max_rss_mb: peak_kb as f64 / 1024.0,
+        summary: serde_json::from_slice(&std::fs::read(&out_path)?)?,
+    })
+}
+
+fn main() -> Result<(), BoxError> {
+    let bin = mixseek_bin()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let teams: usize = std::env::var("MIXSEEK_BENCH_TEAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+
+    // 1. Many teams, no latency: the orchestrator's own overhead.
+    {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
+        let dir = tempfile::tempdir()?;
+        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), teams, 100)?;
+        let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;
+        let n = calls.load(Ordering::Relaxed);
+        let ok = r.summary["completed_teams"].as_u64() == Some(teams as u64);
+        println!(
+            "exec: {teams} teams × 5 rounds at 0 ms: wall {:.2} s, CPU {:.2} s, peak RSS {:.0} MB, \
+             {n} LLM calls = {:.0} calls/s{}  (targets: ≤ 10 s, ≤ 300 MB)",
+            r.wall.as_secs_f64(),
+            r.cpu.as_secs_f64(),
+            r.max_rss_mb,
+            n as f64 / r.wall.as_secs_f64(),
+            if ok {
+                ""
+            } else {
+                "  [NOT ALL TEAMS COMPLETED]"
+            }
+        );
+    }
+
+    // 2. Ten teams at 200 ms: how close the run gets to its critical path.
+    {
+        let latency = Duration::from_millis(200);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let server = rt.block_on(fake_server(latency, calls.clone()))?;
+        let dir = tempfile::tempdir()?;
+        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), 10, 10)?;
+        let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;
+        let critical = latency * 2 * 5;
+        let inside = r.summary["total_execution_time_seconds"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+        println!(
+            "exec: 10 teams × 5 rounds at 200 ms: critical path {:.2} s; run {:.2} s ({:+.1} %), \
+             process wall {:.2} s ({:+.1} %), CPU {:.2} s  (target: within 5 %)",
+            critical.as_secs_f64(),
+            inside,
+            (inside / critical.as_secs_f64() - 1.0) * 100.0,
+            r.wall.as_secs_f64(),
+            (r.wall.as_secs_f64() / critical.as_secs_f64() - 1.0) * 100.0,
+            r.cpu.as_secs_f64(),
+        );
+    }
+    Ok(())
+}
