@@ -48,6 +48,41 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// The `mixseek` binary with a clean environment, run in the sandbox folder, with no `-w`
+    /// and no `--no-log-file`: for the default workspace (`./mixseek-workspace`) and logging.
+    pub fn bare_cmd(&self) -> assert_cmd::Command {
+        let mut c = assert_cmd::Command::new(mixseek_bin());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("MIXSEEK_")
+                || k.ends_with("_API_KEY")
+                || k == "OPENAI_BASE_URL"
+                || k == "TZ"
+                || k == "NO_COLOR"
+            {
+                c.env_remove(k);
+            }
+        }
+        c.current_dir(self.path());
+        c
+    }
+
+    /// Copies a folder of the repository (e.g. `configs/quickstart`) into the sandbox, at the
+    /// same relative path.
+    pub fn copy_from_repo(&self, rel: &str) -> PathBuf {
+        let from = repo_root().join(rel);
+        let to = self.path().join(rel);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for entry in std::fs::read_dir(&from).expect("read_dir") {
+            let entry = entry.expect("entry");
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+            }
+        }
+        to
+    }
+}
+
 impl Default for Sandbox {
     fn default() -> Self {
         Self::new()

@@ -1,5 +1,6 @@
 //! `mixseek evaluate` end to end: the real binary against a fake OpenAI server on 127.0.0.1
-//! that answers each metric by its instruction, so the weighted score is exact.
+//! that answers each metric by its instruction, so the weighted score is exact; and the
+//! evaluator inside `mixseek exec` (the fallback log line, skipped metrics in the store).
 
 use mixseek_testkit::fake::{Reply, Wire, respond};
 use mixseek_testkit::server::{HttpResponse, HttpServer};
@@ -158,6 +159,17 @@ async fn four_metrics_give_the_exact_weighted_score_in_json() {
         ]
     );
     assert_eq!(metrics[3]["evaluator_comment"], "judged by novelty");
+    // Per metric, after the original's fields: the judge's raw answer, the weight used, its
+    // usage and duration.
+    for (m, weight) in metrics.iter().zip([0.3, 0.25, 0.25, 0.2]) {
+        assert_eq!(m["weight"], weight, "{m}");
+        assert_eq!(m["usage"]["requests"], 1, "{m}");
+        assert!(m["duration_ms"].is_u64(), "{m}");
+        assert_eq!(m["answers"][0]["judge"], "openai:gpt-4o-mini", "{m}");
+        let raw: Value = serde_json::from_str(m["answers"][0]["raw"].as_str().unwrap_or_default())
+            .expect("the raw answer is the judge's JSON");
+        assert_eq!(raw["score"], m["score"], "{m}");
+    }
     assert_eq!(v["usage"]["requests"], 4);
     assert_eq!(
         judge.max_in_flight.load(Ordering::SeqCst),
@@ -364,5 +376,97 @@ async fn bad_input_exits_2_and_a_failed_evaluation_exits_1() {
             && stderr.contains("the judge refuses"),
         "{stderr}"
     );
+    // The repairs actually made (none: the call itself failed), not max_retries.
+    assert!(stderr.contains(" | Retries: 0"), "{stderr}");
     assert!(out.stdout.is_empty());
+}
+
+/// Runs `mixseek exec` offline (mock judges) on a blocking thread.
+async fn exec(sb: &Sandbox, cfg: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = sb.cmd();
+    c.args(["exec", "Plan the week", "-f", "json", "-c"])
+        .arg(cfg);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || c.output().expect("run mixseek"))
+        .await
+        .expect("join")
+}
+
+const ORCHESTRATOR: &str = "[orchestrator]\ntimeout_per_team_seconds = 60\nmin_rounds = 1\nmax_rounds = 1\n\
+    judgment_config = \"judgment.toml\"\n{evaluator}\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n";
+
+fn offline_team(sb: &Sandbox, evaluator_line: &str) -> std::path::PathBuf {
+    sb.write(
+        "cfg/team.toml",
+        "[team]\nteam_id = \"solo\"\nteam_name = \"Solo\"\n[team.leader]\nmodel = \"mock:leader\"\n",
+    );
+    sb.write("cfg/judgment.toml", "model = \"mock:judge-continue\"\n");
+    sb.write(
+        "cfg/orchestrator.toml",
+        &ORCHESTRATOR.replace("{evaluator}", evaluator_line),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_without_an_evaluator_file_logs_the_fallback_line() {
+    let sb = Sandbox::new();
+    let cfg = offline_team(&sb, "");
+    let out = exec(
+        &sb,
+        &cfg,
+        &[("MIXSEEK_EVALUATOR__DEFAULT_MODEL", "mock:judge")],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let expected = format!(
+        "Configuration file not found: {}. Using default configuration.",
+        sb.workspace()
+            .join("configs")
+            .join("evaluator.toml")
+            .display()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_stores_the_failures_of_skipped_metrics() {
+    let sb = Sandbox::new();
+    let cfg = offline_team(&sb, "evaluator_config = \"evaluator.toml\"\n");
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"mock:judge\"\non_metric_error = \"skip\"\n\n\
+         [[metrics]]\nname = \"Coverage\"\nweight = 0.5\n\n\
+         [[metrics]]\nname = \"backtest\"\nweight = 0.5\ntype = \"command\"\ncommand = [\"sh\", \"-c\", \"echo 'no data' >&2; exit 3\"]\n",
+    );
+    let out = exec(&sb, &cfg, &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("JSON summary");
+    let id = summary["execution_id"].as_str().expect("execution id");
+
+    let store =
+        mixseek_store::Store::open_read_only(sb.workspace().join("mixseek.db")).expect("the store");
+    let rounds = store.team_rounds(id, "solo").expect("rounds");
+    let details = &rounds[0].state.score_details;
+    assert_eq!(details.metrics.len(), 2, "{details:?}");
+    let (coverage, backtest) = (&details.metrics[0], &details.metrics[1]);
+    // The metric that succeeded carries the whole weight; the overall score is its score.
+    assert_eq!(coverage.extra["weight"], 1.0);
+    assert_eq!(coverage.extra["configured_weight"], 0.5);
+    assert_eq!(details.overall_score, coverage.score);
+    // The failure is stored, not dropped.
+    assert_eq!(backtest.metric_name, "backtest");
+    assert_eq!(backtest.extra["status"], "failed");
+    assert_eq!(backtest.extra["weight"], 0.0);
+    assert_eq!(backtest.extra["error"]["kind"], "exit");
+    assert!(
+        backtest
+            .evaluator_comment
+            .contains("exited with status 3: no data"),
+        "{}",
+        backtest.evaluator_comment
+    );
 }

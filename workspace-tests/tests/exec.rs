@@ -21,6 +21,12 @@ fn quickstart_competition_prints_results_and_leaderboard() {
         .expect("run");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    // Without -q but with stderr not a terminal: no live progress display.
+    let err = stderr(&out);
+    assert!(
+        !err.contains('\u{1b}') && !err.contains("round 1/3") && !err.contains('⠋'),
+        "no progress-bar output on a non-terminal stderr:\n{err}"
+    );
     assert!(text.starts_with("🚀 MixSeek Orchestrator\n"), "{text}");
     assert!(
         text.contains("📝 Task: Write a haiku about autumn"),
@@ -118,4 +124,94 @@ fn an_empty_prompt_is_a_usage_error() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_missing_config_is_a_usage_error_with_the_original_wording() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["exec", "Name three colours"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("Error: --config オプションは必須です"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors() {
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["a"]);
+    for (args, expected) in [
+        (&["-f", "yaml"][..], "invalid value 'yaml'"),
+        (&["--max-cost-usd", "-1"][..], "give an amount > 0"),
+        (&["--max-cost-usd", "NaN"][..], "give an amount > 0"),
+        (&["--max-cost-usd", "0"][..], "give an amount > 0"),
+        (&["--max-cost-usd", "cheap"][..], "is not a number"),
+        (&["--max-tokens", "0"][..], "--max-tokens"),
+        (&["--timeout", "0"][..], "--timeout"),
+    ] {
+        let out = sb
+            .cmd()
+            .args(["exec", "Name three colours", "-c"])
+            .arg(&orch)
+            .args(args)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(expected),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !sb.workspace().join("mixseek.db").exists(),
+            "{args:?}: nothing ran"
+        );
+    }
+}
+
+#[test]
+fn the_cache_flag_turns_the_response_cache_on() {
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["a"]);
+    let cache = sb.workspace().join(".cache/llm");
+    let out = sb
+        .cmd()
+        .args(["exec", "Name three colours", "-q", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!cache.exists(), "no cache unless asked for");
+    let out = sb
+        .cmd()
+        .args(["exec", "Name three colours", "-q", "--cache", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let entries = walk(&cache);
+    assert!(
+        !entries.is_empty(),
+        "--cache stores responses in {}",
+        cache.display()
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -87,12 +87,24 @@ fn always(reply: fn() -> Reply) -> Policy {
 /// A team: its id and its leader's model (`fake:…` for the HTTP server, `mock:…` offline).
 struct Team<'a>(&'a str, &'a str);
 
-/// Writes orchestrator + teams + evaluator + judgment; `fake_url` backs the `fake` provider.
+/// Writes orchestrator + teams + evaluator + judgment; `fake_url` backs the `fake` provider
+/// (6 attempts per call).
 fn competition(
     sb: &Sandbox,
     teams: &[Team],
     orchestrator: &str,
     fake_url: Option<&str>,
+) -> PathBuf {
+    competition_with(sb, teams, orchestrator, fake_url, 6)
+}
+
+/// [`competition`] with the `fake` provider's `max_attempts`.
+fn competition_with(
+    sb: &Sandbox,
+    teams: &[Team],
+    orchestrator: &str,
+    fake_url: Option<&str>,
+    fake_max_attempts: u32,
 ) -> PathBuf {
     let mut orch = format!(
         "[orchestrator]\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\n{orchestrator}\n"
@@ -110,7 +122,7 @@ fn competition(
     }
     if let Some(url) = fake_url {
         orch.push_str(&format!(
-            "\n[providers.fake]\nkind = \"openai-compatible\"\nbase_url = \"{url}\"\nmax_attempts = 6\nbackoff_initial_seconds = 0.01\nbackoff_max_seconds = 0.05\n"
+            "\n[providers.fake]\nkind = \"openai-compatible\"\nbase_url = \"{url}\"\nmax_attempts = {fake_max_attempts}\nbackoff_initial_seconds = 0.01\nbackoff_max_seconds = 0.05\n"
         ));
     }
     orch.push_str(
@@ -165,6 +177,34 @@ fn stored_rounds(sb: &Sandbox, execution_id: &str) -> Vec<(String, Vec<u32>)> {
             (t, r)
         })
         .collect()
+}
+
+/// A team's progress file, `WORKSPACE/logs/{execution_id}.{team_id}.progress.json`.
+fn progress_file(sb: &Sandbox, execution_id: &str, team: &str) -> Value {
+    let path = sb
+        .workspace()
+        .join("logs")
+        .join(format!("{execution_id}.{team}.progress.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("a progress file is JSON")
+}
+
+/// Sends SIGINT (Ctrl-C) to a process.
+fn interrupt(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("send SIGINT");
+    assert!(status.success());
+}
+
+/// Waits until `ready()` holds (bounded, so a broken run fails instead of hanging).
+async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !ready() {
+        assert!(Instant::now() < deadline, "gave up waiting: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn team_result<'a>(summary: &'a Value, team: &str) -> Option<&'a Value> {
@@ -251,6 +291,50 @@ async fn a_team_failing_at_round_2_keeps_round_1_and_exits_1() {
             ("steady".to_string(), vec![1, 2, 3])
         ]
     );
+
+    // The progress files: the original's keys, plus the best round; the failed team's error.
+    let steady = progress_file(&sb, id, "steady");
+    let mut keys: Vec<&str> = steady
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "best_round",
+            "current_agent",
+            "current_round",
+            "execution_id",
+            "status",
+            "team_id",
+            "team_name",
+            "total_rounds",
+            "updated_at"
+        ],
+        "{steady}"
+    );
+    assert_eq!(steady["status"], "completed", "{steady}");
+    assert_eq!(steady["current_round"], 3);
+    assert_eq!(steady["total_rounds"], 3);
+    assert_eq!(steady["execution_id"], id);
+    assert_eq!(steady["current_agent"], Value::Null);
+    assert!(
+        steady["best_round"]
+            .as_u64()
+            .is_some_and(|b| (1..=3).contains(&b))
+    );
+    let fragile = progress_file(&sb, id, "fragile");
+    assert_eq!(fragile["status"], "failed", "{fragile}");
+    assert_eq!(fragile["best_round"], 1, "the partial result's round");
+    assert!(
+        fragile["error_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("400") || m.contains("refused")),
+        "{fragile}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -282,26 +366,16 @@ async fn a_team_over_its_time_limit_is_stopped_and_the_others_finish() {
             Team("quick", "mock:leader-quick"),
             Team("stuck", "fake:gpt"),
         ],
-        "min_rounds = 2\nmax_rounds = 2\ntimeout_per_team_seconds = 10",
+        "min_rounds = 2\nmax_rounds = 2\ntimeout_per_team_seconds = 600",
         Some(&fake.url()),
     );
-    let started = Instant::now();
-    let (out, summary) = exec(&sb, &cfg, &[]).await;
-    let took = started.elapsed();
+    // `--timeout` overrides the configured 600 s (10 s is the shortest allowed).
+    let (out, summary) = exec(&sb, &cfg, &["--timeout", "10"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(
-        took < Duration::from_secs(40),
-        "the time limit is enforced: {took:?}"
-    );
     assert!(team_result(&summary, "quick").is_some(), "{summary}");
     let failure = &summary["failed_teams_info"][0];
     assert_eq!(failure["team_id"], "stuck", "{summary}");
-    assert!(
-        failure["error_message"]
-            .as_str()
-            .is_some_and(|m| m.to_lowercase().contains("timeout") || m.contains("time limit")),
-        "{failure}"
-    );
+    assert_eq!(failure["error_message"], "Timeout after 10s", "{failure}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -369,8 +443,45 @@ async fn no_more_teams_run_at_once_than_max_concurrent_teams() {
     );
 }
 
+/// Asserts a budget stop after team `a`'s first round: `b` never started, which is neither a
+/// success nor a failure; the run is `completed` with the stop reason, exit 0.
+fn assert_budget_stop(sb: &Sandbox, out: &Output, summary: &Value, reason: &str) {
+    assert_eq!(out.status.code(), Some(0), "{}", describe(out));
+    assert_eq!(summary["status"], "completed", "{summary}");
+    assert!(
+        summary["stop_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(reason)),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["stopped_team_ids"],
+        serde_json::json!(["b"]),
+        "{summary}"
+    );
+    assert_eq!(
+        (
+            &summary["total_teams"],
+            &summary["completed_teams"],
+            &summary["failed_teams"]
+        ),
+        (&Value::from(2), &Value::from(1), &Value::from(0)),
+        "{summary}"
+    );
+    assert_eq!(summary["failed_teams_info"], serde_json::json!([]));
+    let a = team_result(summary, "a").expect("team a's round is kept");
+    assert_eq!(a["exit_reason"], "budget_exceeded", "{a}");
+    let id = summary["execution_id"].as_str().expect("id");
+    // Team a ran its first round (the budget was not reached before it); nothing after.
+    assert_eq!(
+        stored_rounds(sb, id),
+        vec![("a".to_string(), vec![1])],
+        "{summary}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_token_budget_stops_new_rounds_and_says_why() {
+async fn a_token_budget_stops_new_teams_and_rounds_and_says_why() {
     let sb = Sandbox::new();
     let cfg = competition(
         &sb,
@@ -379,14 +490,8 @@ async fn a_token_budget_stops_new_rounds_and_says_why() {
         None,
     );
     let (out, summary) = exec(&sb, &cfg, &["--max-tokens", "500"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let reason = summary["stop_reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("token budget"), "{summary}");
-    let id = summary["execution_id"].as_str().expect("id");
-    let rounds = stored_rounds(&sb, id);
-    // Team a ran its first round (the budget was not reached before it); nothing after.
-    assert_eq!(rounds, vec![("a".to_string(), vec![1])], "{summary}");
-    // The text output says why too.
+    assert_budget_stop(&sb, &out, &summary, "token budget");
+    // The text output says why, and which team did not run.
     let text = sb
         .cmd()
         .args([
@@ -400,10 +505,84 @@ async fn a_token_budget_stops_new_rounds_and_says_why() {
         .arg(&cfg)
         .output()
         .expect("run");
+    assert_eq!(text.status.code(), Some(0), "{}", describe(&text));
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
-        stdout.contains("Stopped Early:    token budget reached"),
+        stdout.contains("Stopped Early:    token budget reached")
+            && stdout.contains("\nNot Finished:     b\n"),
         "{stdout}"
+    );
+    assert!(!stdout.contains("❌ Failed Teams:"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cost_budget_stops_the_run_like_a_token_budget() {
+    let sb = Sandbox::new();
+    // The leaders' calls are priced (the mock judges are not): about $1 per 1,000 tokens.
+    let cfg = competition(
+        &sb,
+        &[Team("a", "mock:leader-a"), Team("b", "mock:leader-b")],
+        "min_rounds = 3\nmax_rounds = 3\ntimeout_per_team_seconds = 60\nmax_concurrent_teams = 1\n\n\
+         [pricing.\"mock:leader-a\"]\ninput_per_million = 1000000.0\noutput_per_million = 1000000.0\n\n\
+         [pricing.\"mock:leader-b\"]\ninput_per_million = 1000000.0\noutput_per_million = 1000000.0",
+        None,
+    );
+    let (out, summary) = exec(&sb, &cfg, &["--max-cost-usd", "0.05"]).await;
+    assert_budget_stop(&sb, &out, &summary, "cost budget");
+    assert!(
+        summary["usage"]["cost_usd"].as_f64() >= Some(0.05),
+        "{summary}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budgets_from_the_configuration_apply_and_the_flags_override_them() {
+    let sb = Sandbox::new();
+    let cfg = competition(
+        &sb,
+        &[Team("a", "mock:leader-a"), Team("b", "mock:leader-b")],
+        "min_rounds = 3\nmax_rounds = 3\ntimeout_per_team_seconds = 60\nmax_concurrent_teams = 1\n\
+         max_total_tokens = 500\nmax_cost_usd = 0.05\n\n\
+         [pricing.\"mock:leader-a\"]\ninput_per_million = 1.0\noutput_per_million = 1.0",
+        None,
+    );
+    let (out, summary) = exec(&sb, &cfg, &[]).await;
+    assert_budget_stop(&sb, &out, &summary, "token budget");
+    assert!(
+        summary["stop_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("max_total_tokens")),
+        "{summary}"
+    );
+
+    // The pricing makes the cost key the one that stops the run once tokens are unlimited.
+    sb.write(
+        "cfg/orchestrator.toml",
+        &std::fs::read_to_string(&cfg)
+            .expect("read")
+            .replace("max_total_tokens = 500", "max_total_tokens = 100000000")
+            .replace("input_per_million = 1.0", "input_per_million = 1000000.0"),
+    );
+    let (out, summary) = exec(&sb, &cfg, &[]).await;
+    assert_budget_stop(&sb, &out, &summary, "cost budget");
+
+    // Generous flags override both keys: every round of every team runs.
+    let (out, summary) = exec(
+        &sb,
+        &cfg,
+        &["--max-tokens", "100000000", "--max-cost-usd", "1000000"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(summary["stop_reason"], Value::Null, "{summary}");
+    assert_eq!(summary["stopped_team_ids"], serde_json::json!([]));
+    let id = summary["execution_id"].as_str().expect("id");
+    assert_eq!(
+        stored_rounds(&sb, id),
+        vec![
+            ("a".to_string(), vec![1, 2, 3]),
+            ("b".to_string(), vec![1, 2, 3])
+        ]
     );
 }
 
@@ -542,7 +721,21 @@ async fn ctrl_c_marks_the_execution_interrupted_and_prints_the_resume_command() 
         .expect("join");
     assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("mixseek exec --resume "), "{err}");
+    // The printed command names the workspace and the configuration.
+    let command = err
+        .lines()
+        .skip_while(|l| !l.contains("Resume it with:"))
+        .nth(1)
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no resume command in:\n{err}"))
+        .to_string();
+    assert!(
+        command.starts_with(&format!(
+            "mixseek -w {} exec --resume ",
+            sb.workspace().display()
+        )) && command.ends_with(&format!(" -c {}", cfg.display())),
+        "{command}"
+    );
 
     let store = mixseek_store::Store::open_read_only(sb.workspace().join("mixseek.db"))
         .expect("open the database");
@@ -564,12 +757,25 @@ async fn ctrl_c_marks_the_execution_interrupted_and_prints_the_resume_command() 
     );
     drop(store);
 
-    // The printed command finishes the run: rounds 2 and 3 only.
+    // The printed command, run by a shell from another directory, finishes the run: rounds
+    // 2 and 3 only.
     let before = fake.requests();
-    let mut resume = sb.cmd();
+    let bin_dir = workspace_tests::mixseek_bin()
+        .parent()
+        .expect("the binary's folder")
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut resume = std::process::Command::new("sh");
     resume
-        .args(["exec", "--resume", &id, "-q", "-f", "json", "-c"])
-        .arg(&cfg);
+        .arg("-c")
+        .arg(format!("{command} -q -f json --no-log-file"))
+        .env("PATH", path)
+        .env_remove("MIXSEEK_WORKSPACE")
+        .current_dir(std::env::temp_dir());
     let out = tokio::task::spawn_blocking(move || resume.output().expect("resume"))
         .await
         .expect("join");
@@ -579,6 +785,13 @@ async fn ctrl_c_marks_the_execution_interrupted_and_prints_the_resume_command() 
         stored_rounds(&sb, &id),
         vec![("solo".to_string(), vec![1, 2, 3])]
     );
+    // The summary covers the earlier process too: three leader calls in all.
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("json summary");
+    assert_eq!(
+        summary["usage_by_role"]["leader"]["requests"], 3,
+        "{summary}"
+    );
+    assert_eq!(summary["execution_id"], id.as_str());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -664,4 +877,420 @@ async fn hooks_get_the_events_and_the_prompt_may_come_from_stdin_or_a_file() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let summary: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(summary["user_prompt"], "A prompt read from a file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_5xx_streak_is_retried_from_the_last_completed_round() {
+    // The provider layer does not retry (max_attempts = 1), so the team itself is re-run:
+    // round 2's leader call fails twice with 503, then the run goes on from round 2.
+    let fake = Fake::start(Arc::new(|n| {
+        if n == 1 || n == 2 {
+            Reply::status(503, "overloaded")
+        } else {
+            Reply::Auto
+        }
+    }))
+    .await;
+    let sb = Sandbox::new();
+    let cfg = competition_with(
+        &sb,
+        &[Team("solo", "fake:gpt")],
+        "min_rounds = 3\nmax_rounds = 3\ntimeout_per_team_seconds = 120\nmax_retries_per_team = 2",
+        Some(&fake.url()),
+        1,
+    );
+    let (out, summary) = exec(&sb, &cfg, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(summary["status"], "completed", "{summary}");
+    assert_eq!(fake.failures.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        fake.requests(),
+        3 + 2,
+        "one leader request per round plus the two failures: round 1 is not requested again"
+    );
+    let id = summary["execution_id"].as_str().expect("id");
+    assert_eq!(
+        stored_rounds(&sb, id),
+        vec![("solo".to_string(), vec![1, 2, 3])]
+    );
+    let solo = team_result(&summary, "solo").expect("result");
+    assert_eq!(solo["exit_reason"], "max_rounds_reached", "{solo}");
+
+    // With no retry left the same streak fails the team, keeping round 1.
+    let fake = Fake::start(Arc::new(|n| {
+        if n >= 1 {
+            Reply::status(503, "overloaded")
+        } else {
+            Reply::Auto
+        }
+    }))
+    .await;
+    let sb = Sandbox::new();
+    let cfg = competition_with(
+        &sb,
+        &[Team("solo", "fake:gpt")],
+        "min_rounds = 3\nmax_rounds = 3\ntimeout_per_team_seconds = 120\nmax_retries_per_team = 1",
+        Some(&fake.url()),
+        1,
+    );
+    let (out, summary) = exec(&sb, &cfg, &[]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(summary["status"], "partial_failure", "{summary}");
+    assert_eq!(summary["partial_team_ids"], serde_json::json!(["solo"]));
+    assert_eq!(fake.requests(), 1 + 2, "round 1, then round 2 twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_team_timeout_covers_the_whole_run_and_keeps_the_best_round() {
+    // Each round takes about 2 s (a slow leader), far below the 10 s limit (the shortest
+    // allowed); ten rounds do not fit in it. The team ends `partial_failure_timeout` with its
+    // best round, and its usage is reported (team_complete hook).
+    let sb = Sandbox::new();
+    let log = sb.path().join("teams.jsonl");
+    let cfg = competition(
+        &sb,
+        &[
+            Team("quick", "mock:leader-quick"),
+            Team("slow", "mock:leader-slow-2000ms"),
+        ],
+        &format!(
+            "min_rounds = 10\nmax_rounds = 10\ntimeout_per_team_seconds = 10\n\n\
+             [[hooks]]\non = \"team_complete\"\ncommand = [\"sh\", \"-c\", \"cat >> '{0}'; echo >> '{0}'\"]",
+            log.display()
+        ),
+        None,
+    );
+    let mut cmd = sb.cmd();
+    cmd.args(["exec", "Write a short poem about rivers", "-q", "-c"])
+        .arg(&cfg);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("run"))
+        .await
+        .expect("join");
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    // The text output marks the team partial.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("⚠️  Team slow: Team slow (Round "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[Partial]\n   Score: "), "{stdout}");
+    assert!(
+        stdout.contains("   Exit Reason: partial_failure_timeout\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "   • slow: Team slow [Partial - see leaderboard]\n     Error: Timeout after 10s\n"
+        ),
+        "{stdout}"
+    );
+
+    // The stored summary agrees.
+    let store = mixseek_store::Store::open_read_only(sb.workspace().join("mixseek.db"))
+        .expect("open the database");
+    let id = store.latest_execution().expect("query").expect("stored");
+    let summary = serde_json::to_value(
+        store
+            .execution_summary(&id)
+            .expect("query")
+            .expect("finished"),
+    )
+    .expect("json");
+    drop(store);
+    assert_eq!(summary["status"], "partial_failure", "{summary}");
+    assert_eq!(summary["partial_team_ids"], serde_json::json!(["slow"]));
+    let slow = team_result(&summary, "slow").expect("the best round is kept");
+    assert_eq!(slow["exit_reason"], "partial_failure_timeout", "{slow}");
+    let rounds = stored_rounds(&sb, &id);
+    let slow_rounds = &rounds.iter().find(|(t, _)| t == "slow").expect("slow").1;
+    assert!(
+        !slow_rounds.is_empty() && slow_rounds.len() < 10,
+        "some rounds completed, not all: {slow_rounds:?}"
+    );
+    assert!(
+        slow_rounds.contains(&slow["round_number"].as_u64().map_or(0, |n| n as u32)),
+        "the kept round is a stored one"
+    );
+
+    let finished: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("the hook ran")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let slow_event = finished
+        .iter()
+        .find(|e| e["team_id"] == "slow")
+        .expect("team_complete for the slow team");
+    assert_eq!(slow_event["status"], "timeout", "{slow_event}");
+    assert!(
+        slow_event["usage"]["requests"].as_u64() > Some(0),
+        "the timed-out team's usage is kept: {slow_event}"
+    );
+}
+
+/// Starts `mixseek -w WS --no-log-file -q exec PROMPT -c CFG -f json` with piped output.
+fn spawn_exec(sb: &Sandbox, cfg: &Path, extra: &[&str]) -> std::process::Child {
+    let mut cmd = std::process::Command::new(workspace_tests::mixseek_bin());
+    cmd.env_remove("MIXSEEK_WORKSPACE")
+        .current_dir(sb.path())
+        .arg("-w")
+        .arg(sb.workspace())
+        .args([
+            "--no-log-file",
+            "-q",
+            "exec",
+            "Write a short poem about rivers",
+            "-f",
+            "json",
+            "-c",
+        ])
+        .arg(cfg)
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.spawn().expect("spawn mixseek")
+}
+
+async fn wait_output(child: std::process::Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+        .await
+        .expect("join")
+}
+
+async fn resume(sb: &Sandbox, id: &str, cfg: &Path, extra: &[&str]) -> Output {
+    let mut cmd = sb.cmd();
+    cmd.args(["exec", "--resume", id, "-q", "-c"])
+        .arg(cfg)
+        .args(extra);
+    tokio::task::spawn_blocking(move || cmd.output().expect("resume"))
+        .await
+        .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_refuses_a_changed_configuration_unless_forced_and_a_finished_execution() {
+    // Round 2's leader call never answers; Ctrl-C interrupts the run there.
+    let fake = Fake::start(Arc::new(
+        |n| if n == 1 { Reply::hang() } else { Reply::Auto },
+    ))
+    .await;
+    let sb = Sandbox::new();
+    let cfg = competition(
+        &sb,
+        &[Team("solo", "fake:gpt")],
+        "min_rounds = 2\nmax_rounds = 2\ntimeout_per_team_seconds = 120",
+        Some(&fake.url()),
+    );
+    let child = spawn_exec(&sb, &cfg, &[]);
+    wait_for("round 2's request", || fake.requests() >= 2).await;
+    interrupt(child.id());
+    let out = wait_output(child).await;
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let interrupted: Value = serde_json::from_slice(&out.stdout).expect("json summary");
+    let id = interrupted["execution_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    // A PROMPT cannot be given with --resume (the stored task is used).
+    let mut cmd = sb.cmd();
+    cmd.args(["exec", "Another task", "--resume", &id, "-c"])
+        .arg(&cfg);
+    let out = cmd.output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "{}",
+        describe(&out)
+    );
+
+    // The configuration changes (a second team): refused without --force.
+    sb.write(
+        "cfg/orchestrator.toml",
+        &std::fs::read_to_string(&cfg)
+            .expect("read")
+            .replace("max_rounds = 2", "max_rounds = 3"),
+    );
+    let out = resume(&sb, &id, &cfg, &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the configuration changed since execution") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(fake.requests(), 2, "nothing ran");
+
+    // With --force it goes on with the new configuration; the text output has the header.
+    let out = resume(&sb, &id, &cfg, &["--force"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(
+            "🚀 MixSeek Orchestrator\n━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n\n📝 Task: Write a short poem about rivers\n\n🔄 Running 1 teams in parallel...\n\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "🔁 Resuming execution {id} (completed rounds are kept)"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("✅ Team solo: Team solo (Round "), "{text}");
+    assert_eq!(
+        stored_rounds(&sb, &id),
+        vec![("solo".to_string(), vec![1, 2, 3])]
+    );
+
+    // A finished execution cannot be resumed.
+    let out = resume(&sb, &id, &cfg, &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already finished (status completed)"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_team_stays_partial_after_ctrl_c_and_resume() {
+    // `fragile` (HTTP) completes round 1, then its server refuses: it fails with a partial
+    // result. `patient` (a 3 s mock leader) is still running when Ctrl-C arrives.
+    let fake = Fake::start(Arc::new(|n| {
+        if n == 0 {
+            Reply::text("A river runs; round one's answer.")
+        } else {
+            Reply::status(400, "model refused the request")
+        }
+    }))
+    .await;
+    let sb = Sandbox::new();
+    let cfg = competition(
+        &sb,
+        &[
+            Team("fragile", "fake:gpt"),
+            Team("patient", "mock:leader-3s"),
+        ],
+        "min_rounds = 2\nmax_rounds = 2\ntimeout_per_team_seconds = 120",
+        Some(&fake.url()),
+    );
+    let child = spawn_exec(&sb, &cfg, &[]);
+    let logs = sb.workspace().join("logs");
+    wait_for("the fragile team's failure", || {
+        std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(".fragile.progress.json")
+            })
+            .any(|e| {
+                std::fs::read_to_string(e.path())
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                    .is_some_and(|v| v["status"] == "failed")
+            })
+    })
+    .await;
+    interrupt(child.id());
+    let out = wait_output(child).await;
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let first: Value = serde_json::from_slice(&out.stdout).expect("json summary");
+    assert_eq!(first["status"], "interrupted", "{first}");
+    // The interrupted team is neither completed nor failed, but counted.
+    assert_eq!(
+        first["stopped_team_ids"],
+        serde_json::json!(["patient"]),
+        "{first}"
+    );
+    assert_eq!(first["total_teams"], 2, "{first}");
+    assert_eq!(first["failed_teams"], 1, "{first}");
+    assert_eq!(first["partial_team_ids"], serde_json::json!(["fragile"]));
+    let id = first["execution_id"].as_str().expect("id").to_string();
+    let requests = fake.requests();
+
+    let out = resume(&sb, &id, &cfg, &["-f", "json"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("json summary");
+    assert_eq!(summary["status"], "partial_failure", "{summary}");
+    assert_eq!(summary["partial_team_ids"], serde_json::json!(["fragile"]));
+    assert_eq!(summary["stopped_team_ids"], serde_json::json!([]));
+    let fragile = team_result(&summary, "fragile").expect("its best round is kept");
+    assert_eq!(fragile["round_number"], 1);
+    assert_eq!(fragile["exit_reason"], "partial_failure");
+    assert_eq!(
+        summary["failed_teams_info"][0]["error_message"],
+        first["failed_teams_info"][0]["error_message"],
+        "the earlier error is kept"
+    );
+    assert_eq!(
+        fake.requests(),
+        requests,
+        "the failed team is not run again"
+    );
+    assert!(team_result(&summary, "patient").is_some(), "{summary}");
+    assert_eq!(
+        stored_rounds(&sb, &id),
+        vec![
+            ("fragile".to_string(), vec![1]),
+            ("patient".to_string(), vec![1, 2])
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_exits_at_once_keeping_committed_rounds() {
+    // After the first Ctrl-C the run ends, then waits for its execution_complete hook (which
+    // sleeps); the second Ctrl-C exits without waiting for it.
+    let fake = Fake::start(Arc::new(
+        |n| if n == 1 { Reply::hang() } else { Reply::Auto },
+    ))
+    .await;
+    let sb = Sandbox::new();
+    let started = sb.path().join("hook-started");
+    let done = sb.path().join("hook-done");
+    let cfg = competition(
+        &sb,
+        &[Team("solo", "fake:gpt")],
+        &format!(
+            "min_rounds = 3\nmax_rounds = 3\ntimeout_per_team_seconds = 120\n\n\
+             [[hooks]]\non = \"execution_complete\"\ntimeout_seconds = 60\n\
+             command = [\"sh\", \"-c\", \"touch '{}'; sleep 20; touch '{}'\"]",
+            started.display(),
+            done.display()
+        ),
+        Some(&fake.url()),
+    );
+    let child = spawn_exec(&sb, &cfg, &[]);
+    wait_for("round 2's request", || fake.requests() >= 2).await;
+    interrupt(child.id());
+    wait_for("the execution_complete hook", || started.exists()).await;
+    interrupt(child.id());
+    let out = wait_output(child).await;
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    assert!(
+        !done.exists(),
+        "the process did not wait for the hook: {}",
+        describe(&out)
+    );
+    let store = mixseek_store::Store::open_read_only(sb.workspace().join("mixseek.db"))
+        .expect("open the database");
+    let id = store.latest_execution().expect("query").expect("stored");
+    assert_eq!(
+        store
+            .history(&id, None)
+            .expect("history")
+            .iter()
+            .map(|r| r.round_number)
+            .collect::<Vec<_>>(),
+        vec![1],
+        "the committed round is kept"
+    );
+    assert_eq!(
+        store.execution(&id).expect("query").expect("row").status,
+        "interrupted"
+    );
 }

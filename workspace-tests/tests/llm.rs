@@ -175,3 +175,110 @@ async fn a_final_structured_failure_shows_the_raw_output_and_kind() {
     );
     assert_eq!(fake.request_count(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fallback_models_answer_when_the_model_fails() {
+    let primary = FakeLlm::openai().await;
+    primary.set_default(Reply::status(404, "The model `gpt-gone` does not exist"));
+    let backup = FakeLlm::openai().await;
+    backup.push(Reply::text("from the backup"));
+    let sb = Sandbox::new();
+    let cfg = sb.write(
+        "orch.toml",
+        &format!(
+            "[orchestrator]\n\n[providers.backup]\nbase_url = \"{}\"\n",
+            backup.base_url()
+        ),
+    );
+    let mut cmd = sb.cmd();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", primary.base_url());
+    cmd.args([
+        "llm",
+        "openai:gpt-gone",
+        "hi",
+        "--fallback",
+        "backup:small",
+        "-c",
+    ])
+    .arg(&cfg);
+    let out = run(cmd).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.starts_with("from the backup"), "{text}");
+    assert!(
+        text.contains("model: backup:small (fallback for openai:gpt-gone)"),
+        "{text}"
+    );
+    assert!(text.contains("attempts: 2,"), "{text}");
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 1));
+    assert!(
+        stderr(&out).contains("trying the next fallback model"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unsupported_original_providers_are_explicit_usage_errors() {
+    let sb = Sandbox::new();
+    for id in ["google-vertex:gemini-2.5-pro", "grok-responses:grok-4"] {
+        let out = sb
+            .cmd()
+            .env("GOOGLE_API_KEY", "AIza-test")
+            .env("GROK_API_KEY", "xai-test")
+            .args(["llm", id, "x"])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{id}");
+        let err = stderr(&out);
+        let provider = id.split(':').next().unwrap_or_default();
+        assert!(
+            err.contains(&format!("`{provider}:` models are not supported yet")),
+            "{id}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{id}: nothing is sent or printed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pricing_from_the_config_sets_the_printed_cost() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::text("priced"));
+    let sb = Sandbox::new();
+    // The fake reports 12 input and 5 output tokens: 12 × 1000 / 1e6 + 5 × 2000 / 1e6.
+    let cfg = sb.write(
+        "orch.toml",
+        &format!(
+            "[orchestrator]\n\n[providers.local]\nbase_url = \"{}\"\n\n[pricing.\"local:m\"]\ninput_per_million = 1000.0\noutput_per_million = 2000.0\n",
+            fake.base_url()
+        ),
+    );
+    let mut cmd = sb.cmd();
+    cmd.args(["llm", "local:m", "hi", "-c"]).arg(&cfg);
+    let out = run(cmd).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("usage: 12 input + 5 output tokens, cost: $0.022000"),
+        "{text}"
+    );
+    // Without the [pricing] entry the same model has no price.
+    let fake2 = FakeLlm::openai().await;
+    fake2.push(Reply::text("unpriced"));
+    let cfg2 = sb.write(
+        "orch2.toml",
+        &format!(
+            "[orchestrator]\n\n[providers.local]\nbase_url = \"{}\"\n",
+            fake2.base_url()
+        ),
+    );
+    let mut cmd = sb.cmd();
+    cmd.args(["llm", "local:m", "hi", "-c"]).arg(&cfg2);
+    let out = run(cmd).await;
+    assert!(
+        stdout(&out).contains("cost: unknown (no price for this model)"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -504,3 +504,348 @@ fn vars_lists_each_kind() {
     );
     assert!(v.get("team").is_none());
 }
+
+/// `mixseek exec --dry-run` with `[prompt_builder]` appended to a valid offline competition:
+/// exit status, stdout and stderr.
+fn dry_run(prompt_builder: &str, tz: Option<&str>) -> (Option<i32>, String, PathBuf) {
+    let sb = workspace_tests::Sandbox::new();
+    let cfg = workspace_tests::write_mock_competition(&sb, &["a"]);
+    let mut text = std::fs::read_to_string(&cfg).expect("read");
+    text.push_str(prompt_builder);
+    std::fs::write(&cfg, text).expect("write");
+    let mut c = sb.cmd();
+    c.args(["exec", "task", "--dry-run", "-c"]).arg(&cfg);
+    if let Some(tz) = tz {
+        c.env("TZ", tz);
+    }
+    let out = c.output().expect("run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        cfg,
+    )
+}
+
+#[test]
+fn exec_dry_run_checks_the_templates() {
+    // A blank template: the key with file and line.
+    let (code, out, cfg) = dry_run("\n[prompt_builder]\nteam_user_prompt = \"  \"\n", None);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}:12:1: `prompt_builder.team_user_prompt`: team_user_prompt cannot be empty",
+            cfg.display()
+        )),
+        "{out}"
+    );
+
+    // A syntax error: the template kind, line and column, and the file.
+    let (code, out, cfg) = dry_run(
+        "\n[prompt_builder]\njudgment_user_prompt = \"ok\\n{{ invalid syntax\"\n",
+        None,
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains(
+            "❌ templates: Jinja2 template error: judgment_user_prompt (line 2, column 12): syntax error"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(&format!("📄 {}", cfg.display())), "{out}");
+
+    // An unknown variable is caught before round 1, with the nearest valid name; a name the
+    // template only tests with `is defined` is allowed.
+    let (code, out, _) = dry_run(
+        "\n[prompt_builder]\nteam_user_prompt = \"{{ user_prompt }}\\n{% if hint is defined %}{{ hint }}{% endif %}\\n{{ round_nmber }}\"\n",
+        None,
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains(
+            "❌ templates: Jinja2 template error: team_user_prompt (line 3, column 4): unknown variable `round_nmber` (did you mean `round_number`?); available variables: user_prompt, round_number,"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("`hint`"), "{out}");
+    assert!(out.contains("❌ Preflight failed (errors: 1)"), "{out}");
+
+    // An unusable TZ.
+    let (code, out, _) = dry_run("", Some("JST-9"));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("❌ templates: Invalid timezone in TZ environment variable: JST-9. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"),
+        "{out}"
+    );
+
+    // And the same competition without problems passes.
+    let (code, out, _) = dry_run("", Some("Asia/Tokyo"));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("✅ templates: テンプレートをコンパイルしました"),
+        "{out}"
+    );
+}
+
+#[test]
+fn render_loads_the_settings_as_a_run_does() {
+    let ws = Ws::new();
+    let ctx = json!({"user_prompt": "q", "submission": "s"});
+    // An orchestrator file with both an inline table and a reference: the reference wins, as
+    // in a run.
+    ws.write(
+        "configs/pb.toml",
+        "[prompt_builder]\nevaluator_user_prompt = \"from the file: {{ submission }}\"\n",
+    );
+    let orch = ws.write(
+        "orch.toml",
+        "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n\n[prompt_builder]\nevaluator_user_prompt = \"inline: {{ submission }}\"\n",
+    );
+    let orch = orch.to_str().expect("utf-8");
+    assert_eq!(
+        ws.render("evaluator", &ctx, &["-c", orch]),
+        "from the file: s"
+    );
+    // MIXSEEK_PROMPT_BUILDER__* overrides apply, as in a run.
+    let ctx_path = ws.context(&ctx);
+    let out = ws
+        .cmd(&[
+            "render",
+            "--kind",
+            "evaluator",
+            "--context",
+            ctx_path.to_str().expect("utf-8"),
+            "-c",
+            orch,
+            "--with-injections",
+        ])
+        .env(
+            "MIXSEEK_PROMPT_BUILDER__EVALUATOR_USER_PROMPT",
+            "from the env: {{ submission }}",
+        )
+        .env("MIXSEEK_PROMPT_BUILDER__PROMPT_SUFFIX", "Be brief.")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).expect("utf-8"),
+        "from the env: s\n\nBe brief."
+    );
+    // The applied rule names are logged.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("injection rules applied") && err.contains("prompt_suffix"),
+        "{err}"
+    );
+    // No file at all: the defaults, with the original's warning.
+    let out = ws
+        .cmd(&[
+            "render",
+            "--kind",
+            "evaluator",
+            "--context",
+            ctx_path.to_str().expect("utf-8"),
+            "--now",
+            "2025-11-25T05:30:00Z",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Configuration file not found: ")
+            && err.contains("prompt_builder.toml. Using default configuration."),
+        "{err}"
+    );
+}
+
+#[test]
+fn context_files_are_strict() {
+    let ws = Ws::new();
+    let run = |ctx: &Value, kind: &str| {
+        let path = ws.context(ctx);
+        failing(
+            &ws,
+            &[
+                "render",
+                "--kind",
+                kind,
+                "--context",
+                path.to_str().expect("utf-8"),
+            ],
+        )
+    };
+    // A misspelt key is an error with the nearest valid key, not a silent "no store".
+    let mut typo = round_ctx("q", 2);
+    typo.as_object_mut().expect("object").remove("ranking");
+    typo["rankng"] = three_teams();
+    let err = run(&typo, "team");
+    assert!(
+        err.contains("unknown key `rankng` (did you mean `ranking`?)"),
+        "{err}"
+    );
+    // `ranking` must be given for team and judgment prompts; `null` means no store.
+    let mut missing = round_ctx("q", 2);
+    missing.as_object_mut().expect("object").remove("ranking");
+    let err = run(&missing, "judgment");
+    assert!(
+        err.contains("missing field `ranking`") && err.contains("`\"ranking\": null`"),
+        "{err}"
+    );
+    // Unknown keys inside the history are errors too.
+    let mut nested = round_ctx("q", 2);
+    nested["round_history"] = json!([{"round_number": 1, "submission_content": "s",
+        "evaluation_score": 1.0, "score_details": {}, "scor": 2}]);
+    let err = run(&nested, "team");
+    assert!(
+        err.contains("`round_history[0].scor`: unknown field `scor`"),
+        "{err}"
+    );
+}
+
+/// The system prompt and the first user message of a recorded OpenAI request.
+fn system_and_user(body: &Value) -> (String, String) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text = |role: &str| {
+        messages
+            .iter()
+            .find(|m| m["role"] == role)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    (text("system"), text("user"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn domain_context_and_suffixes_reach_all_four_phases_of_a_run() {
+    // One fake OpenAI-compatible server answers everything: leaders call their member tool,
+    // members and leaders answer text, judges and the judgment answer their schemas.
+    let fake = mixseek_testkit::fake::FakeLlm::openai().await;
+    let sb = workspace_tests::Sandbox::new();
+    let url = fake.base_url();
+    sb.write(
+        "cfg/orchestrator.toml",
+        &format!(
+            "[orchestrator]\ntimeout_per_team_seconds = 60\nmin_rounds = 1\nmax_rounds = 2\n\
+             evaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\n\
+             domain_context = \"Retail banking (orchestrator)\"\n\n\
+             [[orchestrator.teams]]\nconfig = \"team_a.toml\"\n\n[[orchestrator.teams]]\nconfig = \"team_b.toml\"\n\n\
+             [prompt_builder]\nsystem_prompt_suffix = \"SYSTEM-SUFFIX-MARK\"\nprompt_suffix = \"USER-SUFFIX-MARK\"\n\n\
+             [providers.fake]\nkind = \"openai-compatible\"\nbase_url = \"{url}\"\nmax_attempts = 2\n\
+             backoff_initial_seconds = 0.01\nbackoff_max_seconds = 0.05\n"
+        ),
+    );
+    for (id, domain) in [("a", Some("Hospital logistics (team a)")), ("b", None)] {
+        let domain = domain
+            .map(|d| format!("domain_context = \"{d}\"\n"))
+            .unwrap_or_default();
+        sb.write(
+            &format!("cfg/team_{id}.toml"),
+            &format!(
+                "[team]\nteam_id = \"{id}\"\nteam_name = \"Team {id}\"\n{domain}\
+                 [team.leader]\nmodel = \"fake:leader-{id}\"\n\
+                 [[team.members]]\nname = \"helper\"\ntype = \"plain\"\nmodel = \"fake:member-{id}\"\n"
+            ),
+        );
+    }
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"fake:judge\"\n[[metrics]]\nname = \"Coverage\"\n",
+    );
+    sb.write("cfg/judgment.toml", "model = \"fake:judgment\"\n");
+    let cfg = sb.path().join("cfg/orchestrator.toml");
+    let mut c = sb.cmd();
+    c.args(["exec", "Plan the next quarter", "-f", "json", "-c"])
+        .arg(&cfg)
+        .env("MIXSEEK_LOG", "warn,mixseek_prompt=debug");
+    let out = tokio::task::spawn_blocking(move || c.output().expect("run"))
+        .await
+        .expect("join");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+
+    let requests = fake.requests();
+    let of = |model: &str| -> Vec<(String, String)> {
+        requests
+            .iter()
+            .filter(|r| r.body["model"] == model)
+            .map(|r| system_and_user(&r.body))
+            .collect()
+    };
+    let team_a = "## Domain Context\nHospital logistics (team a)\n";
+    let orchestrator = "## Domain Context\nRetail banking (orchestrator)\n";
+    // (model, the domain its system prompts carry, the phase's closing sentence)
+    let expectations = [
+        (
+            "leader-a",
+            team_a,
+            "Interpret the task from this domain's perspective.",
+        ),
+        (
+            "leader-b",
+            orchestrator,
+            "Interpret the task from this domain's perspective.",
+        ),
+        (
+            "member-a",
+            team_a,
+            "Interpret your assignment from this domain's perspective.",
+        ),
+        (
+            "member-b",
+            orchestrator,
+            "Interpret your assignment from this domain's perspective.",
+        ),
+    ];
+    for (model, domain, sentence) in expectations {
+        let calls = of(model);
+        assert!(!calls.is_empty(), "no request for {model}");
+        for (system, user) in &calls {
+            assert!(
+                system.contains(&format!("{domain}{sentence}")),
+                "{model}: {system}"
+            );
+            assert!(system.ends_with("SYSTEM-SUFFIX-MARK"), "{model}: {system}");
+            assert!(user.ends_with("\n\nUSER-SUFFIX-MARK"), "{model}: {user}");
+        }
+    }
+    // The evaluator and the judgment serve both teams: each team's domain shows up.
+    for (model, sentence) in [
+        (
+            "judge",
+            "Evaluate the submission from this domain's perspective.",
+        ),
+        (
+            "judgment",
+            "Judge whether another round is worthwhile from this domain's perspective.",
+        ),
+    ] {
+        let calls = of(model);
+        for domain in [team_a, orchestrator] {
+            assert!(
+                calls
+                    .iter()
+                    .any(|(system, _)| system.contains(&format!("{domain}{sentence}"))),
+                "{model} never got {domain:?}: {calls:#?}"
+            );
+        }
+        for (system, user) in &calls {
+            assert!(system.ends_with("SYSTEM-SUFFIX-MARK"), "{model}: {system}");
+            assert!(user.ends_with("\n\nUSER-SUFFIX-MARK"), "{model}: {user}");
+        }
+    }
+    // Every phase logs the rules it applied, with the execution, team, round and phase.
+    for phase in ["team", "member", "evaluator", "judgment"] {
+        assert!(
+            stderr.lines().any(|l| l.contains("injection rules applied")
+                && l.contains(&format!("phase=\"{phase}\""))
+                && l.contains("domain_context")
+                && l.contains("round=1")),
+            "no log line for {phase}: {stderr}"
+        );
+    }
+}

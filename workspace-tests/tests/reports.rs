@@ -65,6 +65,7 @@ fn without_a_database_the_commands_say_how_to_create_one() {
         vec!["history"],
         vec!["show", "abc"],
         vec!["report", "abc"],
+        vec!["export", "abc", "--format", "json", "-o", "out.json"],
     ] {
         let out = mixseek(ws.path()).args(&args).output().expect("run");
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -176,4 +177,57 @@ fn export_and_html_report_write_files() {
     let page = std::fs::read_to_string(&html_path).expect("html");
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!page.contains("<script>"));
+}
+
+#[test]
+fn a_run_with_mask_pii_stores_masked_text_only() {
+    let sb = workspace_tests::Sandbox::new();
+    let orch = workspace_tests::write_mock_competition(&sb, &["a"]);
+    let mut toml = std::fs::read_to_string(&orch).expect("orchestrator.toml");
+    toml.push_str("\n[privacy]\nmask_pii = true\n");
+    std::fs::write(&orch, toml).expect("write");
+    let out = sb
+        .cmd()
+        .args([
+            "exec",
+            "taro.yamada@example.com / 090-1234-5678 宛てに返信文を書いて",
+            "-q",
+            "-c",
+        ])
+        .arg(&orch)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open_read_only(sb.workspace().join("mixseek.db")).expect("database");
+    let conn = store.connection().expect("conn");
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).expect(sql) };
+    // the original appears nowhere …
+    let leaks = count(
+        "SELECT (SELECT count(*) FROM execution_summary WHERE user_prompt LIKE '%taro.yamada%' OR user_prompt LIKE '%1234-5678%')
+              + (SELECT count(*) FROM round_history WHERE prompt LIKE '%taro.yamada%'
+                     OR message_history LIKE '%taro.yamada%' OR member_submissions_record LIKE '%taro.yamada%')
+              + (SELECT count(*) FROM leader_board WHERE submission_content LIKE '%taro.yamada%')",
+    );
+    assert_eq!(leaks, 0, "unmasked PII in the database");
+    // … the masked text and the hash of the original are there
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM execution_summary WHERE user_prompt LIKE '[メールアドレス] / [電話番号] %' AND pii_masked AND prompt_sha256 IS NOT NULL"
+        ),
+        1
+    );
+    let rounds = count("SELECT count(*) FROM round_history");
+    assert!(rounds >= 1);
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM round_history WHERE pii_masked AND prompt LIKE '%[メールアドレス]%' AND prompt_sha256 IS NOT NULL"
+        ),
+        rounds,
+        "every round's prompt quotes the task, masked"
+    );
 }

@@ -100,6 +100,58 @@ fn runs_a_mock_team_through_its_rounds_and_prints_the_final_submission() {
 }
 
 #[test]
+fn web_search_and_code_execution_members_run_offline_on_mock() {
+    let sb = Sandbox::new();
+    offline_workspace(&sb, "mock:judge-stop");
+    sb.write(
+        "ws/native.toml",
+        "[team]\nteam_id = \"n\"\nteam_name = \"Native\"\n[team.leader]\nmodel = \"mock:leader\"\n[[team.members]]\nname = \"searcher\"\ntype = \"web_search\"\nmodel = \"mock:searcher\"\n[team.members.tool_settings.web_search]\nmax_uses = 2\n[[team.members]]\nname = \"coder\"\ntype = \"code_execution\"\nmodel = \"mock:coder\"\n",
+    );
+    let out = sb
+        .cmd()
+        .args([
+            "team",
+            "Compare async runtimes",
+            "-c",
+            "native.toml",
+            "--max-rounds",
+            "1",
+            "-f",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    let subs = v["rounds"][0]["member_submissions"]["submissions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let content = |name: &str| {
+        subs.iter()
+            .find(|s| s["agent_name"] == name)
+            .and_then(|s| s["content"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let searcher = content("searcher");
+    assert!(
+        searcher.contains("[mock web_search: offline, nothing was searched; no sources]"),
+        "{searcher}"
+    );
+    let coder = content("coder");
+    assert!(
+        coder.contains("[mock code_execution: offline, no code was run]"),
+        "{coder}"
+    );
+    assert_eq!(v["rounds"][0]["member_submissions"]["success_count"], 2);
+}
+
+#[test]
 fn the_judgment_can_stop_the_team_early() {
     let sb = Sandbox::new();
     offline_workspace(&sb, "mock:judge-stop");
@@ -194,7 +246,8 @@ fn bad_input_is_a_clear_usage_error() {
     assert!(stderr.contains("did you mean `plain`?"), "{stderr}");
     assert!(out.stdout.is_empty());
 
-    sb.write("ws/native.toml", "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"code_execution\"\nmodel = \"anthropic:claude-haiku-4-5\"\n");
+    // xAI's web search gets no domain filters from mixseek: refused before running.
+    sb.write("ws/native.toml", "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"grok:grok-4\"\n[team.members.tool_settings.web_search]\nallowed_domains = [\"x.com\"]\n");
     let out = sb
         .cmd()
         .args(["team", "x", "-c", "native.toml"])
@@ -203,12 +256,12 @@ fn bad_input_is_a_clear_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("Error: member `s`: type = \"code_execution\"")
-            && stderr.contains("provider `anthropic`"),
+        stderr.contains("Error: member `s`: type = \"web_search\" cannot use model `grok:grok-4`")
+            && stderr.contains("provider `grok`"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("Hint: use a type = \"command\" member"),
+        stderr.contains("Hint: use a model of openai, anthropic, google-gla"),
         "{stderr}"
     );
 
@@ -218,4 +271,73 @@ fn bad_input_is_a_clear_usage_error() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_member_call_failing_exits_2_after_the_report() {
+    let sb = Sandbox::new();
+    sb.write("ws/configs/evaluator.toml", EVALUATOR);
+    sb.write("ws/configs/judgment.toml", "model = \"mock:judge-stop\"\n");
+    // A `command` member whose program always fails (`sh` is everywhere).
+    sb.write(
+        "ws/team.toml",
+        "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"mock:leader\"\n[[team.members]]\nname = \"broken\"\ntype = \"command\"\ncommand = [\"sh\", \"-c\", \"echo no luck >&2; exit 4\"]\n",
+    );
+    let out = sb
+        .cmd()
+        .args([
+            "team",
+            "Explain async Rust",
+            "-c",
+            "team.toml",
+            "--max-rounds",
+            "1",
+        ])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    // The report is printed first, with the member's failure.
+    assert!(stdout.contains("Member Agents: 0/1 succeeded"), "{stdout}");
+    assert!(
+        stdout.contains("✗ broken (ERROR): `sh` exited with status 4; stderr: no luck"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("Error: All member agents failed. No successful submissions."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Hint: each member's error is in the report above"),
+        "{stderr}"
+    );
+
+    // One member succeeding is enough for exit 0.
+    sb.write(
+        "ws/team.toml",
+        "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"mock:leader\"\n[[team.members]]\nname = \"broken\"\ntype = \"command\"\ncommand = [\"sh\", \"-c\", \"exit 4\"]\n[[team.members]]\nname = \"helper\"\ntype = \"plain\"\nmodel = \"mock:helper\"\n",
+    );
+    let out = sb
+        .cmd()
+        .args([
+            "team",
+            "Explain async Rust",
+            "-c",
+            "team.toml",
+            "--max-rounds",
+            "1",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -5,7 +5,9 @@
 //! concurrently, at most `max_concurrent_members` at a time, and their results go back in
 //! call order. The loop ends with the leader's first answer without tool calls, or after
 //! `max_tool_rounds` tool-calling turns — then the leader is asked once more for its final
-//! answer. A member failure goes back to the leader as a tool error and is recorded as an
+//! answer, with no tools offered and the conversation written out as text (its text is the
+//! submission even if it still calls tools; no text at all fails the run with a clear
+//! error). A member failure goes back to the leader as a tool error and is recorded as an
 //! `ERROR` submission; it never fails the round. A blank `task`, missing arguments or an
 //! unknown tool are tool errors too; a tool called invalidly more than `max_retries` times
 //! fails the run (as the original's tool retry limit).
@@ -194,8 +196,12 @@ impl Leader {
             let results = self
                 .run_calls(&calls, ctx, &mut submissions, &mut invalid_calls)
                 .await?;
-            for (call, content) in calls.iter().zip(results) {
-                let msg = Message::tool_result(&call.id, &call.name, content);
+            for (call, (content, failed)) in calls.iter().zip(results) {
+                let msg = if failed {
+                    Message::tool_error(&call.id, &call.name, content)
+                } else {
+                    Message::tool_result(&call.id, &call.name, content)
+                };
                 history.push(message_json(&msg));
                 messages.push(msg);
             }
@@ -209,20 +215,51 @@ impl Leader {
         let ask = Message::user(final_answer_request(self.config.max_tool_rounds));
         history.push(message_json(&ask));
         messages.push(ask);
-        let request = self.request(&system, &messages, ctx);
-        let (assistant, _ignored_calls) = self.chat(&request, &mut usage, &mut history).await?;
-        finish(&assistant, history, submissions, usage, tool_rounds, true)
+        let request = self.final_request(&system, &messages, ctx);
+        let (assistant, calls) = self.chat(&request, &mut usage, &mut history).await?;
+        if !calls.is_empty() {
+            tracing::warn!(
+                team_id = ctx.team_id(),
+                round = ctx.round_number(),
+                calls = calls.len(),
+                "the leader called tools in answer to the final-answer request; they are not run"
+            );
+        }
+        finish_final(
+            &assistant,
+            &calls,
+            history,
+            submissions,
+            usage,
+            tool_rounds,
+            self.config.max_tool_rounds,
+        )
     }
 
-    /// Validates and runs the calls of one turn; returns one tool result per call, in order.
+    /// The final-answer request: no tools are offered, and the conversation goes as text
+    /// (tool calls and their results written out): a provider may refuse tool-call turns in
+    /// a request that defines no tools, and without tools the model cannot call one again.
+    fn final_request(
+        &self,
+        system: &Option<String>,
+        messages: &[Message],
+        ctx: &RoundContext,
+    ) -> ChatRequest {
+        let mut request = self.request(system, &as_text_conversation(messages), ctx);
+        request.tools = Vec::new();
+        request
+    }
+
+    /// Validates and runs the calls of one turn; returns one tool result per call, in order,
+    /// with whether it is an error (an invalid call or a failed member).
     async fn run_calls(
         &self,
         calls: &[ToolCall],
         ctx: &RoundContext,
         submissions: &mut Vec<MemberSubmission>,
         invalid_calls: &mut HashMap<String, u32>,
-    ) -> Result<Vec<String>, AgentError> {
-        let mut results: Vec<Option<String>> = vec![None; calls.len()];
+    ) -> Result<Vec<(String, bool)>, AgentError> {
+        let mut results: Vec<Option<(String, bool)>> = vec![None; calls.len()];
         let mut pending = Vec::new();
         for (index, call) in calls.iter().enumerate() {
             let invalid = match self.tools.iter().find(|t| t.spec.name == call.name) {
@@ -260,7 +297,7 @@ impl Leader {
                         last_error: err,
                     });
                 }
-                results[index] = Some(err);
+                results[index] = Some((err, true));
             }
         }
         let semaphore = Arc::new(Semaphore::new(self.config.max_concurrent_members.max(1)));
@@ -293,7 +330,10 @@ impl Leader {
                 }
             };
             let (name, agent_type) = names.remove(&index).unwrap_or_default();
-            results[index] = Some(tool_result_text(&name, &output));
+            results[index] = Some((
+                tool_result_text(&name, &output),
+                output.status == MemberStatus::Error,
+            ));
             log_member(&name, &output, elapsed);
             order.push(index);
             done.push(submission(name, agent_type, output, timestamp, elapsed));
@@ -302,7 +342,7 @@ impl Leader {
         for (index, (name, agent_type)) in names {
             let output =
                 MemberOutput::error("the member task panicked", Usage::default(), Vec::new());
-            results[index] = Some(tool_result_text(&name, &output));
+            results[index] = Some((tool_result_text(&name, &output), true));
             order.push(index);
             done.push(submission(name, agent_type, output, Utc::now(), 0));
         }
@@ -362,6 +402,72 @@ fn submission(
     }
 }
 
+/// The conversation with tool calls and tool results written out as text: an assistant turn
+/// lists the calls it made after its text, a tool result becomes a user turn naming the tool.
+pub fn as_text_conversation(messages: &[Message]) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        match m {
+            Message::User { .. } => out.push(m.clone()),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                let mut parts: Vec<String> = content
+                    .iter()
+                    .filter(|c| !c.trim().is_empty())
+                    .cloned()
+                    .collect();
+                for call in tool_calls {
+                    let task = call
+                        .arguments
+                        .get("task")
+                        .and_then(|t| t.as_str())
+                        .map_or_else(|| call.arguments.to_string(), str::to_string);
+                    parts.push(format!("[called `{}` with task: {task}]", call.name));
+                }
+                if !parts.is_empty() {
+                    out.push(Message::assistant(parts.join("\n")));
+                }
+            }
+            Message::Tool { name, content, .. } => {
+                out.push(Message::user(format!("[result of `{name}`]\n{content}")));
+            }
+        }
+    }
+    out
+}
+
+/// The outcome of the answer to the final-answer request: its text, even when the model
+/// also (uselessly) called tools; a clear error when it gave no text.
+fn finish_final(
+    assistant: &Message,
+    calls: &[ToolCall],
+    messages: Vec<serde_json::Value>,
+    member_submissions: Vec<MemberSubmission>,
+    leader_usage: Usage,
+    tool_rounds: u32,
+    max_tool_rounds: u32,
+) -> Result<LeaderOutcome, AgentError> {
+    let has_text =
+        matches!(assistant, Message::Assistant { content: Some(c), .. } if !c.trim().is_empty());
+    if !has_text && !calls.is_empty() {
+        let names: Vec<String> = calls.iter().map(|c| format!("`{}`", c.name)).collect();
+        return Err(AgentError::NoAnswer(format!(
+            "asked for its final answer after max_tool_rounds ({max_tool_rounds}) tool-calling turns, with no tools offered, it still only called {} and gave no text; raise max_tool_rounds in [team] or tell the leader (system_instruction) to answer once it has the member results",
+            names.join(", ")
+        )));
+    }
+    finish(
+        assistant,
+        messages,
+        member_submissions,
+        leader_usage,
+        tool_rounds,
+        true,
+    )
+}
+
 fn finish(
     assistant: &Message,
     messages: Vec<serde_json::Value>,
@@ -376,7 +482,7 @@ fn finish(
     };
     if text.trim().is_empty() {
         let why = if hit_tool_round_limit {
-            "it kept calling tools after max_tool_rounds was reached".to_string()
+            "its answer to the final-answer request (after max_tool_rounds) had no text".to_string()
         } else {
             "its answer had no text".to_string()
         };

@@ -3,9 +3,9 @@
 //! by `max_concurrent_members`; the loop ends with the final text or at `max_tool_rounds`) and
 //! the member types — `plain` (one LLM call), `web_fetch` (an LLM with a real `fetch_url`
 //! tool: HTTP GET, HTML to text, size and time limits, private addresses refused),
-//! `command` (an external program speaking JSON on stdin/stdout) — plus the refusal, naming
-//! the provider, of `web_search` / `code_execution` whose provider-native tools the LLM
-//! layer cannot send. Member failures become `ERROR` submissions (with real token counts
+//! `command` (an external program speaking JSON on stdin/stdout), `web_search` /
+//! `code_execution` (one LLM call carrying the provider's native tool; refused, naming the
+//! provider, where the provider has none). Member failures become `ERROR` submissions (with real token counts
 //! and timing) and tool errors for the leader; they never fail the round.
 //!
 //! # Use

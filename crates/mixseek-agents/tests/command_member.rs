@@ -1,4 +1,5 @@
-//! `command` members: a program written by the test, speaking JSON on stdin/stdout.
+//! `command` members: a program written by the test (a `sh` script), speaking JSON on
+//! stdin/stdout.
 
 mod common;
 
@@ -10,37 +11,31 @@ use mixseek_testkit::{FakeLlm, Reply, Wire};
 use serde_json::json;
 use std::path::Path;
 
-const AGENT_PY: &str = r#"
-import json, os, sys, time
-req = json.load(sys.stdin)
-task = req["task"]
-if task == "fail":
-    sys.stderr.write("something broke\n")
-    sys.exit(3)
-if task == "sleep":
-    time.sleep(30)
-if task == "garbage":
-    print("this is not json")
-    sys.exit(0)
-if task == "report-error":
-    print(json.dumps({"content": "", "status": "error", "error_message": "no data for that"}))
-    sys.exit(0)
-if task == "warn":
-    print(json.dumps({"content": "partial", "status": "warning", "error_message": "only half"}))
-    sys.exit(0)
-c = req["context"]
-parts = [task, c["execution_id"], c["team_id"], c["team_name"], str(c["round_number"]), c["domain_context"], c["language"],
-         req["tool_settings"]["my_tool"]["key"], os.path.basename(os.getcwd())]
-print(json.dumps({"content": " | ".join(parts), "status": "success", "usage": {"input_tokens": 7, "output_tokens": 3, "requests": 1}}))
+/// The test agent, a POSIX `sh` script (nothing to install): it reads the JSON request on
+/// stdin, picks fields out of it with `sed`, and answers by task.
+const AGENT_SH: &str = r#"
+req=$(cat)
+field() { printf '%s' "$req" | sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p"; }
+task=$(field task)
+case "$task" in
+  fail) echo "something broke" >&2; exit 3 ;;
+  sleep) exec sleep 30 ;;
+  garbage) echo "this is not json"; exit 0 ;;
+  report-error) echo '{"content": "", "status": "error", "error_message": "no data for that"}'; exit 0 ;;
+  warn) echo '{"content": "partial", "status": "warning", "error_message": "only half"}'; exit 0 ;;
+esac
+round=$(printf '%s' "$req" | sed -n 's/.*"round_number": *\([0-9]*\).*/\1/p')
+content="$task | $(field execution_id) | $(field team_id) | $(field team_name) | $round | $(field domain_context) | $(field language) | $(field key) | $(basename "$(pwd)")"
+printf '{"content": "%s", "status": "success", "usage": {"input_tokens": 7, "output_tokens": 3, "requests": 1}}\n' "$content"
 "#;
 
 fn write_agent(dir: &Path) {
-    std::fs::write(dir.join("agent.py"), AGENT_PY).expect("write agent");
+    std::fs::write(dir.join("agent.sh"), AGENT_SH).expect("write agent");
 }
 
 fn member(timeout: Option<u64>) -> MemberSettings {
     let mut src = String::from(
-        "name = \"py\"\ntype = \"command\"\ncommand = [\"python3\", \"agent.py\"]\n[tool_settings.my_tool]\nkey = \"secret-sauce\"\n",
+        "name = \"py\"\ntype = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n[tool_settings.my_tool]\nkey = \"secret-sauce\"\n",
     );
     if let Some(t) = timeout {
         src = format!("timeout_seconds = {t}\n{src}");
@@ -96,7 +91,7 @@ async fn failures_become_error_outputs_with_the_reason() {
     assert_eq!(out.status, MemberStatus::Error);
     assert_eq!(
         out.error_message.as_deref(),
-        Some("`python3` exited with status 3; stderr: something broke")
+        Some("`sh` exited with status 3; stderr: something broke")
     );
     assert_eq!(out.content, "");
 
@@ -158,7 +153,7 @@ async fn a_program_over_its_time_limit_is_killed() {
     assert_eq!(out.status, MemberStatus::Error);
     assert_eq!(
         out.error_message.as_deref(),
-        Some("`python3` did not answer within 1 s and was killed")
+        Some("`sh` did not answer within 1 s and was killed")
     );
     assert!(started.elapsed().as_secs() < 10);
 }
@@ -195,7 +190,7 @@ async fn a_leader_delegates_to_a_command_member_in_its_file_folder() {
         tool_results[0]
     );
     assert!(
-        tool_results[1].starts_with("Error: member `py` failed: `python3` exited with status 3"),
+        tool_results[1].starts_with("Error: member `py` failed: `sh` exited with status 3"),
         "{}",
         tool_results[1]
     );

@@ -322,8 +322,52 @@ async fn max_tool_rounds_ends_the_loop_and_asks_for_the_final_answer() {
             .all(|m| m["content"] != json!(final_answer_request(2)))
     );
 
-    // A leader that still only calls tools after the limit gives no answer: the run fails,
-    // and the tools it asked for are not run.
+    // The final-answer request offers no tools and writes the tool turns out as text (a
+    // provider may refuse tool-call turns without tool definitions).
+    assert!(reqs[1].body.get("tools").is_some());
+    assert!(reqs[2].body.get("tools").is_none(), "{}", reqs[2].body);
+    assert!(
+        last.iter()
+            .all(|m| m["role"] != "tool" && m.get("tool_calls").is_none()),
+        "{last:?}"
+    );
+    let texts: Vec<(String, String)> = last
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts[1..],
+        [
+            ("user".to_string(), "p".to_string()),
+            (
+                "assistant".to_string(),
+                "[called `delegate_to_a` with task: 1]".to_string()
+            ),
+            (
+                "user".to_string(),
+                "[result of `delegate_to_a`]\nok".to_string()
+            ),
+            (
+                "assistant".to_string(),
+                "[called `delegate_to_a` with task: 2]".to_string()
+            ),
+            (
+                "user".to_string(),
+                "[result of `delegate_to_a`]\nok".to_string()
+            ),
+            ("user".to_string(), final_answer_request(2)),
+        ]
+    );
+    // The recorded transcript keeps the real tool turns.
+    assert!(out.messages.iter().any(|m| m["role"] == "tool"));
+
+    // A leader that still only calls tools after the limit gives no answer: the run fails
+    // with an error saying what happened and what to do, and those tools are not run.
     let stubborn = FakeLlm::openai().await;
     stubborn.set_default(calls(&[("delegate_to_a", "again")]));
     let members2 = FakeLlm::openai().await;
@@ -336,7 +380,46 @@ async fn max_tool_rounds_ends_the_loop_and_asks_for_the_final_answer() {
         .await
         .expect_err("no answer");
     assert!(matches!(err, AgentError::NoAnswer(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("max_tool_rounds (2)")
+            && text.contains("`delegate_to_a`")
+            && text.contains("raise max_tool_rounds"),
+        "{text}"
+    );
     assert_eq!((stubborn.request_count(), members2.request_count()), (3, 2));
+
+    // Text alongside tool calls in the final answer: the text is the submission.
+    let chatty = FakeLlm::openai().await;
+    chatty.script([
+        calls(&[("delegate_to_a", "1")]),
+        calls(&[("delegate_to_a", "2")]),
+    ]);
+    chatty.push(Reply::Body {
+        status: 200,
+        body: json!({
+            "id": "x", "object": "chat.completion", "model": "gpt-leader",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": "the answer anyway",
+                "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "delegate_to_a", "arguments": "{\"task\":\"more\"}"}}]
+            }}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+        })
+        .to_string(),
+    });
+    let members3 = FakeLlm::openai().await;
+    members3.set_default(Reply::text("ok"));
+    let reg = registry(&[
+        ("lead", &chatty, Wire::OpenAi),
+        ("mem", &members3, Wire::OpenAi),
+    ]);
+    let out = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect("text taken");
+    assert_eq!(out.submission, "the answer anyway");
+    assert!(out.hit_tool_round_limit);
+    assert_eq!(members3.request_count(), 2, "the late call is not run");
 }
 
 #[tokio::test]
@@ -479,11 +562,90 @@ model = "mock:writer"
 
 #[tokio::test]
 async fn unusable_member_types_fail_the_round_at_build_time() {
-    let toml_src = "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"openai:gpt-4o\"\n";
-    let err = agents(toml_src, mock_registry())
+    // A configured OpenAI-compatible server has no native web search: the round fails when
+    // the member is built, before any request.
+    let fake = FakeLlm::openai().await;
+    let toml_src = "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"local:llama3\"\n";
+    let err = agents(toml_src, registry(&[("local", &fake, Wire::OpenAi)]))
         .run_round("p", &ctx())
         .await
         .expect_err("refused");
-    assert!(err.to_string().contains("provider `openai`"), "{err}");
-    assert_eq!(mixseek_agents::check_team(&common::team(toml_src)).len(), 1);
+    assert!(
+        err.to_string().starts_with(
+            "member `s`: type = \"web_search\" cannot use model `local:llama3`: provider `local` speaks the OpenAI-compatible Chat Completions API"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.hint().is_some_and(|h| h.contains("web_fetch")),
+        "{err:?}"
+    );
+    assert_eq!(fake.request_count(), 0);
+    // Preflight without the providers table cannot know `local`'s kind: decided at build.
+    assert!(mixseek_agents::check_team(&common::team(toml_src)).is_empty());
+    // A built-in provider that cannot honour the options is refused by preflight already.
+    let gemini = "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"google-gla:gemini-2.5-flash\"\n[team.members.tool_settings.web_search]\nallowed_domains = [\"a.example\"]\n";
+    let errs = mixseek_agents::check_team(&common::team(gemini));
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0].to_string().contains("provider `google-gla`"),
+        "{}",
+        errs[0]
+    );
+    let err = agents(gemini, mock_registry())
+        .run_round("p", &ctx())
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("allowed_domains"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failed_member_reaches_anthropic_as_a_tool_result_with_is_error() {
+    let leader = FakeLlm::anthropic().await;
+    let members = FakeLlm::openai().await;
+    let broken = FakeLlm::openai().await;
+    leader.push(calls(&[("delegate_to_a", "will fail"), ("ask_b", "works")]));
+    leader.push(Reply::text("done"));
+    members.set_default(Reply::text("fine"));
+    broken.set_default(Reply::status(400, "bad request"));
+    let reg = registry(&[
+        ("lead", &leader, Wire::Anthropic),
+        ("mem", &members, Wire::OpenAi),
+        ("broken", &broken, Wire::OpenAi),
+    ]);
+    let toml_src = TWO_MEMBERS.replace("model = \"mem:gpt-a\"", "model = \"broken:gpt-a\"");
+    let out = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect("round");
+    assert_eq!(out.submission, "done");
+    let body = &leader.requests()[1].body;
+    let results: Vec<serde_json::Value> = body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect();
+    assert_eq!(results.len(), 2, "{body}");
+    assert_eq!(results[0]["is_error"], json!(true), "{}", results[0]);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("Error: member `a` failed:")),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].get("is_error").is_none(), "{}", results[1]);
+    assert_eq!(results[1]["content"], "fine");
+    // The transcript records the flag too.
+    assert!(
+        out.messages
+            .iter()
+            .any(|m| m["role"] == "tool" && m["is_error"] == json!(true)),
+        "{:?}",
+        out.messages
+    );
 }

@@ -18,6 +18,29 @@ use std::time::{Duration, Instant};
 
 const PAGE: &str = "<html><head><title>Chip News</title><script>alert(1)</script></head><body><h1>Fab output</h1><p>Output rose 5&percnt; &amp; prices fell.</p></body></html>";
 
+/// A Japanese news page encoded in Shift_JIS (bytes written out: no encoder needed), with
+/// its charset declared in a `<meta>` tag when `meta`.
+fn shift_jis_page(meta: bool) -> Vec<u8> {
+    let mut page = b"<html><head>".to_vec();
+    if meta {
+        page.extend_from_slice(
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">",
+        );
+    }
+    page.extend_from_slice(b"<title>");
+    // 「半導体ニュース」
+    page.extend_from_slice(&[
+        0x94, 0xbc, 0x93, 0xb1, 0x91, 0xcc, 0x83, 0x6a, 0x83, 0x85, 0x81, 0x5b, 0x83, 0x58,
+    ]);
+    page.extend_from_slice(b"</title></head><body><p>");
+    // 「生産が5&percnt;増加」: 生産が 5 &percnt; 増加
+    page.extend_from_slice(&[0x90, 0xb6, 0x8e, 0x59, 0x82, 0xaa]);
+    page.extend_from_slice(b"5&percnt;");
+    page.extend_from_slice(&[0x91, 0x9d, 0x89, 0xc1]);
+    page.extend_from_slice(b"</p></body></html>");
+    page
+}
+
 struct Site {
     server: HttpServer,
     hits: Arc<AtomicUsize>,
@@ -38,6 +61,19 @@ impl Site {
                         body: PAGE.into(),
                     },
                     "/big" => HttpResponse::text(200, "a".repeat(100_000)),
+                    "/sjis" => HttpResponse {
+                        status: 200,
+                        headers: vec![(
+                            "content-type".into(),
+                            "text/html; charset=Shift_JIS".into(),
+                        )],
+                        body: shift_jis_page(false).into(),
+                    },
+                    "/sjis-meta" => HttpResponse {
+                        status: 200,
+                        headers: vec![("content-type".into(), "text/html".into())],
+                        body: shift_jis_page(true).into(),
+                    },
                     "/slow" => {
                         tokio::time::sleep(Duration::from_secs(5)).await;
                         HttpResponse::text(200, "late")
@@ -187,10 +223,7 @@ async fn pages_are_fetched_as_text_with_their_title() {
     let site = Site::start().await;
     let page = fetch(&site.url("/page"), &open()).await.expect("page");
     assert_eq!(page.title.as_deref(), Some("Chip News"));
-    assert_eq!(
-        page.text,
-        "# Fab output\n\nOutput rose 5&percnt; & prices fell."
-    );
+    assert_eq!(page.text, "# Fab output\n\nOutput rose 5% & prices fell.");
     assert_eq!(page.content_type, "text/html");
     assert!(!page.truncated);
     let redirected = fetch(&site.url("/redirect"), &open())
@@ -198,6 +231,17 @@ async fn pages_are_fetched_as_text_with_their_title() {
         .expect("redirect followed");
     assert_eq!(redirected.url, site.url("/page"));
     assert_eq!(redirected.title.as_deref(), Some("Chip News"));
+}
+
+#[tokio::test]
+async fn shift_jis_pages_are_decoded_from_their_declared_charset() {
+    let site = Site::start().await;
+    for path in ["/sjis", "/sjis-meta"] {
+        let page = fetch(&site.url(path), &open()).await.expect("page");
+        assert_eq!(page.encoding, "Shift_JIS", "{path}");
+        assert_eq!(page.title.as_deref(), Some("半導体ニュース"), "{path}");
+        assert_eq!(page.text, "生産が5%増加", "{path}");
+    }
 }
 
 #[tokio::test]
@@ -307,7 +351,7 @@ async fn the_member_fetches_what_the_model_asks_for() {
     assert_eq!(
         tool["content"],
         format!(
-            "URL: {}\nTitle: Chip News\nContent-Type: text/html\n\n# Fab output\n\nOutput rose 5&percnt; & prices fell.",
+            "URL: {}\nTitle: Chip News\nContent-Type: text/html\n\n# Fab output\n\nOutput rose 5% & prices fell.",
             site.url("/page")
         )
     );
@@ -373,5 +417,48 @@ async fn the_member_reports_refusals_to_the_model_and_stops_at_max_uses() {
     assert_eq!(
         second.last().map(|m| m["content"].clone()),
         Some(json!(FINAL_ANSWER_REQUEST))
+    );
+}
+
+#[tokio::test]
+async fn invalid_fetch_calls_fail_the_task_after_max_retries() {
+    let llm = FakeLlm::openai().await;
+    // Two invalid calls (no url, then an unknown tool), then a third invalid `fetch_url`.
+    llm.push(Reply::tool_call("fetch_url", json!({})));
+    llm.push(Reply::tool_call("fetch_url", json!({"url": "  "})));
+    llm.push(Reply::text("never reached"));
+    let m = build_member(
+        &fetch_member("max_retries = 1"),
+        &deps(registry(&[("llm", &llm, Wire::OpenAi)])),
+        None,
+    )
+    .expect("build");
+    let out = m.execute("read it", &ctx()).await;
+    assert_eq!(out.status, MemberStatus::Error);
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some(
+            "Tool 'fetch_url' exceeded max retries count of 1: Error: the `url` argument (a non-empty string) is required"
+        )
+    );
+    assert_eq!(llm.request_count(), 2);
+    assert_eq!(out.usage.requests, 2, "the usage of the calls made is kept");
+
+    // Within the limit (default 3), invalid calls are tool errors the model can correct.
+    let llm = FakeLlm::openai().await;
+    llm.push(Reply::tool_call("fetch_url", json!({})));
+    llm.push(Reply::tool_call("no_such_tool", json!({})));
+    llm.push(Reply::tool_call("fetch_url", json!({"url": 5})));
+    llm.push(Reply::text("gave up fetching"));
+    let m = build_member(
+        &fetch_member(""),
+        &deps(registry(&[("llm", &llm, Wire::OpenAi)])),
+        None,
+    )
+    .expect("build");
+    let out = m.execute("read it", &ctx()).await;
+    assert_eq!(
+        (out.status, out.content.as_str()),
+        (MemberStatus::Success, "gave up fetching")
     );
 }

@@ -91,9 +91,25 @@ enum Command {
 }
 
 impl Command {
-    /// Commands that write into the workspace (so it is created and file logging enabled).
-    fn writes_workspace(&self) -> bool {
-        matches!(self, Command::Exec(_) | Command::Init(_))
+    /// The command's name, for the log file.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Init(_) => "init",
+            Command::Exec(a) if a.dry_run => "exec --dry-run",
+            Command::Exec(_) => "exec",
+            Command::Team(_) => "team",
+            Command::Evaluate(_) => "evaluate",
+            Command::Config(_) => "config",
+            Command::Leaderboard(_) => "leaderboard",
+            Command::Executions(_) => "executions",
+            Command::History(_) => "history",
+            Command::Show(_) => "show",
+            Command::Export(_) => "export",
+            Command::Report(_) => "report",
+            Command::Llm(_) => "llm",
+            Command::Prompt(_) => "prompt",
+            Command::Completions { .. } => "completions",
+        }
     }
 }
 
@@ -117,9 +133,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if cli.command.writes_workspace() && !matches!(cli.command, Command::Exec(ref a) if a.dry_run) {
-        let _ = std::fs::create_dir_all(&workspace.root);
-    }
+    // The log file is opened at the first event once the workspace exists (the commands that
+    // write create it), so nothing is created here.
     logging::init(
         cli.log_level,
         cli.log_format,
@@ -143,10 +158,24 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let name = cli.command.name();
     let result = runtime.block_on(run(cli.command, &ctx));
     match result {
-        Ok(code) => code,
+        Ok(code) => {
+            tracing::info!(
+                target: logging::AUDIT,
+                "mixseek {name} finished ({})",
+                if code == ExitCode::SUCCESS { "exit 0" } else { "non-zero exit" }
+            );
+            code
+        }
         Err(e) => {
+            tracing::info!(
+                target: logging::AUDIT,
+                "mixseek {name} failed (exit {}): {}",
+                e.exit_code,
+                e.message.lines().next().unwrap_or_default()
+            );
             eprintln!("{e}");
             e.exit()
         }

@@ -92,26 +92,20 @@ fn type_name(root: &Value, v: &Value) -> String {
                 if nullable { " (optional)" } else { "" }
             )
         }
-        _ => "any".into(),
+        // A free-form value (`serde_json::Value`): anything, and it may be left out.
+        _ => "any value (optional)".into(),
     }
 }
 
-fn default_text(defaults: &Value, path: &[String]) -> String {
-    let mut cur = defaults;
-    for p in path {
-        match cur.get(p) {
-            Some(v) => cur = v,
-            None => return "—".into(),
-        }
-    }
-    match cur {
-        Value::Null => "—".into(),
-        Value::String(s) if s.contains('\n') || s.chars().count() > 60 => {
+fn default_text(default: Option<&Value>) -> String {
+    match default {
+        None | Some(Value::Null) => "—".into(),
+        Some(Value::String(s)) if s.chars().count() > 60 => {
             "(long text, see the shipped default)".into()
         }
-        Value::Array(a) if a.is_empty() => "`[]`".into(),
-        Value::Object(o) if o.is_empty() => "`{}`".into(),
-        Value::Object(_) | Value::Array(_) => {
+        Some(Value::Array(a)) if a.is_empty() => "`[]`".into(),
+        Some(Value::Object(o)) if o.is_empty() => "`{}`".into(),
+        Some(cur @ (Value::Object(_) | Value::Array(_))) => {
             let s = cur.to_string();
             if s.chars().count() > 60 {
                 "(see below)".into()
@@ -119,8 +113,60 @@ fn default_text(defaults: &Value, path: &[String]) -> String {
                 format!("`{s}`")
             }
         }
-        other => format!("`{other}`"),
+        // JSON text: strings quoted, newlines as `\n`.
+        Some(other) => format!("`{other}`"),
     }
+}
+
+/// Keys that have no default: the file must set them (validation says so when it does not).
+const REQUIRED: &[&str] = &[
+    "orchestrator.teams[].config",
+    "hooks[].on",
+    "privacy.extra_patterns[].name",
+    "privacy.extra_patterns[].pattern",
+    "team.team_id",
+    "team.team_name",
+    "metrics[].name",
+    "prompt_builder.injections[].name",
+];
+
+/// The name of the type a schema refers to (directly or as the non-null arm of `anyOf`).
+fn ref_name(v: &Value) -> Option<&str> {
+    if let Some(r) = v.get("$ref").and_then(Value::as_str) {
+        return r.rsplit('/').next();
+    }
+    v.get("anyOf")
+        .and_then(Value::as_array)
+        .and_then(|a| a.iter().find_map(ref_name))
+}
+
+/// The defaults of a settings type by its schema name: used for array items, `<name>`
+/// entries and optional tables, whose defaults the enclosing type cannot show. A type that
+/// is not listed here makes the reference test fail (its keys would have no default).
+fn type_default(name: &str) -> Option<Value> {
+    use crate::evaluator::{LlmDefaultSettings, MetricSettings};
+    use crate::orchestrator::{HookSettings, TeamEntry};
+    use crate::privacy::{PiiPattern, PrivacySettings};
+    use crate::prompt_builder::{InjectionRuleSettings, PromptBuilderSettings};
+    use crate::providers::{CacheSettings, Price, ProviderSettings};
+    use crate::team::{LeaderSettings, MemberSettings};
+    let v = match name {
+        "ProviderSettings" => serde_json::to_value(ProviderSettings::default()),
+        "Price" => serde_json::to_value(Price::default()),
+        "CacheSettings" => serde_json::to_value(CacheSettings::default()),
+        "PrivacySettings" => serde_json::to_value(PrivacySettings::default()),
+        "PiiPattern" => serde_json::to_value(PiiPattern::default()),
+        "HookSettings" => serde_json::to_value(HookSettings::default()),
+        "TeamEntry" => serde_json::to_value(TeamEntry::default()),
+        "PromptBuilderSettings" => serde_json::to_value(PromptBuilderSettings::default()),
+        "InjectionRuleSettings" => serde_json::to_value(InjectionRuleSettings::default()),
+        "LeaderSettings" => serde_json::to_value(LeaderSettings::default()),
+        "MemberSettings" => serde_json::to_value(MemberSettings::default()),
+        "MetricSettings" => serde_json::to_value(MetricSettings::default()),
+        "LlmDefaultSettings" => serde_json::to_value(LlmDefaultSettings::default()),
+        _ => return None,
+    };
+    v.ok()
 }
 
 fn walk(
@@ -128,7 +174,6 @@ fn walk(
     node: &Value,
     defaults: &Value,
     prefix: &str,
-    path: &mut Vec<String>,
     out: &mut String,
     depth: usize,
 ) {
@@ -149,12 +194,21 @@ fn walk(
             .unwrap_or("")
             .replace('\n', " ")
             .replace('|', "\\|");
-        path.push(key.clone());
+        let own = defaults.get(key).filter(|v| !v.is_null());
+        let shown = if REQUIRED.contains(&full.as_str()) {
+            "required".to_string()
+        } else {
+            default_text(own)
+        };
         out.push_str(&format!(
-            "| `{full}` | {} | {} | {desc} |\n",
-            type_name(root, schema),
-            default_text(defaults, path)
+            "| `{full}` | {} | {shown} | {desc} |\n",
+            type_name(root, schema)
         ));
+        // Children of an unset optional table show the defaults of its type.
+        let child_defaults = own
+            .cloned()
+            .or_else(|| ref_name(schema).and_then(type_default))
+            .unwrap_or(Value::Null);
         if depth < 6 {
             let inner = resolve(root, schema);
             let inner = inner
@@ -167,16 +221,16 @@ fn walk(
                 })
                 .unwrap_or(inner);
             if inner.get("properties").is_some() {
-                walk(root, inner, defaults, &full, path, out, depth + 1);
+                walk(root, inner, &child_defaults, &full, out, depth + 1);
             } else if let Some(items) = inner.get("items") {
                 let it = resolve(root, items);
                 if it.get("properties").is_some() {
+                    let item_defaults = ref_name(items).and_then(type_default).unwrap_or_default();
                     walk(
                         root,
                         it,
-                        &Value::Null,
+                        &item_defaults,
                         &format!("{full}[]"),
-                        &mut Vec::new(),
                         out,
                         depth + 1,
                     );
@@ -184,19 +238,18 @@ fn walk(
             } else if let Some(ap) = inner.get("additionalProperties") {
                 let it = resolve(root, ap);
                 if it.get("properties").is_some() {
+                    let entry_defaults = ref_name(ap).and_then(type_default).unwrap_or_default();
                     walk(
                         root,
                         it,
-                        &Value::Null,
+                        &entry_defaults,
                         &format!("{full}.<name>"),
-                        &mut Vec::new(),
                         out,
                         depth + 1,
                     );
                 }
             }
         }
-        path.pop();
     }
 }
 
@@ -209,17 +262,18 @@ fn section<T: schemars::JsonSchema + serde::Serialize>(
     let defaults = serde_json::to_value(defaults).unwrap_or_default();
     let mut out =
         format!("## {title}\n\n{intro}\n\n| key | type | default | meaning |\n|---|---|---|---|\n");
-    walk(
-        &schema,
-        &schema,
-        &defaults,
-        "",
-        &mut Vec::new(),
-        &mut out,
-        0,
-    );
+    walk(&schema, &schema, &defaults, "", &mut out, 0);
     out.push('\n');
     out
+}
+
+/// A standalone prompt-builder TOML (`prompt_builder_config = "..."` or
+/// `WORKSPACE/configs/prompt_builder.toml`).
+#[derive(serde::Serialize, schemars::JsonSchema, Default)]
+struct PromptBuilderFile {
+    /// The templates, time zone and injection rules (the same keys as an inline
+    /// `[prompt_builder]` table of the orchestrator file).
+    prompt_builder: crate::prompt_builder::PromptBuilderSettings,
 }
 
 /// The whole reference, as committed in docs/configuration.md.
@@ -228,21 +282,46 @@ pub fn reference_markdown() -> String {
         "# Configuration reference\n\n\
          Generated from the settings types (`mixseek-config`); a test fails when this file and the code disagree.\n\
          Regenerate with `MIXSEEK_UPDATE_DOCS=1 cargo test -p mixseek-config config_reference`.\n\n\
-         Layering, highest first: command-line flags > `MIXSEEK_*` environment variables > TOML > defaults.\n\
-         Environment variables use `__` for nesting: `MIXSEEK_MAX_ROUNDS=3` sets `orchestrator.max_rounds`;\n\
-         `MIXSEEK_TEAM__LEADER__MODEL`, `MIXSEEK_LEADER__MODEL` (every team's leader), `MIXSEEK_EVALUATOR__*`,\n\
-         `MIXSEEK_JUDGMENT__*`, `MIXSEEK_PROMPT_BUILDER__*`, `MIXSEEK_PROVIDERS__<NAME>__*`, `MIXSEEK_CACHE__*`,\n\
-         `MIXSEEK_PRIVACY__*`. A variable that matches no setting is an error, not silently ignored.\n\
-         Relative paths resolve against the workspace first, then the folder of the file that names them.\n\n",
+         Layering, highest first: command-line flags (`exec --timeout`) > `MIXSEEK_*` environment variables > TOML > defaults.\n\n\
+         ## Environment variables\n\n\
+         Names are case-insensitive and use `__` for nesting; nested variables change only their key (deep merge).\n\
+         A value is read as a TOML literal (`5`, `true`, `[\"a\", \"b\"]`), else as JSON, else as a plain string.\n\n\
+         - `MIXSEEK_<KEY>` sets `orchestrator.<key>`: `MIXSEEK_MAX_ROUNDS=3`.\n\
+         - `MIXSEEK_PROVIDERS__<NAME>__<KEY>`, `MIXSEEK_PRICING__<NAME>__<KEY>`, `MIXSEEK_CACHE__<KEY>`, `MIXSEEK_PRIVACY__<KEY>`\n  \
+           set the top-level tables of the orchestrator file: `MIXSEEK_PROVIDERS__OLLAMA__BASE_URL=http://localhost:11434/v1`\n  \
+           sets `providers.ollama.base_url`. `MIXSEEK_HOOKS__<N>__<KEY>` sets `hooks[N].<key>` (N one past the last hook adds one).\n  \
+           `MIXSEEK_CACHE='{\"enabled\": true}'` replaces a whole table.\n\
+         - `MIXSEEK_TEAM__<KEY>` applies to every team file (`MIXSEEK_TEAM__LEADER__MODEL`), `MIXSEEK_LEADER__<KEY>` to every\n  \
+           team's leader; `MIXSEEK_EVALUATOR__<KEY>`, `MIXSEEK_JUDGMENT__<KEY>` and `MIXSEEK_PROMPT_BUILDER__<KEY>` to those settings\n  \
+           (with or without a file).\n\
+         - A variable that maps to no key is an error that names the variable and the closest valid key. `MIXSEEK_TEAM__*` and\n  \
+           `MIXSEEK_LEADER__*` are checked against each team file loaded. Not settings, and never reported: `MIXSEEK_WORKSPACE`,\n  \
+           `MIXSEEK_LOG`, `MIXSEEK_LOG_FORMAT`, `MIXSEEK_LOG_LEVEL`, `MIXSEEK_LOG_CONSOLE`, `MIXSEEK_LOG_FILE`, `MIXSEEK_CONFIG_FILE`,\n  \
+           `MIXSEEK_DEVELOPMENT_MODE`, `MIXSEEK_CLI_OUTPUT_FORMAT`, `MIXSEEK_GOOGLE_GENAI_USE_VERTEXAI`, `MIXSEEK_NO_PROGRESS`, and the\n  \
+           original's `MIXSEEK_UI__*` (its web UI) and `MIXSEEK_MEMBER__*` (its standalone `mixseek member` command), which are ignored.\n\n\
+         ## Unknown keys\n\n\
+         A key that is not in the tables below is an error in every file kind (orchestrator, team, member, evaluator,\n\
+         judgment, prompt builder), reported with the file, the key path, line:column and the closest valid key\n\
+         (did you mean `max_rounds`?). The original MixSeek ignored typos in team, member, evaluator and judgment files;\n\
+         a misspelt `wieght` silently changed the run, so this is a deliberate difference. The keys the original accepts\n\
+         without any effect still load, with a warning (`ignored key`), so a Python MixSeek configuration loads unchanged:\n\
+         `environment` (in any file or table), `orchestrator.workspace_path`, and the member keys `capabilities`, `retry_config`,\n\
+         `usage_limits` and `instructions`. Free-form values are not checked: a member's `tool_settings`, `metadata` and `plugin`,\n\
+         and the evaluator's `custom_metrics`.\n\n\
+         ## Paths\n\n\
+         Relative paths resolve against the workspace first, then the folder of the file that names them; when neither exists\n\
+         the error names both. A relative path may not leave that folder through `..` or a symlink. Absolute paths are used as\n\
+         written: they are an explicit choice of whoever wrote the file, so they are not confined to the workspace.\n\n",
     );
     s.push_str(&section::<crate::load::OrchestratorFile>(
         "Orchestrator file",
-        "The file given to `mixseek exec -c`. `[orchestrator]` is required; the other tables are optional.",
+        "The file given to `mixseek exec -c`. `[orchestrator]` is required; the other tables are optional. \
+         A `[prompt_builder]` table here replaces the prompt-builder file (see below for its keys).",
         &crate::load::OrchestratorFile::default(),
     ));
     s.push_str(&section::<crate::team::TeamFile>(
         "Team file",
-        "Referenced by `[[orchestrator.teams]] config`. Unknown keys are warnings (the original ignored them).",
+        "Referenced by `[[orchestrator.teams]] config`. `[team]` is required.",
         &crate::team::TeamFile::default(),
     ));
     s.push_str(&section::<crate::team::MemberFile>(
@@ -252,13 +331,22 @@ pub fn reference_markdown() -> String {
     ));
     s.push_str(&section::<crate::evaluator::EvaluatorSettings>(
         "Evaluator file",
-        "Flat keys. Without any evaluator file the metrics are ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333.",
+        "Flat keys. Without any evaluator file the metrics are ClarityCoherence 0.334, Coverage 0.333, Relevance 0.333. \
+         Weights: either every metric has one or none does (equal weights); they must sum to 1.0 ± 0.001 \
+         (`config validate` and `exec --dry-run` check it).",
         &crate::evaluator::EvaluatorSettings::default(),
     ));
     s.push_str(&section::<crate::judgment::JudgmentSettings>(
         "Judgment file",
         "Flat keys.",
         &crate::judgment::JudgmentSettings::default(),
+    ));
+    s.push_str(&section::<PromptBuilderFile>(
+        "Prompt-builder file",
+        "Named by `orchestrator.prompt_builder_config`, else `WORKSPACE/configs/prompt_builder.toml` when it exists \
+         (an inline `[prompt_builder]` table of the orchestrator file wins over the workspace file). \
+         The keys sit under a `[prompt_builder]` table, as in the original; missing keys keep the shipped defaults.",
+        &PromptBuilderFile::default(),
     ));
     s
 }
@@ -289,5 +377,61 @@ mod tests {
         ] {
             assert!(generated.contains(key), "{key} missing from the reference");
         }
+    }
+
+    /// The cells of every table row: `[key, type, default, meaning]`.
+    fn rows(md: &str) -> Vec<Vec<String>> {
+        md.lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                l.trim_start_matches("| ")
+                    .trim_end_matches(" |")
+                    .split(" | ")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_key_has_a_meaning_and_every_non_optional_key_a_default() {
+        let md = reference_markdown();
+        let rows = rows(&md);
+        assert!(rows.len() > 150, "{} rows", rows.len());
+        let mut problems = Vec::new();
+        for r in &rows {
+            assert_eq!(r.len(), 4, "{r:?}");
+            let (key, ty, default, meaning) = (&r[0], &r[1], &r[2], &r[3]);
+            if meaning.trim().is_empty() {
+                problems.push(format!("{key}: no meaning (add a doc comment)"));
+            }
+            if default == "—" && !ty.ends_with("(optional)") {
+                problems.push(format!("{key} ({ty}): no default shown"));
+            }
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
+        // The defaults that used to be missing.
+        for (key, default) in [
+            ("`providers.<name>.max_in_flight`", "`64`"),
+            ("`providers.<name>.timeout_seconds`", "`300.0`"),
+            ("`providers.<name>.max_attempts`", "`6`"),
+            ("`providers.<name>.backoff_initial_seconds`", "`0.5`"),
+            ("`providers.<name>.backoff_max_seconds`", "`30.0`"),
+            ("`hooks[].timeout_seconds`", "`10`"),
+            ("`prompt_builder.builtin_injections`", "`true`"),
+            ("`prompt_builder.injections[].enabled`", "`true`"),
+            ("`prompt_builder.user_separator`", "`\"\\n\\n\"`"),
+            ("`team.members[].allow_private_network`", "`false`"),
+            ("`team.members[].fallback_models`", "`[]`"),
+            ("`team.team_id`", "required"),
+        ] {
+            let row = rows
+                .iter()
+                .find(|r| r[0] == key)
+                .unwrap_or_else(|| panic!("{key} missing"));
+            assert_eq!(row[2], default, "{key}");
+        }
+        assert!(md.contains("## Prompt-builder file"));
+        assert!(!md.contains("matches no setting is an error, not silently ignored"));
     }
 }

@@ -85,25 +85,87 @@ pub fn parse_value(raw: &str) -> toml::Value {
     toml::Value::String(raw.to_string())
 }
 
-/// Sets `value` at `path` inside `table`, creating tables on the way (deep merge).
+/// Sets `value` at `path` inside `table`, creating tables on the way (deep merge). A numeric
+/// segment indexes an array (`HOOKS__0__URL` → `hooks[0].url`); the index one past the end
+/// appends an item, and a missing array is created when the next segment is an index.
 pub fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
-    let Some((last, parents)) = path.split_last() else {
+    let Some((first, rest)) = path.split_first() else {
         return;
     };
-    let mut cur = table;
-    for p in parents {
-        let entry = cur
-            .entry(p.clone())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        if !entry.is_table() {
-            *entry = toml::Value::Table(toml::Table::new());
+    if rest.is_empty() {
+        table.insert(first.clone(), value);
+        return;
+    }
+    let entry = table
+        .entry(first.clone())
+        .or_insert_with(|| empty_container(&rest[0]));
+    set_in(entry, rest, value);
+}
+
+fn is_index(seg: &str) -> bool {
+    !seg.is_empty() && seg.len() <= 6 && seg.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn empty_container(next: &str) -> toml::Value {
+    if is_index(next) {
+        toml::Value::Array(Vec::new())
+    } else {
+        toml::Value::Table(toml::Table::new())
+    }
+}
+
+fn set_in(cur: &mut toml::Value, path: &[String], value: toml::Value) {
+    let Some((first, rest)) = path.split_first() else {
+        *cur = value;
+        return;
+    };
+    if let toml::Value::Array(items) = cur
+        && let Some(i) = first.parse::<usize>().ok().filter(|_| is_index(first))
+    {
+        if i >= items.len() {
+            items.push(match rest.first() {
+                Some(next) => empty_container(next),
+                None => toml::Value::Table(toml::Table::new()),
+            });
         }
-        match entry {
-            toml::Value::Table(t) => cur = t,
-            _ => return,
+        let last = items.len() - 1;
+        let slot = &mut items[i.min(last)];
+        if rest.is_empty() {
+            *slot = value;
+        } else {
+            set_in(slot, rest, value);
+        }
+        return;
+    }
+    if !cur.is_table() {
+        *cur = toml::Value::Table(toml::Table::new());
+    }
+    if let toml::Value::Table(t) = cur {
+        if rest.is_empty() {
+            t.insert(first.clone(), value);
+        } else {
+            let entry = t
+                .entry(first.clone())
+                .or_insert_with(|| empty_container(&rest[0]));
+            set_in(entry, rest, value);
         }
     }
-    cur.insert(last.clone(), value);
+}
+
+/// The dotted key of a path, with numeric segments as indices: `hooks[0].url`.
+pub fn key_of(path: &[String]) -> String {
+    let mut key = String::new();
+    for seg in path {
+        if is_index(seg) {
+            key.push_str(&format!("[{seg}]"));
+        } else {
+            if !key.is_empty() {
+                key.push('.');
+            }
+            key.push_str(seg);
+        }
+    }
+    key
 }
 
 /// One variable mapped onto a file.
@@ -139,7 +201,7 @@ pub fn overlay(
                 .filter(|s| !s.is_empty())
                 .map(|s| s.to_ascii_lowercase()),
         );
-        let key = path.join(".");
+        let key = key_of(&path);
         set_path(table, &path, parse_value(raw));
         sources.set(key.clone(), Source::Env { var: name.clone() });
         applied.push(Applied {
@@ -199,6 +261,38 @@ mod tests {
                 var: "MIXSEEK_TEAM__LEADER__MODEL".into()
             }
         );
+    }
+
+    #[test]
+    fn numeric_segments_index_arrays() {
+        let mut t: toml::Table =
+            toml::from_str("[[hooks]]\non = \"round_complete\"\nurl = \"http://a\"\n")
+                .expect("toml");
+        let env = EnvVars::from_pairs([
+            ("MIXSEEK_HOOKS__0__URL", "http://b"),
+            ("MIXSEEK_HOOKS__1__ON", "team_complete"),
+        ]);
+        let mut src = SourceMap::default();
+        let applied = overlay(
+            &mut t,
+            &[],
+            "MIXSEEK_",
+            &env,
+            |r| r.starts_with("HOOKS"),
+            &mut src,
+        );
+        assert_eq!(applied[0].key, "hooks[0].url");
+        assert_eq!(t["hooks"][0]["url"].as_str(), Some("http://b"));
+        assert_eq!(t["hooks"][0]["on"].as_str(), Some("round_complete"));
+        assert_eq!(t["hooks"][1]["on"].as_str(), Some("team_complete"));
+        // A missing array is created.
+        let mut t = toml::Table::new();
+        set_path(
+            &mut t,
+            &["a".into(), "0".into(), "b".into()],
+            toml::Value::Integer(1),
+        );
+        assert_eq!(t["a"][0]["b"].as_integer(), Some(1));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Evaluator TOML (flat file): the default judge LLM parameters and the `[[metrics]]`.
-//! Weight validation (its rules and messages) belongs to the evaluator crate; here are the
-//! keys, their defaults and the range checks.
+//! Here are the keys, their defaults and the range checks; the weight rules (with the
+//! original's messages) are in `crate::weights` and run from `validate`.
 
 use crate::issues::Issues;
 use schemars::JsonSchema;
@@ -19,7 +19,7 @@ pub struct LlmDefaultSettings {
     pub max_tokens: Option<u64>,
     /// Structured-output repair attempts.
     pub max_retries: Option<u32>,
-    /// Per-request timeout in seconds.
+    /// Per-request timeout in seconds (1..=3600).
     pub timeout_seconds: Option<u64>,
     /// Stop sequences.
     pub stop_sequences: Option<Vec<String>>,
@@ -52,7 +52,7 @@ pub struct MetricSettings {
     pub max_tokens: Option<u64>,
     /// Structured-output repair attempts.
     pub max_retries: Option<u32>,
-    /// Per-request (or per-command) timeout in seconds.
+    /// Per-request (or per-command) timeout in seconds (1..=3600).
     pub timeout_seconds: Option<u64>,
     /// Stop sequences.
     pub stop_sequences: Option<Vec<String>>,
@@ -70,6 +70,10 @@ pub struct MetricSettings {
     pub aggregate: Option<String>,
     /// A jury: several judge models scoring the same submission.
     pub judges: Vec<String>,
+    /// Models tried in order when a call to the judge model (or to each jury judge) fails
+    /// after its own retries (`provider:model`). Unset: the evaluator's `fallback_models`
+    /// for a metric on the default model, none otherwise.
+    pub fallback_models: Option<Vec<String>>,
 }
 
 /// An evaluator TOML.
@@ -86,7 +90,7 @@ pub struct EvaluatorSettings {
     pub max_tokens: Option<u64>,
     /// Default structured-output repair attempts.
     pub max_retries: u32,
-    /// Default per-request timeout in seconds.
+    /// Default per-request timeout in seconds (1..=3600).
     pub timeout_seconds: u64,
     /// Default stop sequences.
     pub stop_sequences: Option<Vec<String>>,
@@ -104,6 +108,9 @@ pub struct EvaluatorSettings {
     pub on_metric_error: String,
     /// Metrics evaluated at the same time; default: all of them.
     pub max_concurrent_metrics: Option<u32>,
+    /// Models tried in order when a call to the default model fails after its own retries
+    /// (`provider:model`), for every metric judged by the default model.
+    pub fallback_models: Vec<String>,
 }
 
 impl Default for EvaluatorSettings {
@@ -122,6 +129,7 @@ impl Default for EvaluatorSettings {
             custom_metrics: BTreeMap::new(),
             on_metric_error: "fail".into(),
             max_concurrent_metrics: None,
+            fallback_models: Vec::new(),
         }
     }
 }
@@ -204,8 +212,47 @@ impl EvaluatorSettings {
                 ids.push(model.clone());
             }
             ids.extend(m.judges.iter().cloned());
+            ids.extend(self.metric_fallbacks(m));
         }
         ids
+    }
+
+    /// The fallback models of metric `m`: its own `fallback_models`, else the evaluator's
+    /// when the metric is judged by the default model (no `model`, no `judges`).
+    pub fn metric_fallbacks(&self, m: &MetricSettings) -> Vec<String> {
+        match &m.fallback_models {
+            Some(list) => list.clone(),
+            None if m.model.is_none() && m.judges.is_empty() => self.fallback_models.clone(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The weight rules of `crate::weights` (all or none, sum 1.0 ± 0.001, unique names),
+    /// reported on the key `metrics` with the original's message.
+    fn validate_weights(&self, prefix: &str, issues: &mut Issues) {
+        let names: Vec<String> = self
+            .metrics
+            .iter()
+            .map(|m| m.name.trim().to_string())
+            .collect();
+        if names.iter().any(String::is_empty) {
+            return; // reported as an empty name
+        }
+        let reported: Vec<String> = names
+            .iter()
+            .map(|n| crate::preflight::builtin_metric(n).map_or_else(|| n.clone(), str::to_string))
+            .collect();
+        let weights: Vec<Option<f64>> = self.metrics.iter().map(|m| m.weight).collect();
+        if let Err(message) = crate::weights::resolve_weights(&names, &weights, &reported) {
+            issues.push(crate::issues::ConfigIssue::new(
+                if prefix.is_empty() {
+                    "metrics".to_string()
+                } else {
+                    format!("{prefix}.metrics")
+                },
+                message,
+            ));
+        }
     }
 
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
@@ -219,6 +266,9 @@ impl EvaluatorSettings {
             };
             issues.opt_range_f64(&p, "temperature", d.temperature, 0.0, 2.0);
             issues.opt_range_f64(&p, "top_p", d.top_p, 0.0, 1.0);
+            if let Some(t) = d.timeout_seconds {
+                issues.range_i64(&p, "timeout_seconds", clamp_i64(t), 1, 3600);
+            }
             if d.max_tokens == Some(0) {
                 issues.error(&p, "max_tokens", "must be > 0");
             }
@@ -226,6 +276,13 @@ impl EvaluatorSettings {
         if self.max_tokens == Some(0) {
             issues.error(prefix, "max_tokens", "must be > 0");
         }
+        issues.range_i64(
+            prefix,
+            "timeout_seconds",
+            clamp_i64(self.timeout_seconds),
+            1,
+            3600,
+        );
         if !["fail", "skip"].contains(&self.on_metric_error.as_str()) {
             issues.error_hint(
                 prefix,
@@ -252,6 +309,8 @@ impl EvaluatorSettings {
                 "no metrics defined (at least one is required)",
                 "add a [[metrics]] entry, e.g. name = \"Coverage\"",
             );
+        } else {
+            self.validate_weights(prefix, issues);
         }
         for (i, m) in self.metrics.iter().enumerate() {
             let p = if prefix.is_empty() {
@@ -276,6 +335,9 @@ impl EvaluatorSettings {
             issues.opt_range_f64(&p, "top_p", m.top_p, 0.0, 1.0);
             if m.max_tokens == Some(0) {
                 issues.error(&p, "max_tokens", "must be > 0");
+            }
+            if let Some(t) = m.timeout_seconds {
+                issues.range_i64(&p, "timeout_seconds", clamp_i64(t), 1, 3600);
             }
             if let Some(s) = m.samples {
                 issues.range_i64(&p, "samples", s as i64, 1, 20);
@@ -311,6 +373,11 @@ impl EvaluatorSettings {
             }
         }
     }
+}
+
+/// A `u64` setting as `i64` for the range checks (huge values stay out of range).
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

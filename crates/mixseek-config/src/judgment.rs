@@ -15,7 +15,7 @@ pub struct JudgmentSettings {
     pub max_tokens: Option<u64>,
     /// Structured-output repair attempts.
     pub max_retries: u32,
-    /// Per-request timeout in seconds.
+    /// Per-request timeout in seconds (1..=3600).
     pub timeout_seconds: u64,
     /// Stop sequences (passed to the model; the original dropped them).
     pub stop_sequences: Option<Vec<String>>,
@@ -62,6 +62,13 @@ impl JudgmentSettings {
         if self.max_tokens == Some(0) {
             issues.error(prefix, "max_tokens", "must be > 0");
         }
+        issues.range_i64(
+            prefix,
+            "timeout_seconds",
+            i64::try_from(self.timeout_seconds).unwrap_or(i64::MAX),
+            1,
+            3600,
+        );
         if !["stop", "continue", "fail"].contains(&self.on_error.as_str()) {
             issues.error_hint(
                 prefix,

@@ -42,3 +42,4 @@ pub use workspace::{PathError, Workspace, WorkspaceSource};
 pub mod preflight;
 pub use preflight::{CheckStatus, PreflightReport};
 pub mod docs;
+pub mod weights;

@@ -190,7 +190,7 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
     source_prefix: &str,
     sources: &mut SourceMap,
     errors: &mut Issues,
-    unknown_is_warning: bool,
+    legacy: &[&str],
     warnings: &mut Issues,
 ) -> Loaded<T> {
     let doc = match TomlDoc::read(path, what) {
@@ -211,13 +211,7 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
     let value: Option<T> = deserialize_section(&toml::Value::Table(table), "", &mut found);
     doc.locate(&mut found, 0);
     attribute_env(&mut found, 0, &local, "");
-    for issue in found.items {
-        if unknown_is_warning && issue.message.starts_with("unknown key") {
-            warnings.push(issue.with_hint_suffix("ignored, as the original MixSeek does"));
-        } else {
-            errors.push(issue);
-        }
-    }
+    split_legacy(found, legacy, errors, warnings);
     sources.extend_prefixed(source_prefix, &local);
     Loaded {
         value,
@@ -225,17 +219,79 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
     }
 }
 
-trait HintSuffix {
-    fn with_hint_suffix(self, s: &str) -> Self;
+/// Keys the original MixSeek accepts but that have no effect (it ignored or dropped them):
+/// they still load, with a warning, so a Python MixSeek config loads unchanged. Every other
+/// unknown key is an error. `[]` stands for any array index.
+pub const LEGACY_ORCHESTRATOR_KEYS: &[&str] = &["orchestrator.workspace_path"];
+/// See [`LEGACY_ORCHESTRATOR_KEYS`]: the informational `environment` of every settings class,
+/// and the member keys the original dropped silently.
+pub const LEGACY_TEAM_KEYS: &[&str] = &[
+    "team.environment",
+    "team.leader.environment",
+    "team.members[].environment",
+    "team.members[].capabilities",
+    "team.members[].retry_config",
+    "team.members[].usage_limits",
+    "team.members[].instructions",
+];
+/// See [`LEGACY_ORCHESTRATOR_KEYS`].
+pub const LEGACY_MEMBER_KEYS: &[&str] = &[
+    "agent.environment",
+    "agent.capabilities",
+    "agent.retry_config",
+    "agent.usage_limits",
+    "agent.instructions",
+];
+/// See [`LEGACY_ORCHESTRATOR_KEYS`]: evaluator and judgment files (flat keys).
+pub const LEGACY_FLAT_KEYS: &[&str] = &["environment"];
+/// See [`LEGACY_ORCHESTRATOR_KEYS`].
+pub const LEGACY_PROMPT_BUILDER_KEYS: &[&str] = &["prompt_builder.environment"];
+
+/// `team.members[3].capabilities` → `team.members[].capabilities`.
+fn generic_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut in_index = false;
+    for c in key.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push('[');
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            _ if in_index => {}
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
-impl HintSuffix for ConfigIssue {
-    fn with_hint_suffix(mut self, s: &str) -> Self {
-        self.hint = Some(match self.hint {
-            Some(h) => format!("{h}; {s}"),
-            None => s.to_string(),
-        });
-        self
+/// Sorts deserialization problems: unknown keys the original accepted (`legacy`) become
+/// warnings, everything else is an error.
+fn split_legacy(found: Issues, legacy: &[&str], errors: &mut Issues, warnings: &mut Issues) {
+    for issue in found.items {
+        let is_legacy = issue.message.starts_with("unknown key")
+            && legacy.contains(&generic_key(&issue.key).as_str());
+        if is_legacy {
+            let mut w = issue;
+            w.message = "ignored key".into();
+            w.hint = Some(legacy_note(&w.key).into());
+            warnings.push(w);
+        } else {
+            errors.push(issue);
+        }
+    }
+}
+
+fn legacy_note(key: &str) -> &'static str {
+    if key.ends_with("workspace_path") {
+        "the original MixSeek accepts it; the workspace comes from -w/--workspace or MIXSEEK_WORKSPACE"
+    } else if key.ends_with("environment") {
+        "the original MixSeek's informational dev/staging/prod field; it has no effect"
+    } else {
+        "the original MixSeek accepts and ignores it; it has no effect here either"
     }
 }
 
@@ -279,7 +335,7 @@ pub fn load_team(
         "",
         &mut local,
         &mut errors,
-        true,
+        LEGACY_TEAM_KEYS,
         &mut warnings,
     );
     let Some(file) = loaded.value else {
@@ -297,9 +353,15 @@ pub fn load_team(
         .is_some_and(|d| !d.table.contains_key("team"))
     {
         errors.push(
-            ConfigIssue::new("team", "missing [team] section")
-                .in_file(path)
-                .with_hint("a team file starts with [team] and sets team_id and team_name"),
+            ConfigIssue::new(
+                "team",
+                format!(
+                    "Invalid team config: missing 'team' section in {}",
+                    path.display()
+                ),
+            )
+            .in_file(path)
+            .with_hint("a team file starts with [team] and sets team_id and team_name"),
         );
     }
     let mut settings = file.team;
@@ -311,6 +373,35 @@ pub fn load_team(
             member_files.push(None);
             continue;
         };
+        // Only tool_name / tool_description may be set next to `config`: anything else
+        // would be silently replaced by the member file.
+        let entry = loaded
+            .doc
+            .as_ref()
+            .and_then(|d| d.table.get("team"))
+            .and_then(|t| t.get("members"))
+            .and_then(|ms| ms.get(i))
+            .and_then(|e| e.as_table());
+        for key in entry
+            .map(crate::team::reference_entry_extra_keys)
+            .unwrap_or_default()
+        {
+            let at = format!("team.members[{i}].{key}");
+            let mut issue = ConfigIssue::new(
+                at.clone(),
+                format!(
+                    "unknown key for a member reference: `{key}` cannot be set next to `config = \"{cfg}\"` (only tool_name and tool_description can)"
+                ),
+            )
+            .in_file(path)
+            .with_hint(format!(
+                "set `{key}` in the [agent] table of {cfg}, or define the member inline without `config`"
+            ));
+            if let Some((l, c)) = loaded.doc.as_ref().and_then(|d| d.position(&at)) {
+                issue = issue.at(l, c);
+            }
+            errors.push(issue);
+        }
         match ws.resolve_ref("member config", &cfg, path) {
             Err(e) => {
                 let pos = loaded
@@ -336,7 +427,7 @@ pub fn load_team(
                     "",
                     &mut mlocal,
                     &mut errors,
-                    true,
+                    LEGACY_MEMBER_KEYS,
                     &mut warnings,
                 );
                 if ml
@@ -344,8 +435,16 @@ pub fn load_team(
                     .as_ref()
                     .is_some_and(|d| !d.table.contains_key("agent"))
                 {
-                    errors
-                        .push(ConfigIssue::new("agent", "missing [agent] section").in_file(&mpath));
+                    errors.push(
+                        ConfigIssue::new(
+                            "agent",
+                            format!("Invalid agent config: missing 'agent' section in {cfg}"),
+                        )
+                        .in_file(&mpath)
+                        .with_hint(
+                            "a member file starts with [agent] and sets name, type and model",
+                        ),
+                    );
                 }
                 match ml.value {
                     Some(mf) => members.push(mf.agent.with_overrides(m)),
@@ -397,7 +496,7 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
         "",
         &mut sources,
         &mut errors,
-        true,
+        LEGACY_MEMBER_KEYS,
         &mut warnings,
     );
     let value = l.value.map(|f| f.agent);
@@ -471,7 +570,7 @@ pub fn load_evaluator(
                 value = v;
             }
             attribute_env(&mut found, 0, &local, "");
-            errors.items.extend(found.items);
+            split_legacy(found, LEGACY_FLAT_KEYS, &mut errors, &mut warnings);
         }
         value.validate("", &mut errors);
         sources.extend_prefixed("evaluator.", &local);
@@ -492,7 +591,7 @@ pub fn load_evaluator(
         "",
         &mut local,
         &mut errors,
-        true,
+        LEGACY_FLAT_KEYS,
         &mut warnings,
     );
     validate_into(
@@ -532,7 +631,7 @@ pub fn load_judgment(
                 "",
                 &mut local,
                 &mut errors,
-                false,
+                LEGACY_FLAT_KEYS,
                 &mut warnings,
             );
             (l.value, l.doc)
@@ -543,7 +642,7 @@ pub fn load_judgment(
             let mut found = Issues::default();
             let v = deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", &mut found);
             attribute_env(&mut found, 0, &local, "");
-            errors.items.extend(found.items);
+            split_legacy(found, LEGACY_FLAT_KEYS, &mut errors, &mut warnings);
             (v, None)
         }
     };
@@ -573,7 +672,7 @@ pub fn load_prompt_builder(
     sources: &mut SourceMap,
 ) -> Part<PromptBuilderSettings> {
     let mut errors = Issues::default();
-    let warnings = Issues::default();
+    let mut warnings = Issues::default();
     let mut local = SourceMap::default();
     let mut doc = None;
     let mut table = toml::Table::new();
@@ -620,7 +719,12 @@ pub fn load_prompt_builder(
         d.locate(&mut found, 0);
     }
     attribute_env(&mut found, 0, &local, "");
-    errors.items.extend(found.items);
+    split_legacy(
+        found,
+        LEGACY_PROMPT_BUILDER_KEYS,
+        &mut errors,
+        &mut warnings,
+    );
     validate_into(
         &value,
         |v, i| v.validate("prompt_builder", i),
@@ -659,17 +763,35 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
                 is_orchestrator_var,
                 s,
             );
+            // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
+            // MIXSEEK_CACHE__ENABLED → cache.enabled, MIXSEEK_HOOKS__0__URL → hooks[0].url,
+            // MIXSEEK_PRIVACY='{"mask_pii": true}' → the whole [privacy] table.
             for table in crate::env::TOP_LEVEL_TABLES {
-                overlay(t, &[], &format!("MIXSEEK_{table}"), env, |_| true, s);
+                overlay(
+                    t,
+                    &[],
+                    "MIXSEEK_",
+                    env,
+                    |rest| rest.split("__").next() == Some(*table),
+                    s,
+                );
             }
         },
         "",
         &mut local,
         &mut errors,
-        false,
+        LEGACY_ORCHESTRATOR_KEYS,
         &mut warnings,
     );
-    // MIXSEEK_PROVIDERS__X__Y was mapped with an empty first segment; fix the key names.
+    // An inline [prompt_builder] is loaded (and its problems reported) by
+    // load_prompt_builder below; do not report them twice.
+    for list in [&mut errors, &mut warnings] {
+        list.items.retain(|i| {
+            !(i.key == "prompt_builder"
+                || i.key.starts_with("prompt_builder.")
+                || i.key.starts_with("prompt_builder["))
+        });
+    }
     let mut file = loaded.value;
     if let Some(d) = &loaded.doc {
         if !d.table.contains_key("orchestrator") {
@@ -693,9 +815,7 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
     if let Some(f) = &file {
         let from = errors.len();
         f.orchestrator.validate("orchestrator", &mut errors);
-        for (name, p) in &f.providers {
-            p.validate(&format!("providers.{name}"), &mut errors);
-        }
+        crate::providers::validate_providers(&f.providers, "providers", &mut errors);
         for (name, p) in &f.pricing {
             p.validate(&format!("pricing.\"{name}\""), &mut errors);
         }
@@ -940,5 +1060,102 @@ impl LoadReport {
             sources: self.sources,
             warnings,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_with(orch: &str, env: &[(&str, &str)]) -> LoadReport {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(
+            dir.path().join("team.toml"),
+            "[team]\nteam_id = \"a\"\nteam_name = \"A\"\n[team.leader]\nmodel = \"mock:l\"\n",
+        )
+        .expect("write");
+        let path = dir.path().join("orch.toml");
+        std::fs::write(&path, orch).expect("write");
+        let ws = Workspace::at(dir.path());
+        load(
+            &path,
+            &ws,
+            &EnvVars::from_pairs(env.iter().copied()),
+            &Overrides::default(),
+        )
+    }
+
+    const ORCH: &str = "[orchestrator]\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n";
+
+    #[test]
+    fn top_level_table_variables_land_in_their_tables() {
+        let r = load_with(
+            ORCH,
+            &[
+                (
+                    "MIXSEEK_PROVIDERS__OLLAMA__BASE_URL",
+                    "http://127.0.0.1:9/v1",
+                ),
+                ("MIXSEEK_CACHE__ENABLED", "true"),
+                ("MIXSEEK_PRIVACY", "{\"mask_pii\": true}"),
+                ("MIXSEEK_HOOKS__0__ON", "round_complete"),
+                ("MIXSEEK_HOOKS__0__COMMAND", "[\"true\"]"),
+            ],
+        );
+        assert!(r.errors().is_empty(), "{:?}", r.errors());
+        let f = r.orchestrator.value.as_ref().expect("loaded");
+        assert_eq!(
+            f.providers["ollama"].base_url.as_deref(),
+            Some("http://127.0.0.1:9/v1")
+        );
+        assert!(f.cache.enabled && f.privacy.mask_pii);
+        assert_eq!(f.hooks[0].on, "round_complete");
+        assert_eq!(
+            r.sources.get("cache.enabled"),
+            Source::Env {
+                var: "MIXSEEK_CACHE__ENABLED".into()
+            }
+        );
+        assert_eq!(
+            r.sources.get("hooks[0].on"),
+            Source::Env {
+                var: "MIXSEEK_HOOKS__0__ON".into()
+            }
+        );
+        // A typo is an error attributed to the variable, with the closest key.
+        let r = load_with(ORCH, &[("MIXSEEK_CACHE__ENABELD", "true")]);
+        let text: Vec<String> = r.errors().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                "`cache.enabeld`: unknown key (set by environment variable MIXSEEK_CACHE__ENABELD) (did you mean `enabled`?)"
+            ]
+        );
+    }
+
+    #[test]
+    fn legacy_keys_are_warnings_and_other_unknown_keys_errors() {
+        assert_eq!(
+            generic_key("team.members[12].capabilities"),
+            "team.members[].capabilities"
+        );
+        let r = load_with(
+            "[orchestrator]\nworkspace_path = \"/x\"\nmax_roundz = 1\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n",
+            &[],
+        );
+        let errors: Vec<String> = r.errors().iter().map(|i| i.key.clone()).collect();
+        let warnings: Vec<String> = r.warnings().iter().map(|i| i.key.clone()).collect();
+        assert_eq!(errors, ["orchestrator.max_roundz"]);
+        assert_eq!(warnings, ["orchestrator.workspace_path"]);
+    }
+
+    #[test]
+    fn an_inline_prompt_builder_typo_is_reported_once() {
+        let r = load_with(
+            &format!("{ORCH}[prompt_builder]\nteam_user_promt = \"x\"\n"),
+            &[],
+        );
+        let keys: Vec<String> = r.errors().iter().map(|i| i.key.clone()).collect();
+        assert_eq!(keys, ["prompt_builder.team_user_promt"]);
     }
 }

@@ -111,6 +111,47 @@ impl PreflightReport {
     }
 }
 
+/// The categories after the orchestrator's, all skipped (nothing else can be checked without
+/// the orchestrator file).
+fn push_skipped_after_orchestrator(out: &mut PreflightReport) {
+    for name in [
+        "チーム",
+        "Evaluator",
+        "Judgment",
+        "PromptBuilder",
+        "認証",
+        "メトリクス名",
+        "ワークスペース",
+    ] {
+        out.categories.push(Category {
+            category: name.into(),
+            checks: vec![check(
+                name,
+                CheckStatus::Skipped,
+                "オーケストレータ設定が読み込めないためスキップ",
+                None,
+            )],
+        });
+    }
+}
+
+/// The report when the orchestrator file itself cannot be found or read (`-c` unresolved):
+/// an `orchestrator_config` error with `message`, every other category skipped.
+pub fn orchestrator_unavailable(given: &str, message: &str) -> PreflightReport {
+    let mut out = PreflightReport::default();
+    out.categories.push(Category {
+        category: "オーケストレータ".into(),
+        checks: vec![check(
+            "orchestrator_config",
+            CheckStatus::Error,
+            format!("オーケストレータ設定の読み込みに失敗: {message}"),
+            Some(given.to_string()),
+        )],
+    });
+    push_skipped_after_orchestrator(&mut out);
+    out
+}
+
 /// Runs the config-level preflight checks over a load report.
 pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> PreflightReport {
     let mut out = PreflightReport::default();
@@ -147,26 +188,7 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
     }
     out.categories.push(c);
     let Some(file) = orch.value.as_ref() else {
-        // Nothing else can be checked without the orchestrator file.
-        for name in [
-            "チーム",
-            "Evaluator",
-            "Judgment",
-            "PromptBuilder",
-            "認証",
-            "メトリクス名",
-            "ワークスペース",
-        ] {
-            out.categories.push(Category {
-                category: name.into(),
-                checks: vec![check(
-                    name,
-                    CheckStatus::Skipped,
-                    "オーケストレータ設定が読み込めないためスキップ",
-                    None,
-                )],
-            });
-        }
+        push_skipped_after_orchestrator(&mut out);
         return out;
     };
 

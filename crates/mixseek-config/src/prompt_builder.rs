@@ -214,7 +214,9 @@ impl InjectionTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct InjectionRuleSettings {
-    /// Rule name: shown in logs and stored with the prompt. One of the built-in names
+    /// Rule name: logged (debug) each time the rule applies, and stored with the round
+    /// (`applied_injections`: team, member and evaluator phases; the judgment's are only
+    /// logged). One of the built-in names
     /// (`language_preference`, `domain_context`, `system_prompt_suffix`, `prompt_suffix`)
     /// overrides that built-in rule key by key.
     pub name: String,
@@ -348,6 +350,13 @@ pub struct PromptBuilderSettings {
     pub user_separator: String,
     /// Prompt-injection rules (`[[prompt_builder.injections]]`), added to the built-ins.
     pub injections: Vec<InjectionRuleSettings>,
+    /// Text the built-in `system_prompt_suffix` rule (priority 40) appends to the system
+    /// prompt of every phase (team, member, evaluator, judgment). Unset or blank: nothing.
+    /// For one team or phase only, write a rule with `when` (e.g. `team_id == "t1"`) instead.
+    pub system_prompt_suffix: Option<String>,
+    /// Text the built-in `prompt_suffix` rule (priority 10) appends to the user prompt of
+    /// every phase. Unset or blank: nothing.
+    pub prompt_suffix: Option<String>,
 }
 
 impl Default for PromptBuilderSettings {
@@ -361,6 +370,8 @@ impl Default for PromptBuilderSettings {
             system_separator: DEFAULT_SYSTEM_SEPARATOR.to_string(),
             user_separator: DEFAULT_USER_SEPARATOR.to_string(),
             injections: Vec::new(),
+            system_prompt_suffix: None,
+            prompt_suffix: None,
         }
     }
 }

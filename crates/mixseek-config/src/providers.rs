@@ -60,6 +60,11 @@ pub struct ProviderSettings {
     pub tokens_per_minute: Option<u32>,
     /// Default time limit of one call, retries included, in seconds.
     pub timeout_seconds: f64,
+    /// Time limit of one attempt in seconds: an attempt without an answer by then is
+    /// abandoned and retried (within the call's time limit). Unset: half the call's time
+    /// limit (150 s with the default `timeout_seconds`), so a hung attempt leaves room for a
+    /// retry. Raise it for slow local models or long reasoning answers.
+    pub attempt_timeout_seconds: Option<f64>,
     /// Attempts per call for transient failures (connect, timeout, 408, 429, 5xx), first
     /// attempt included.
     pub max_attempts: u32,
@@ -81,6 +86,7 @@ impl Default for ProviderSettings {
             requests_per_minute: None,
             tokens_per_minute: None,
             timeout_seconds: 300.0,
+            attempt_timeout_seconds: None,
             max_attempts: 6,
             backoff_initial_seconds: 0.5,
             backoff_max_seconds: 30.0,
@@ -116,6 +122,13 @@ impl ProviderSettings {
             prefix,
             "timeout_seconds",
             self.timeout_seconds,
+            0.001,
+            86_400.0,
+        );
+        issues.opt_range_f64(
+            prefix,
+            "attempt_timeout_seconds",
+            self.attempt_timeout_seconds,
             0.001,
             86_400.0,
         );

@@ -152,7 +152,8 @@ pub struct MemberSettings {
     pub max_tokens: Option<u64>,
     /// Per-request timeout in seconds.
     pub timeout_seconds: Option<u64>,
-    /// Retries of invalid output.
+    /// Invalid tool calls (e.g. `fetch_url` without a URL) allowed per tool and task before
+    /// the member's task fails; default 3.
     pub max_retries: Option<u32>,
     /// Stop sequences.
     pub stop_sequences: Option<Vec<String>>,
@@ -231,12 +232,7 @@ impl MemberSettings {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
                 {
-                    issues.error_hint(
-                        prefix,
-                        "name",
-                        format!("invalid agent name '{n}'"),
-                        "use letters, digits, '-', '_' or '.', e.g. 'my-agent', 'data_analyst', 'agent.v1'",
-                    );
+                    issues.error_hint(prefix, "name", invalid_name_message(n), "rename the member");
                 }
             }
         }
@@ -293,6 +289,74 @@ impl MemberSettings {
             }
         }
     }
+}
+
+/// The original's text for a name with characters other than letters, digits, `-`, `_`, `.`.
+pub fn invalid_name_message(name: &str) -> String {
+    format!(
+        "Invalid agent name '{name}'. Agent name must be alphanumeric with only hyphens (-), underscores (_), or dots (.) as separators. Examples: 'my-agent', 'data_analyst', 'agent.v1'"
+    )
+}
+
+/// A list of strings as Python prints it (`['a', 'b']`), as the original's messages show them.
+pub fn python_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| {
+            if s.contains('\'') && !s.contains('"') {
+                format!("\"{s}\"")
+            } else {
+                format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+            }
+        })
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// Keys a member reference (`config = "member.toml"`) may set besides `config`.
+pub const REFERENCE_OVERRIDE_KEYS: &[&str] = &["tool_name", "tool_description", "description"];
+
+/// Every key of a member entry (with the aliases `agent_name`, `agent_type`, `description`).
+pub const MEMBER_KEYS: &[&str] = &[
+    "config",
+    "name",
+    "agent_name",
+    "type",
+    "agent_type",
+    "tool_name",
+    "tool_description",
+    "description",
+    "model",
+    "system_instruction",
+    "system_prompt",
+    "temperature",
+    "max_tokens",
+    "timeout_seconds",
+    "max_retries",
+    "stop_sequences",
+    "top_p",
+    "seed",
+    "tool_settings",
+    "metadata",
+    "command",
+    "allow_private_network",
+    "plugin",
+    "fallback_models",
+];
+
+/// The member keys set in a reference entry (`config = "..."`) that only the member file
+/// may set: the loader reports each as an error. Unknown keys are left to the unknown-key
+/// check.
+pub fn reference_entry_extra_keys(entry: &toml::Table) -> Vec<String> {
+    entry
+        .keys()
+        .filter(|k| {
+            k.as_str() != "config"
+                && !REFERENCE_OVERRIDE_KEYS.contains(&k.as_str())
+                && MEMBER_KEYS.contains(&k.as_str())
+        })
+        .cloned()
+        .collect()
 }
 
 /// `[team]`.
@@ -369,7 +433,7 @@ impl TeamSettings {
             issues.error(
                 prefix,
                 "members",
-                format!("Duplicate agent_name detected: {names:?}"),
+                format!("Duplicate agent_name detected: {}", python_list(&names)),
             );
         }
         let tools = dup(self
@@ -381,7 +445,7 @@ impl TeamSettings {
             issues.error(
                 prefix,
                 "members",
-                format!("Duplicate tool_name detected: {tools:?}"),
+                format!("Duplicate tool_name detected: {}", python_list(&tools)),
             );
         }
     }
@@ -464,8 +528,49 @@ type = "custom"
         );
         assert!(
             text.iter()
-                .any(|t| t.contains("Duplicate agent_name detected")),
+                .any(|t| t.contains("Duplicate agent_name detected: ['a']")),
             "{text:#?}"
         );
+    }
+
+    #[test]
+    fn original_texts_for_names_and_lists() {
+        assert_eq!(
+            python_list(&["a".into(), "it's".into(), "q'\"".into()]),
+            "['a', \"it's\", 'q\\'\"']"
+        );
+        assert_eq!(python_list(&[]), "[]");
+        let t: TeamFile = toml::from_str(
+            "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[[team.members]]\nname = \"bad name\"\ntype = \"plain\"\nmodel = \"mock:x\"\ntool_name = \"x\"\n[[team.members]]\nname = \"b\"\ntype = \"plain\"\nmodel = \"mock:x\"\ntool_name = \"x\"\n",
+        )
+        .expect("toml");
+        let mut issues = Issues::default();
+        t.team.validate("team", &mut issues);
+        let messages: Vec<&str> = issues.items.iter().map(|i| i.message.as_str()).collect();
+        assert!(
+            messages.contains(&"Invalid agent name 'bad name'. Agent name must be alphanumeric with only hyphens (-), underscores (_), or dots (.) as separators. Examples: 'my-agent', 'data_analyst', 'agent.v1'"),
+            "{messages:#?}"
+        );
+        assert!(
+            messages.contains(&"Duplicate tool_name detected: ['x']"),
+            "{messages:#?}"
+        );
+    }
+
+    #[test]
+    fn member_keys_cover_every_field_and_references_flag_the_others() {
+        let schema = serde_json::to_value(schemars::schema_for!(MemberSettings)).expect("schema");
+        let props = schema["properties"].as_object().expect("properties");
+        for k in props.keys() {
+            assert!(
+                MEMBER_KEYS.contains(&k.as_str()),
+                "MEMBER_KEYS misses `{k}`"
+            );
+        }
+        let entry: toml::Table = toml::from_str(
+            "config = \"a.toml\"\ntool_name = \"t\"\ndescription = \"d\"\nmodel = \"mock:x\"\nagent_type = \"plain\"\nmodle = \"typo\"\n",
+        )
+        .expect("toml");
+        assert_eq!(reference_entry_extra_keys(&entry), ["model", "agent_type"]);
     }
 }

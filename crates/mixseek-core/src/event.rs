@@ -17,6 +17,32 @@ pub struct TeamRef {
     pub team_name: String,
 }
 
+/// A round whose leader has answered, before its evaluation: what its `round_history` row
+/// holds (the prompt, the leader's transcript, the member submissions with their usage).
+/// Carried by [`Event::SubmissionReady`] so a store can keep it even when the evaluation
+/// then fails. Such a round is not completed — no score, no `leader_board` row, never the
+/// best round, played again on resume — until [`Event::Evaluated`] commits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmittedRound {
+    pub execution_id: String,
+    pub team_id: String,
+    pub team_name: String,
+    pub round_number: u32,
+    /// The rendered team prompt the leader received.
+    pub prompt: String,
+    pub submission_content: String,
+    #[serde(with = "crate::time::utc")]
+    pub round_started_at: DateTime<Utc>,
+    /// When the leader's answer came.
+    #[serde(with = "crate::time::utc")]
+    pub submitted_at: DateTime<Utc>,
+    /// The leader's message history (JSON messages).
+    pub leader_messages: Vec<serde_json::Value>,
+    pub member_submissions: MemberSubmissionsRecord,
+    /// Usage of the round's agent calls (leader + members).
+    pub agent_usage: Usage,
+}
+
 /// Everything stored for one evaluated round (the `round_history`, `leader_board` and
 /// `round_status` rows), committed in one transaction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +65,25 @@ pub struct RoundRecord {
     /// Usage of the round's agent calls (leader + members) and its evaluation.
     pub agent_usage: Usage,
     pub evaluation_usage: Usage,
+    /// The prompt-injection rules applied during the round (team, member and evaluator
+    /// phases; the judgment comes after this record and is only logged), one entry per
+    /// phase and side that had any. Empty for rounds stored before this field existed.
+    #[serde(default)]
+    pub applied_injections: Vec<AppliedInjection>,
+}
+
+/// The injection rules (`[[prompt_builder.injections]]` and the built-ins) applied to the
+/// prompts of one phase and side in one round, e.g.
+/// `{"phase": "team", "side": "system", "rules": ["language_preference", "domain_context"]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedInjection {
+    /// `team`, `member`, `evaluator` or `judgment`.
+    pub phase: String,
+    /// `system` or `user`.
+    pub side: String,
+    /// Rule names in the order their blocks appear; for a phase with several prompts
+    /// (members, metrics) every rule applied to any of them, in first-seen order.
+    pub rules: Vec<String>,
 }
 
 impl RoundRecord {
@@ -109,6 +154,10 @@ pub enum Event {
         usage: Usage,
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
+        /// The unevaluated round, for sinks of this process (a store keeps its
+        /// `round_history` row); not serialized.
+        #[serde(skip)]
+        round: Option<Box<SubmittedRound>>,
     },
     /// The round was evaluated; the store commits it before the controller goes on.
     Evaluated(Box<RoundRecord>),

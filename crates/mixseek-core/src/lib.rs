@@ -13,7 +13,8 @@ pub mod time;
 pub mod usage;
 
 pub use event::{
-    Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError, TeamRef,
+    AppliedInjection, Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError,
+    SubmittedRound, TeamRef,
 };
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};

@@ -72,7 +72,7 @@ impl ExecutionStatus {
 
 /// The result of one execution. Serialized with the original's keys in its order
 /// (`execution_id` … `partial_teams`), followed by ours (`status`, `usage`, `usage_by_role`,
-/// `stop_reason`).
+/// `stop_reason`, `stopped_team_ids`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ExecutionSummary {
     pub execution_id: String,
@@ -94,16 +94,22 @@ pub struct ExecutionSummary {
     /// Ours: why the run ended early (budget reached, interrupted), if it did.
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// Ours: teams that did not finish because the run stopped early (`stop_reason`): never
+    /// started, or interrupted. In team-config order. Neither completed nor failed; counted in
+    /// `total_teams`.
+    #[serde(default)]
+    pub stopped_team_ids: Vec<String>,
 }
 
 impl ExecutionSummary {
-    /// Distinct team ids in results ∪ failures.
+    /// Distinct team ids in results ∪ failures ∪ stopped teams.
     pub fn total_teams(&self) -> usize {
         let ids: BTreeSet<&str> = self
             .team_results
             .iter()
             .map(|e| e.team_id.as_str())
             .chain(self.failed_teams_info.iter().map(|f| f.team_id.as_str()))
+            .chain(self.stopped_team_ids.iter().map(String::as_str))
             .collect();
         ids.len()
     }
@@ -181,7 +187,7 @@ impl Serialize for ExecutionSummary {
                 crate::time::utc::serialize(self.0, s)
             }
         }
-        let mut st = s.serialize_struct("ExecutionSummary", 17)?;
+        let mut st = s.serialize_struct("ExecutionSummary", 18)?;
         st.serialize_field("execution_id", &self.execution_id)?;
         st.serialize_field("user_prompt", &self.user_prompt)?;
         st.serialize_field("team_results", &self.team_results)?;
@@ -202,6 +208,7 @@ impl Serialize for ExecutionSummary {
         st.serialize_field("usage", &self.usage)?;
         st.serialize_field("usage_by_role", &self.usage_by_role)?;
         st.serialize_field("stop_reason", &self.stop_reason)?;
+        st.serialize_field("stopped_team_ids", &self.stopped_team_ids)?;
         st.end()
     }
 }
@@ -246,6 +253,7 @@ mod tests {
             usage: Usage::default(),
             usage_by_role: UsageByRole::default(),
             stop_reason: None,
+            stopped_team_ids: Vec::new(),
         }
     }
 
@@ -298,8 +306,21 @@ mod tests {
             "usage",
             "usage_by_role",
             "stop_reason",
+            "stopped_team_ids",
         ];
         assert_eq!(keys, expected.iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn stopped_teams_count_in_the_total_only() {
+        let mut s = summary(vec![entry("a", 80.0)], vec![]);
+        s.stopped_team_ids = vec!["b".into()];
+        assert_eq!(
+            (s.total_teams(), s.completed_teams(), s.failed_teams()),
+            (2, 1, 0)
+        );
+        assert_eq!(s.status, ExecutionStatus::Completed);
+        assert_eq!(s.exit_code(), 0, "a budget stop is not a failure");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Turning the judge answers of one LLM metric into its [`MetricScore`]: a single answer as
-//! is; several samples and/or a jury aggregated (median or mean), with the spread, the
-//! agreement and every raw answer kept in `extra` (the original's three fields untouched).
+//! is; several samples and/or a jury aggregated (median or mean), with the spread and the
+//! agreement; every raw answer (and any rejected before it) kept in `extra.answers` (the
+//! original's three fields untouched).
 
 use crate::aggregate::{Aggregate, Spread};
 use crate::judge::JudgeAnswer;
@@ -46,7 +47,12 @@ pub fn combine(
     });
     if sorted.len() == 1 {
         let a = sorted[0];
-        return MetricScore::new(name, round2(a.score), py_trim(&a.evaluator_comment));
+        let mut m = MetricScore::new(name, round2(a.score), py_trim(&a.evaluator_comment));
+        m.extra.insert(
+            "answers".into(),
+            serde_json::to_value(&sorted).unwrap_or(Value::Null),
+        );
+        return m;
     }
     // Per judge: its samples aggregated.
     let mut per_judge: Vec<(&str, f64, Vec<&JudgeAnswer>)> = Vec::new();
@@ -109,21 +115,40 @@ mod tests {
             evaluator_comment: comment.into(),
             raw: format!("{{\"score\": {score}}}"),
             repairs: 0,
+            rejected: vec![],
+            answered_by: None,
             usage: Default::default(),
         }
     }
 
     #[test]
-    fn a_single_answer_is_the_original_shape() {
+    fn a_single_answer_is_the_original_shape_plus_its_raw_answer() {
+        let mut answer = a("mock:j", 0, 85.12345, "  good  ");
+        answer.rejected = vec!["{\"score\": 120}".into()];
+        answer.repairs = 1;
         let m = combine(
             "Coverage",
             &["mock:j".into()],
             1,
             Aggregate::Median,
-            &[a("mock:j", 0, 85.12345, "  good  ")],
+            std::slice::from_ref(&answer),
         );
-        assert_eq!(m, MetricScore::new("Coverage", 85.12, "good"));
-        assert!(m.extra.is_empty());
+        assert_eq!(
+            (
+                m.metric_name.as_str(),
+                m.score,
+                m.evaluator_comment.as_str()
+            ),
+            ("Coverage", 85.12, "good")
+        );
+        assert_eq!(
+            Value::Object(m.extra),
+            json!({"answers": [{
+                "judge": "mock:j", "sample": 0, "score": 85.12345,
+                "evaluator_comment": "  good  ", "raw": "{\"score\": 85.12345}",
+                "repairs": 1, "rejected": ["{\"score\": 120}"]
+            }]})
+        );
     }
 
     #[test]

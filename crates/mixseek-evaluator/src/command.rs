@@ -4,6 +4,10 @@
 //! non-empty line may be the JSON when the program prints other lines first). Scores are not
 //! bounded (backtest-style metrics may be negative or above 100). A timeout, a start failure,
 //! a non-zero exit and bad output are clear errors.
+//!
+//! On Unix the program runs in its own process group; on a timeout (or when the evaluation
+//! is cancelled) the whole group is killed, so processes it started (`sleep`, a Python
+//! worker, …) do not outlive it.
 
 use crate::error::MetricFailure;
 use crate::plan::CommandMetric;
@@ -63,6 +67,37 @@ fn program(argv0: &str, dir: Option<&Path>) -> PathBuf {
     }
 }
 
+/// Kills the process group of a started command when dropped, unless disarmed (the
+/// command finished on its own).
+struct GroupKill(Option<u32>);
+
+impl GroupKill {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            kill_group(pid);
+        }
+    }
+}
+
+/// SIGKILL to the process group `pgid` (the command's, see `process_group(0)`).
+#[cfg(unix)]
+fn kill_group(pgid: u32) {
+    use rustix::process::{Pid, Signal, kill_process_group};
+    if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
+        // ESRCH: nothing left in the group.
+        let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pgid: u32) {}
+
 /// Runs the command once; returns the score (finite, unbounded) and the comment.
 pub async fn run(
     metric: &CommandMetric,
@@ -77,6 +112,7 @@ pub async fn run(
         provider: None,
         retries: None,
         raw_output: raw,
+        rejected: Vec::new(),
     };
     let shown = metric.argv.join(" ");
     let payload = serde_json::to_vec(input)
@@ -90,6 +126,9 @@ pub async fn run(
     if let Some(d) = dir {
         cmd.current_dir(d);
     }
+    // Its own process group (pgid = its pid), so everything it starts can be killed at once.
+    #[cfg(unix)]
+    cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| {
         fail(
             "spawn",
@@ -97,6 +136,8 @@ pub async fn run(
             None,
         )
     })?;
+    // Dropped on a timeout or when this future is cancelled: the group dies with it.
+    let mut group = GroupKill(child.id());
     if let Some(mut stdin) = child.stdin.take() {
         // Written concurrently with the wait, so a program that does not read cannot block us;
         // a closed pipe (the program exited without reading) is not an error.
@@ -106,7 +147,10 @@ pub async fn run(
         });
     }
     let output = match tokio::time::timeout(metric.timeout, child.wait_with_output()).await {
-        Ok(Ok(o)) => o,
+        Ok(Ok(o)) => {
+            group.disarm();
+            o
+        }
         Ok(Err(e)) => {
             return Err(fail(
                 "spawn",
@@ -115,6 +159,7 @@ pub async fn run(
             ));
         }
         Err(_) => {
+            drop(group);
             return Err(fail(
                 "timeout",
                 format!(

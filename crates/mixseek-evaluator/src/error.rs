@@ -20,12 +20,17 @@ pub struct MetricFailure {
     /// Provider of the judge that failed (LLM metrics).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
-    /// The metric's repair budget (`max_retries`, as the original reports it).
+    /// Repair rounds actually made before giving up (at most `max_retries`; the original
+    /// always printed `max_retries`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
     /// The judge's (or the command's) last raw output, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_output: Option<String>,
+    /// Every raw answer the judge gave and that was rejected (invalid JSON, schema, a score
+    /// outside 0..=100), in order; the last one is `raw_output`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<String>,
 }
 
 impl fmt::Display for MetricFailure {
@@ -121,6 +126,7 @@ mod tests {
             provider: Some("google-gla".into()),
             retries: Some(3),
             raw_output: None,
+            rejected: Vec::new(),
         };
         assert_eq!(
             f.to_string(),

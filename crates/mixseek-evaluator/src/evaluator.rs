@@ -12,6 +12,7 @@ use mixseek_core::{MetricScore, Role, ScoreDetails, Usage, round2};
 use mixseek_llm::{CallerTag, ModelRegistry};
 use mixseek_prompt::{InjectionPhase, PromptBuilder, TemplateKind};
 use serde::Serialize;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,8 +71,15 @@ pub struct MetricReport {
 /// The result of one evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvaluationOutcome {
-    /// `{overall_score, metrics: [{metric_name, score, evaluator_comment, …extra}]}` in
-    /// configuration order; failed (skipped) metrics are not in it.
+    /// `{overall_score, metrics: [{metric_name, score, evaluator_comment, …extra}]}`, every
+    /// configured metric in configuration order. Extras of a scored metric: sample / jury
+    /// details (`aggregate`, `samples`, `judges`, `agreement`) and `answers` (every raw judge
+    /// answer, with any rejected ones) for LLM metrics, then `weight` (the weight used: the
+    /// configured one, renormalised after a skip), `configured_weight` (after a skip),
+    /// `usage` and `duration_ms`. A metric that failed and was skipped keeps its place with
+    /// `score` 0.0, its failure text as the comment, `"status": "failed"`, `"weight": 0.0`,
+    /// `configured_weight`, `usage`, `duration_ms` and `error` (the [`MetricFailure`]); it adds
+    /// nothing to the overall score.
     pub score_details: ScoreDetails,
     /// LLM usage of every successful judge call (the registry's ledger also sees failed ones).
     pub usage: Usage,
@@ -214,6 +222,7 @@ impl Evaluator {
                         provider: None,
                         retries: None,
                         raw_output: None,
+                        rejected: Vec::new(),
                     };
                     return Err(EvaluatorError::Metric(Box::new(failure)));
                 }
@@ -243,7 +252,6 @@ impl Evaluator {
         failed: Vec<Option<MetricFailure>>,
         durations: Vec<Duration>,
     ) -> Result<EvaluationOutcome, EvaluatorError> {
-        let failures: Vec<MetricFailure> = failed.into_iter().flatten().collect();
         let ok_weight: f64 = self
             .plans
             .iter()
@@ -251,21 +259,51 @@ impl Evaluator {
             .filter(|(_, d)| d.is_some())
             .map(|(p, _)| p.weight)
             .sum();
-        let renormalise = !failures.is_empty();
+        let renormalise = failed.iter().any(Option::is_some);
         if renormalise && ok_weight <= 0.0 {
-            return Err(EvaluatorError::AllMetricsFailed(failures));
+            return Err(EvaluatorError::AllMetricsFailed(
+                failed.into_iter().flatten().collect(),
+            ));
         }
         let mut overall = 0.0;
-        let mut metrics = Vec::new();
+        let mut metrics = Vec::with_capacity(self.plans.len());
         let mut reports = Vec::with_capacity(self.plans.len());
+        let mut failures = Vec::new();
         let mut usage = Usage::default();
-        for ((plan, d), elapsed) in self.plans.iter().zip(done).zip(durations) {
+        for (((plan, d), f), elapsed) in self.plans.iter().zip(done).zip(failed).zip(durations) {
             let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
             let Some(Done {
                 mut score,
                 usage: u,
             }) = d
             else {
+                // A skipped metric stays in the details, marked failed, with no weight: the
+                // failure is recorded, never dropped.
+                let failure = f.unwrap_or_else(|| MetricFailure {
+                    metric_name: plan.name.clone(),
+                    kind: "internal",
+                    message: "the metric produced no result".into(),
+                    provider: None,
+                    retries: None,
+                    raw_output: None,
+                    rejected: Vec::new(),
+                });
+                let mut entry = MetricScore::new(&plan.name, 0.0, failure.to_string());
+                entry.extra.insert("status".into(), json!("failed"));
+                entry.extra.insert("weight".into(), json!(0.0));
+                entry
+                    .extra
+                    .insert("configured_weight".into(), json!(plan.weight));
+                entry.extra.insert(
+                    "usage".into(),
+                    serde_json::to_value(Usage::default()).unwrap_or(Value::Null),
+                );
+                entry.extra.insert("duration_ms".into(), json!(duration_ms));
+                entry.extra.insert(
+                    "error".into(),
+                    serde_json::to_value(&failure).unwrap_or(Value::Null),
+                );
+                metrics.push(entry);
                 reports.push(MetricReport {
                     metric_name: plan.name.clone(),
                     kind: plan.kind_str(),
@@ -275,6 +313,7 @@ impl Evaluator {
                     usage: Usage::default(),
                     duration_ms,
                 });
+                failures.push(failure);
                 continue;
             };
             let weight = if renormalise {
@@ -283,14 +322,18 @@ impl Evaluator {
                 plan.weight
             };
             overall += score.score * weight;
+            // Our additions, after the original's three fields (and any sample/jury details).
+            score.extra.insert("weight".into(), json!(weight));
             if renormalise {
                 score
                     .extra
-                    .insert("weight".into(), serde_json::json!(weight));
-                score
-                    .extra
-                    .insert("configured_weight".into(), serde_json::json!(plan.weight));
+                    .insert("configured_weight".into(), json!(plan.weight));
             }
+            score.extra.insert(
+                "usage".into(),
+                serde_json::to_value(u).unwrap_or(Value::Null),
+            );
+            score.extra.insert("duration_ms".into(), json!(duration_ms));
             usage += u;
             reports.push(MetricReport {
                 metric_name: plan.name.clone(),
@@ -392,6 +435,7 @@ async fn ask_all(
                             provider: None,
                             retries: None,
                             raw_output: None,
+                            rejected: Vec::new(),
                         });
                     };
                     judge::ask(
@@ -426,6 +470,7 @@ async fn ask_all(
                     provider: None,
                     retries: None,
                     raw_output: None,
+                    rejected: Vec::new(),
                 });
             }
         }

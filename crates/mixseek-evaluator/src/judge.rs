@@ -6,9 +6,13 @@
 use crate::error::MetricFailure;
 use crate::plan::{Judge, LlmMetric};
 use mixseek_core::Usage;
-use mixseek_llm::{CallerTag, ChatRequest, LlmError, StructuredOptions, generate_structured};
+use mixseek_llm::{
+    CallerTag, ChatModel, ChatRequest, ChatResponse, LlmError, StructuredOptions,
+    generate_structured,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 
 /// LLM-as-a-Judgeの評価結果のための共通の構造化出力モデル。
 ///
@@ -50,8 +54,64 @@ pub struct JudgeAnswer {
     pub raw: String,
     /// Repair rounds it needed.
     pub repairs: u32,
+    /// The raw outputs rejected before the accepted one (invalid JSON, schema or a score
+    /// outside 0..=100), in order; one per repair round.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<String>,
+    /// `provider:model` that answered, when a fallback model answered instead of `judge`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
     #[serde(skip)]
     pub usage: Usage,
+}
+
+/// Wraps a judge model for one structured call and keeps every raw answer it gives, so
+/// rejected answers are kept and the repairs actually made are counted.
+struct Recording<'a> {
+    inner: &'a dyn ChatModel,
+    /// The raw text of each call, in order; `None` for a call that failed.
+    calls: Mutex<Vec<Option<String>>>,
+}
+
+impl<'a> Recording<'a> {
+    fn new(inner: &'a dyn ChatModel) -> Self {
+        Self {
+            inner,
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn calls(&self) -> Vec<Option<String>> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Recording<'_> {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let result = self.inner.chat(request).await;
+        let entry = result.as_ref().ok().map(|r| r.text_or_empty().to_string());
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(entry);
+        }
+        result
+    }
+
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        self.inner.default_timeout()
+    }
+
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn is_mock(&self) -> bool {
+        self.inner.is_mock()
+    }
 }
 
 /// Asks `judge` once (sample `sample`).
@@ -72,29 +132,56 @@ pub async fn ask(
     let options = StructuredOptions::default()
         .with_max_repairs(metric.max_retries)
         .with_check(check_verdict);
-    match generate_structured::<JudgeVerdict>(judge.model.as_ref(), request, options).await {
-        Ok(s) => Ok(JudgeAnswer {
-            judge: judge.model_id.clone(),
-            sample,
-            score: s.value.score,
-            evaluator_comment: s.value.evaluator_comment,
-            raw: s.raw,
-            repairs: s.repairs,
-            usage: s.usage,
-        }),
-        Err(e) => Err(failure(judge, metric, metric_name, &e)),
+    let recording = Recording::new(judge.model.as_ref());
+    let result = generate_structured::<JudgeVerdict>(&recording, request, options).await;
+    let calls = recording.calls();
+    match result {
+        Ok(s) => {
+            // Every answer before the accepted (last) one was rejected.
+            let rejected = calls[..calls.len().saturating_sub(1)]
+                .iter()
+                .flatten()
+                .cloned()
+                .collect();
+            let answered_by = Some(s.response.model.clone())
+                .filter(|m| !m.is_empty() && m.as_str() != judge.model_id);
+            Ok(JudgeAnswer {
+                judge: judge.model_id.clone(),
+                sample,
+                score: s.value.score,
+                evaluator_comment: s.value.evaluator_comment,
+                raw: s.raw,
+                repairs: s.repairs,
+                rejected,
+                answered_by,
+                usage: s.usage,
+            })
+        }
+        Err(e) => {
+            let rejected = calls.iter().flatten().cloned().collect();
+            // Repair rounds actually made: every call after the first one.
+            let retries = u32::try_from(calls.len().saturating_sub(1)).unwrap_or(u32::MAX);
+            Err(failure(judge, metric_name, &e, retries, rejected))
+        }
     }
 }
 
-fn failure(judge: &Judge, metric: &LlmMetric, metric_name: &str, e: &LlmError) -> MetricFailure {
-    tracing::warn!(metric = metric_name, judge = %judge.model_id, kind = %e.kind, error = %e, "judge call failed");
+fn failure(
+    judge: &Judge,
+    metric_name: &str,
+    e: &LlmError,
+    retries: u32,
+    rejected: Vec<String>,
+) -> MetricFailure {
+    tracing::warn!(metric = metric_name, judge = %judge.model_id, kind = %e.kind, retries, error = %e, "judge call failed");
     MetricFailure {
         metric_name: metric_name.to_string(),
         kind: e.kind.as_str(),
         message: format!("Failed to evaluate after retries: {e}"),
         provider: Some(judge.model.provider().to_string()),
-        retries: Some(metric.max_retries),
+        retries: Some(retries),
         raw_output: e.raw_output.clone(),
+        rejected,
     }
 }
 

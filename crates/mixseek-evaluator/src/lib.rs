@@ -43,13 +43,15 @@
 //! * [`Evaluator::evaluate`]`(&EvaluationRequest) -> Result<EvaluationOutcome,
 //!   EvaluatorError>`: [`EvaluationOutcome`] has `score_details: ScoreDetails` (configuration
 //!   order; each [`MetricScore`](mixseek_core::MetricScore) keeps `metric_name`, `score` (2
-//!   decimals), `evaluator_comment`; extras only when there is something to add: `aggregate`,
-//!   `samples`, `judges`, `agreement`, `answers` (every raw judge answer) for samples and
-//!   juries, `weight` / `configured_weight` after a skip), `usage: Usage`,
-//!   `failures: Vec<MetricFailure>` (skipped metrics) and `metrics: Vec<MetricReport>` (weight,
-//!   effective weight, per-metric usage and duration). Per-metric usage is reported there, not
-//!   in `score_details`, so the default `score_details` (which the submission-history prompt
-//!   prints) stays byte-identical to the original's.
+//!   decimals), `evaluator_comment`, then our extras: `aggregate`, `samples`, `judges`,
+//!   `agreement` for samples and juries, `answers` (every raw judge answer, with the answers
+//!   rejected before it, and `answered_by` when a fallback model answered) for LLM metrics,
+//!   `weight` (the weight used), `configured_weight` (after a skip), `usage`, `duration_ms`;
+//!   a skipped metric stays in place with `"status": "failed"`, weight 0 and its `error`),
+//!   `usage: Usage`, `failures: Vec<MetricFailure>` (skipped metrics) and
+//!   `metrics: Vec<MetricReport>`. The submission-history prompt of later rounds prints the
+//!   original's shape only (`mixseek_prompt::context::original_score_details`), so these
+//!   additions never change its bytes.
 //! * The user prompt of every judge is the prompt builder's `evaluator_user_prompt` with the
 //!   evaluator-phase user injections; its system prompt is the metric's instruction with the
 //!   evaluator-phase system injections (domain context, language, suffix). The answer is
@@ -60,8 +62,12 @@
 //!   (judge, sample) call of a metric at once. `on_metric_error = "fail"` (default): the
 //!   first failure cancels the rest and is returned as [`EvaluatorError::Metric`] (text as
 //!   the original's: `Failed to evaluate after retries: … | Provider: … | Metric: … | Retries:
-//!   …`). `"skip"`: the failure is recorded in `failures` and the weights of the metrics that
+//!   …`, with the repairs actually made rather than `max_retries`). `"skip"`: the failure is
+//!   recorded (in `failures` and in `score_details`) and the weights of the metrics that
 //!   succeeded are renormalised; nothing left ⇒ [`EvaluatorError::AllMetricsFailed`].
+//! * Judge models: `fallback_models` (the evaluator's for metrics on the default model, or a
+//!   metric's own) are tried in order when a call fails (`ModelRegistry::model_with_fallbacks`).
+//! * Command metrics run in their own process group, killed as a whole on a timeout.
 //! * Overall score: `round2(Σ weight × round2(score))` ([`mixseek_core::round2`], Python's
 //!   `round(x, 2)`).
 //! * `mixseek evaluate`: [`run_standalone`], then [`render_text`] / [`render_json`].

@@ -240,6 +240,18 @@ fn llm_metric(
     } else {
         m.judges.clone()
     };
+    let fallbacks: Vec<String> = settings
+        .metric_fallbacks(m)
+        .iter()
+        .map(|f| f.trim().to_string())
+        .collect();
+    for f in &fallbacks {
+        check_model_format(f).map_err(|e| EvaluatorError::Model {
+            metric: name.into(),
+            model: f.clone(),
+            message: format!("in fallback_models: {e}"),
+        })?;
+    }
     let mut judges: Vec<Judge> = Vec::with_capacity(model_ids.len());
     for id in model_ids {
         let id = id.trim().to_string();
@@ -253,11 +265,14 @@ fn llm_metric(
             model: id.clone(),
             message: e,
         })?;
-        let model = registry.model(&id).map_err(|e| EvaluatorError::Model {
-            metric: name.into(),
-            model: id.clone(),
-            message: e.to_string(),
-        })?;
+        // Each fallback is tried in order when a call to `id` fails after its own retries.
+        let model = registry
+            .model_with_fallbacks(&id, &fallbacks)
+            .map_err(|e| EvaluatorError::Model {
+                metric: name.into(),
+                model: id.clone(),
+                message: e.to_string(),
+            })?;
         judges.push(Judge {
             model_id: id,
             model,

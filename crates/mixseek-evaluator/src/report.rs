@@ -1,6 +1,9 @@
-//! The outputs of `mixseek evaluate`: a text table of metrics (weight, score, comment) followed
-//! by the overall score, or JSON in the original's shape (`{"metrics": [...],
-//! "overall_score"}`) with our additions (`usage`, `failures`, `mock_judges`).
+//! The outputs of `mixseek evaluate`: a text table of metrics (the weight used, score,
+//! comment) followed by the overall score, or JSON in the original's shape (`{"metrics":
+//! [...], "overall_score"}`) with our additions: per metric the extras of
+//! [`EvaluationOutcome::score_details`] (`weight`, `usage`, `duration_ms`, `answers`, …; a
+//! skipped metric with `"status": "failed"`), and at the top `usage`, `failures`,
+//! `mock_judges`.
 
 use crate::evaluator::EvaluationOutcome;
 use comfy_table::{
@@ -52,32 +55,23 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(TABLE_WIDTH)
         .set_header(vec!["Metric", "Weight", "Score", "Comment"]);
-    let mut scored = outcome.score_details.metrics.iter();
-    for report in &outcome.metrics {
+    // Both lists hold every configured metric in configuration order.
+    for (m, report) in outcome.score_details.metrics.iter().zip(&outcome.metrics) {
         match report.score {
-            Some(_) => {
-                let Some(m) = scored.next() else { continue };
-                table.add_row(vec![
-                    m.metric_name.clone(),
-                    format_weight(report.weight),
-                    py_float_repr(m.score),
-                    shorten_comment(&m.evaluator_comment, verbose),
-                ]);
-            }
-            None => {
-                let why = outcome
-                    .failures
-                    .iter()
-                    .find(|f| f.metric_name == report.metric_name)
-                    .map_or_else(String::new, |f| f.to_string());
-                table.add_row(vec![
-                    report.metric_name.clone(),
-                    format_weight(report.weight),
-                    "failed".to_string(),
-                    shorten_comment(&why, verbose),
-                ]);
-            }
-        }
+            // The weight the overall score used (renormalised after a skip).
+            Some(_) => table.add_row(vec![
+                m.metric_name.clone(),
+                format_weight(report.effective_weight),
+                py_float_repr(m.score),
+                shorten_comment(&m.evaluator_comment, verbose),
+            ]),
+            None => table.add_row(vec![
+                report.metric_name.clone(),
+                format_weight(report.effective_weight),
+                "failed".to_string(),
+                shorten_comment(&m.evaluator_comment, verbose),
+            ]),
+        };
     }
     for i in [1, 2] {
         if let Some(col) = table.column_mut(i) {
@@ -103,7 +97,8 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
 }
 
 /// The JSON output: `{"metrics": [...], "overall_score": …, "usage": {...}}` plus
-/// `"failures"` when metrics were skipped and `"mock_judges": true` for made-up scores.
+/// `"failures"` when metrics were skipped and `"mock_judges": true` for made-up scores. The
+/// metrics are the stored `score_details.metrics`, extras included.
 pub fn render_json(outcome: &EvaluationOutcome, mock_judges: bool) -> Value {
     let mut map = Map::new();
     map.insert(
@@ -180,10 +175,7 @@ mod tests {
     #[test]
     fn text_output_with_a_skipped_metric_and_mock_judges() {
         let mut o = outcome();
-        o.score_details.metrics.truncate(1);
-        o.score_details.overall_score = 85.5;
-        o.metrics[1].score = None;
-        o.failures.push(MetricFailure {
+        let failure = MetricFailure {
             metric_name: "Coverage".into(),
             kind: "timeout",
             message: "Failed to evaluate after retries: [openai] gpt-4o: timeout error: no answer"
@@ -191,8 +183,20 @@ mod tests {
             provider: Some("openai".into()),
             retries: Some(3),
             raw_output: None,
-        });
-        insta::assert_snapshot!(render_text(&o, true, false));
+            rejected: Vec::new(),
+        };
+        let mut failed = MetricScore::new("Coverage", 0.0, failure.to_string());
+        failed.extra.insert("status".into(), json!("failed"));
+        o.score_details.metrics[1] = failed;
+        o.score_details.overall_score = 85.5;
+        o.metrics[0].effective_weight = 1.0;
+        o.metrics[1].score = None;
+        o.metrics[1].effective_weight = 0.0;
+        o.failures.push(failure);
+        let text = render_text(&o, true, false);
+        // The weight column shows the weights used: renormalised, and 0 for the failure.
+        assert!(text.contains("│ ClarityCoherence │    1.0 │"), "{text}");
+        insta::assert_snapshot!(text);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The logic of `mixseek evaluate` (the CLI command is a thin wrapper): find and load the
 //! evaluator file (explicit path, else `WORKSPACE/configs/evaluator.toml`, else the built-in
 //! defaults with a log line) with `MIXSEEK_EVALUATOR__*` overrides, the workspace's prompt
-//! builder settings, a model registry reading the process environment, then evaluate one
+//! builder settings (loaded as a run loads them, with `MIXSEEK_PROMPT_BUILDER__*`
+//! overrides), a model registry reading the process environment, then evaluate one
 //! submission as team `standalone-evaluation`.
 
 use crate::error::EvaluatorError;
@@ -12,7 +13,7 @@ use mixseek_config::load::load_evaluator;
 use mixseek_config::{EnvVars, Origin, SourceMap};
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
-use mixseek_prompt::load::load_workspace_settings;
+use mixseek_prompt::load::load_for_run;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -125,9 +126,15 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
             None,
         ));
     };
-    let pb_settings = load_workspace_settings(&args.workspace)
+    // The prompt builder settings exactly as a run without an orchestrator file would load
+    // them: WORKSPACE/configs/prompt_builder.toml (else the defaults) with the
+    // MIXSEEK_PROMPT_BUILDER__* overrides.
+    let pb = load_for_run(None, &args.workspace, &EnvVars::from_process())
         .map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
-    let builder = PromptBuilder::new(&pb_settings)
+    for w in &pb.warnings {
+        tracing::warn!("{w}");
+    }
+    let builder = PromptBuilder::new(&pb.settings)
         .map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
     let registry =
         ModelRegistry::new(RegistryConfig::new().with_env(Env::process())).map_err(|e| {

@@ -2,9 +2,9 @@
 //! every weight set or none (none ⇒ equal weights `1/n`); the sum within `1.0 ± 0.001`;
 //! unique names. Weights are used as given (never normalised here).
 
-use mixseek_prompt::pyjson::py_float_repr;
-
-/// Checks the metrics' weights and returns the weight of each, in order.
+/// Checks the metrics' weights and returns the weight of each, in order. The rule lives in
+/// `mixseek_config::weights` so config validation (`config validate`, `exec --dry-run`) runs
+/// exactly the same check.
 ///
 /// `names` are the configured names (used in the messages); `reported` are the names the
 /// metrics report (canonical built-in names), which must be unique.
@@ -13,58 +13,7 @@ pub fn resolve_weights(
     weights: &[Option<f64>],
     reported: &[String],
 ) -> Result<Vec<f64>, String> {
-    if names.is_empty() {
-        return Err("List should have at least 1 item after validation, not 0".to_string());
-    }
-    let unset: Vec<&str> = names
-        .iter()
-        .zip(weights)
-        .filter(|(_, w)| w.is_none())
-        .map(|(n, _)| n.as_str())
-        .collect();
-    let set: Vec<&str> = names
-        .iter()
-        .zip(weights)
-        .filter(|(_, w)| w.is_some())
-        .map(|(n, _)| n.as_str())
-        .collect();
-    let resolved: Vec<f64> = if set.is_empty() {
-        let equal = 1.0 / names.len() as f64;
-        vec![equal; names.len()]
-    } else if !unset.is_empty() {
-        return Err(format!(
-            "すべてのメトリクスの重みを指定するか、すべて未指定にしてください。重みが未指定: {}。重みが設定済み: {}。",
-            unset.join(", "),
-            set.join(", ")
-        ));
-    } else {
-        weights.iter().map(|w| w.unwrap_or(0.0)).collect()
-    };
-    let total: f64 = resolved.iter().sum();
-    if !(0.999..=1.001).contains(&total) {
-        let current: Vec<String> = names
-            .iter()
-            .zip(&resolved)
-            .map(|(n, w)| format!("{n}={}", py_float_repr(*w)))
-            .collect();
-        return Err(format!(
-            "Metric weights must sum to 1.0, got: {total:.4}. Current weights: {}. Please adjust the weights in your configuration file.",
-            current.join(", ")
-        ));
-    }
-    let mut duplicates: Vec<&str> = Vec::new();
-    for (i, n) in reported.iter().enumerate() {
-        if reported[..i].contains(n) && !duplicates.contains(&n.as_str()) {
-            duplicates.push(n);
-        }
-    }
-    if !duplicates.is_empty() {
-        return Err(format!(
-            "Duplicate metric names found: {}. Each metric must have a unique name.",
-            duplicates.join(", ")
-        ));
-    }
-    Ok(resolved)
+    mixseek_config::weights::resolve_weights(names, weights, reported)
 }
 
 #[cfg(test)]

@@ -209,3 +209,52 @@ async fn a_failing_command_is_skipped_under_the_skip_policy() {
     assert_eq!(out.score_details.overall_score, 70.0);
     assert_eq!(out.failures[0].kind, "exit");
 }
+
+/// True while process `pid` exists and is not a zombie (a killed orphan may wait to be
+/// reaped by an init that never does).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timeout_kills_every_process_the_command_started() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The script starts a grandchild `sleep`, records its pid, and waits for it.
+    write(
+        dir.path(),
+        "spawner.sh",
+        "sleep 300 &\necho $! > sleep.pid\nwait\n",
+    );
+    let mut m = command_metric("spawner", &["sh", "spawner.sh"], None);
+    m.timeout_seconds = Some(1);
+    let err = run(dir.path(), vec![m]).await.unwrap_err();
+    let EvaluatorError::Metric(f) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(f.kind, "timeout");
+    let pid: u32 = std::fs::read_to_string(dir.path().join("sleep.pid"))
+        .expect("the script recorded its child")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SIGKILL is immediate; the loop only waits for the kernel to finish the exit (and
+    // guards against a hang), it measures nothing.
+    for _ in 0..200 {
+        if !running(pid) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        !running(pid),
+        "the grandchild sleep {pid} outlived the timeout"
+    );
+}

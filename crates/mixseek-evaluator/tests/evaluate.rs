@@ -129,8 +129,18 @@ async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_promp
         .map(|m| m.metric_name.as_str())
         .collect();
     assert_eq!(names, ["ClarityCoherence", "Coverage", "Relevance"]);
+    let coverage = &out.score_details.metrics[1];
     assert_eq!(
-        serde_json::to_value(&out.score_details.metrics[1]).expect("json"),
+        (
+            coverage.metric_name.as_str(),
+            coverage.score,
+            coverage.evaluator_comment.as_str()
+        ),
+        ("Coverage", 80.0, "comment for 80")
+    );
+    // What later rounds' prompts show: the original's shape exactly.
+    assert_eq!(
+        mixseek_prompt::context::original_score_details(&out.score_details)["metrics"][1],
         json!({"metric_name": "Coverage", "score": 80.0, "evaluator_comment": "comment for 80"})
     );
     assert_eq!(out.usage.requests, 3);
@@ -268,6 +278,126 @@ async fn exhausted_repairs_fail_with_the_original_error_text() {
     };
     assert_eq!(f.kind, "schema");
     assert!(f.raw_output.as_deref().unwrap_or_default().contains("150"));
+    // Both rejected answers are kept.
+    assert_eq!(f.rejected.len(), 2, "{:?}", f.rejected);
+    assert!(f.rejected.iter().all(|r| r.contains("150")));
+}
+
+#[tokio::test]
+async fn retries_report_the_repairs_actually_made() {
+    let server = Routed::start().await;
+    server.always("metric:a", Reply::status(400, "bad request"));
+    let mut m = custom("a", None);
+    m.max_retries = Some(3);
+    let err = within(evaluator(&server, settings(vec![m])).evaluate(&request()))
+        .await
+        .unwrap_err();
+    assert_eq!(server.requests().len(), 1);
+    // The original printed `Retries: 3` (max_retries) here; no repair was made.
+    assert!(
+        err.to_string().ends_with(" | Metric: a | Retries: 0"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn every_raw_answer_is_kept_with_per_metric_weight_usage_and_duration() {
+    let server = Routed::start().await;
+    server.route("metric:a", vec![score(150.0)], score(95.0));
+    server.always("metric:b", score(60.0));
+    let out = within(
+        evaluator(
+            &server,
+            settings(vec![custom("a", Some(0.75)), custom("b", Some(0.25))]),
+        )
+        .evaluate(&request()),
+    )
+    .await
+    .expect("evaluate");
+    let a = &out.score_details.metrics[0];
+    assert_eq!(a.score, 95.0);
+    let answers = a.extra["answers"].as_array().expect("answers");
+    assert_eq!(answers.len(), 1, "a single judge's answer is kept");
+    assert_eq!(answers[0]["repairs"], 1);
+    assert!(
+        answers[0]["raw"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("95")
+    );
+    let rejected = answers[0]["rejected"].as_array().expect("rejected");
+    assert_eq!(rejected.len(), 1);
+    assert!(rejected[0].as_str().unwrap_or_default().contains("150"));
+    assert_eq!(a.extra["weight"], 0.75);
+    assert!(a.extra.get("configured_weight").is_none());
+    assert_eq!(a.extra["usage"]["requests"], 2, "the answer and its repair");
+    assert!(a.extra["duration_ms"].is_u64());
+    let b = &out.score_details.metrics[1];
+    assert_eq!(b.extra["usage"]["requests"], 1);
+    assert!(b.extra["answers"][0].get("rejected").is_none());
+    // The original's three fields come first, ours after.
+    let v = serde_json::to_value(b).expect("json");
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "metric_name",
+            "score",
+            "evaluator_comment",
+            "answers",
+            "weight",
+            "usage",
+            "duration_ms"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn fallback_models_answer_when_the_primary_fails() {
+    let server = Routed::start().await;
+    // Routes by model first: the primary always fails, the fallback answers.
+    server.always("primary", Reply::status(400, "the primary is down"));
+    server.always("backup", score(55.0));
+    let mut s = settings(vec![custom("a", None)]);
+    s.default_model = "openai:primary".into();
+    s.fallback_models = vec!["openai:backup".into()];
+    let out = within(evaluator(&server, s).evaluate(&request()))
+        .await
+        .expect("evaluate");
+    assert_eq!(out.score_details.overall_score, 55.0);
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|b| b["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["primary", "backup"]);
+    let answer = &out.score_details.metrics[0].extra["answers"][0];
+    assert_eq!(answer["judge"], "openai:primary");
+    assert_eq!(answer["answered_by"], "openai:backup");
+
+    // A metric's own fallback list; a metric with its own model gets none by default.
+    let server = Routed::start().await;
+    server.always("primary", Reply::status(400, "the primary is down"));
+    server.always("backup", score(55.0));
+    let mut own = custom("a", None);
+    own.model = Some("openai:primary".into());
+    let mut s = settings(vec![own.clone()]);
+    s.fallback_models = vec!["openai:backup".into()];
+    let err = within(evaluator(&server, s.clone()).evaluate(&request()))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("the primary is down"), "{err}");
+    own.fallback_models = Some(vec!["openai:backup".into()]);
+    s.metrics = vec![own];
+    let out = within(evaluator(&server, s).evaluate(&request()))
+        .await
+        .expect("evaluate");
+    assert_eq!(out.score_details.overall_score, 55.0);
 }
 
 #[tokio::test]
@@ -354,9 +484,27 @@ async fn skip_policy_renormalises_the_weights_of_the_metrics_that_succeeded() {
         .expect("evaluate");
     // (0.5 × 90 + 0.3 × 80) / 0.8
     assert_eq!(out.score_details.overall_score, 86.25);
-    assert_eq!(out.score_details.metrics.len(), 2);
     assert_eq!(out.score_details.metrics[0].extra["weight"], 0.625);
     assert_eq!(out.score_details.metrics[0].extra["configured_weight"], 0.5);
+    // The skipped metric is recorded in the details, in its place, marked failed and
+    // weightless: what is stored keeps it.
+    assert_eq!(out.score_details.metrics.len(), 3);
+    let failed = &out.score_details.metrics[2];
+    assert_eq!((failed.metric_name.as_str(), failed.score), ("c", 0.0));
+    assert_eq!(failed.extra["status"], "failed");
+    assert_eq!(failed.extra["weight"], 0.0);
+    assert_eq!(failed.extra["configured_weight"], 0.2);
+    assert_eq!(failed.extra["error"]["kind"], "permanent");
+    assert!(
+        failed
+            .evaluator_comment
+            .starts_with("Failed to evaluate after retries: ")
+            && failed
+                .evaluator_comment
+                .ends_with(" | Metric: c | Retries: 0"),
+        "{}",
+        failed.evaluator_comment
+    );
     assert_eq!(out.failures.len(), 1);
     assert_eq!(out.failures[0].metric_name, "c");
     assert_eq!(out.metrics[2].score, None);

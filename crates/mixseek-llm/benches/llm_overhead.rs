@@ -7,8 +7,14 @@
 //!   observer/ledger);
 //! * `mock:` through the trait (the pipeline without HTTP).
 //!
-//! Per-call overhead = mean latency through the trait − mean latency of raw reqwest.
-//! Run with `cargo bench -p mixseek-llm --bench llm_overhead` (optionally `-- N` calls).
+//! Per-call overhead = mean time per call through the trait − the same for raw reqwest
+//! (sequential: the added latency of one call; 32 concurrent: the added cost per call at
+//! full load). The last lines compare with the targets of issue 3 (≥ 5,000 calls/s through
+//! the trait with 32 concurrent callers, ≤ 200 µs overhead per call) and say PASS or MISS.
+//! Run with `just bench`, or alone with
+//! `cargo bench --workspace --profile dev --bench llm_overhead` (optionally `-- N` calls).
+//! For manual load tests against a separate process (latency, failures), start the
+//! testkit's `mixseek-fake-llm` binary and point `OPENAI_BASE_URL` at it.
 
 use mixseek_llm::{ChatModel, ChatRequest, Env, ModelRegistry, ProviderSettings, RegistryConfig};
 use mixseek_testkit::{FakeLlm, Reply};
@@ -17,15 +23,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CONCURRENCY: usize = 32;
+/// Target of issue 3: calls per second through the trait (32 concurrent callers).
+const TARGET_CALLS_PER_S: f64 = 5_000.0;
+/// Target of issue 3: overhead of the trait over raw HTTP, per call.
+const TARGET_OVERHEAD_US: f64 = 200.0;
 
-fn report(name: &str, calls: usize, elapsed: Duration) -> f64 {
+/// One row: prints it and returns the time per call in µs and the calls per second.
+fn report(name: &str, calls: usize, elapsed: Duration) -> (f64, f64) {
     let per_call_us = elapsed.as_secs_f64() * 1e6 / calls as f64;
+    let per_s = calls as f64 / elapsed.as_secs_f64();
     let _ = writeln!(
         std::io::stdout(),
-        "{name:<44} {calls:>7} calls  {:>9.0} calls/s  {per_call_us:>8.1} µs/call",
-        calls as f64 / elapsed.as_secs_f64()
+        "{name:<44} {calls:>7} calls  {per_s:>9.0} calls/s  {per_call_us:>8.1} µs/call"
     );
-    per_call_us
+    (per_call_us, per_s)
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "PASS" } else { "MISS" }
 }
 
 async fn raw_sequential(
@@ -143,27 +158,27 @@ async fn main() {
         std::io::stdout(),
         "mixseek-llm overhead benchmark ({n} calls per row, fake OpenAI server at 0 ms)"
     );
-    let raw = report(
+    let (raw, _) = report(
         "raw reqwest, sequential",
         n,
         raw_sequential(&client, &chat_url, &body, n).await,
     );
-    let via = report(
+    let (via, via_per_s) = report(
         "ChatModel::chat, sequential",
         n,
         trait_sequential(&model, &req, n).await,
     );
-    let raw_c = report(
+    let (raw_c, _) = report(
         &format!("raw reqwest, {CONCURRENCY} concurrent"),
         n,
         raw_concurrent(&client, &chat_url, &body, n).await,
     );
-    let via_c = report(
+    let (via_c, via_c_per_s) = report(
         &format!("ChatModel::chat, {CONCURRENCY} concurrent"),
         n,
         trait_concurrent(&model, &req, n).await,
     );
-    let mock_us = report(
+    let (mock_us, _) = report(
         "mock: through the trait, sequential",
         n,
         trait_sequential(&mock, &req, n).await,
@@ -173,15 +188,23 @@ async fn main() {
         n,
         trait_concurrent(&mock, &req, n).await,
     );
+    let overhead = via - raw;
+    let overhead_c = via_c - raw_c;
+    let mut out = std::io::stdout();
     let _ = writeln!(
-        std::io::stdout(),
-        "per-call overhead of the trait over raw HTTP: {:.1} µs sequential, {:.1} µs/call at {CONCURRENCY} concurrent",
-        via - raw,
-        via_c - raw_c
+        out,
+        "pipeline cost without HTTP (mock:): {mock_us:.1} µs/call"
     );
     let _ = writeln!(
-        std::io::stdout(),
-        "pipeline cost without HTTP (mock:): {mock_us:.1} µs/call"
+        out,
+        "sequential:       {via_per_s:>7.0} calls/s through the trait, overhead {overhead:>6.1} µs/call over raw HTTP  [overhead ≤ {TARGET_OVERHEAD_US:.0} µs: {}]",
+        verdict(overhead <= TARGET_OVERHEAD_US)
+    );
+    let _ = writeln!(
+        out,
+        "{CONCURRENCY} concurrent:    {via_c_per_s:>7.0} calls/s through the trait, overhead {overhead_c:>6.1} µs/call over raw HTTP  [≥ {TARGET_CALLS_PER_S:.0} calls/s: {}; overhead ≤ {TARGET_OVERHEAD_US:.0} µs: {}]",
+        verdict(via_c_per_s >= TARGET_CALLS_PER_S),
+        verdict(overhead_c <= TARGET_OVERHEAD_US)
     );
     let ledger = registry.ledger().total();
     let _ = writeln!(

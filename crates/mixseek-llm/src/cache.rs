@@ -19,6 +19,33 @@ pub struct CacheStats {
     pub writes: u64,
 }
 
+impl CacheStats {
+    /// `"N hits, M misses"` (singular for one).
+    pub fn summary(&self) -> String {
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        format!(
+            "{}, {}",
+            plural(self.hits, "hit", "hits"),
+            plural(self.misses, "miss", "misses")
+        )
+    }
+}
+
+/// Hits, misses and writes of every cache of this process (the `exec` summary line).
+static PROCESS_HITS: AtomicU64 = AtomicU64::new(0);
+static PROCESS_MISSES: AtomicU64 = AtomicU64::new(0);
+static PROCESS_WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// The hits, misses and writes of all response caches of this process so far.
+pub fn process_stats() -> CacheStats {
+    CacheStats {
+        hits: PROCESS_HITS.load(Ordering::Relaxed),
+        misses: PROCESS_MISSES.load(Ordering::Relaxed),
+        writes: PROCESS_WRITES.load(Ordering::Relaxed),
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct Entry {
     stored_at: u64,
@@ -95,10 +122,12 @@ impl ResponseCache {
         match found {
             Some(e) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
+                PROCESS_HITS.fetch_add(1, Ordering::Relaxed);
                 Some(e.response)
             }
             None => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
+                PROCESS_MISSES.fetch_add(1, Ordering::Relaxed);
                 None
             }
         }
@@ -129,6 +158,7 @@ impl ResponseCache {
         match res {
             Ok(()) => {
                 self.writes.fetch_add(1, Ordering::Relaxed);
+                PROCESS_WRITES.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) => {
                 let _ = tokio::fs::remove_file(&tmp).await;
@@ -219,6 +249,17 @@ mod tests {
                 misses: 1,
                 writes: 1
             }
+        );
+        assert!(process_stats().hits >= 1 && process_stats().misses >= 1);
+        assert_eq!(c.stats().summary(), "1 hit, 1 miss");
+        assert_eq!(
+            CacheStats {
+                hits: 0,
+                misses: 3,
+                writes: 0
+            }
+            .summary(),
+            "0 hits, 3 misses"
         );
         // An entry older than the TTL is a miss.
         let old = Entry {

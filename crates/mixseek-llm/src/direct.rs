@@ -2,6 +2,7 @@
 //! when a schema is given (with validation and repair), through a registry model (so
 //! retries, fallbacks, limits and accounting apply). Returns everything the command prints.
 
+use crate::cache::CacheStats;
 use crate::error::LlmError;
 use crate::registry::ModelRegistry;
 use crate::structured::{StructuredOptions, generate_json};
@@ -50,6 +51,8 @@ pub struct DirectOutcome {
     pub repairs: u32,
     pub latency_ms: u64,
     pub cache_hit: bool,
+    /// Hits and misses of the response cache during this call (`None`: cache off).
+    pub cache: Option<CacheStats>,
 }
 
 /// Sends `req` through `registry`.
@@ -85,6 +88,7 @@ pub async fn run_direct(
                 repairs: out.repairs,
                 latency_ms: ms(started.elapsed()),
                 cache_hit: out.response.cache_hit,
+                cache: cache_stats(registry),
             })
         }
         None => {
@@ -102,9 +106,14 @@ pub async fn run_direct(
                 repairs: 0,
                 latency_ms: ms(started.elapsed()),
                 cache_hit: r.cache_hit,
+                cache: cache_stats(registry),
             })
         }
     }
+}
+
+fn cache_stats(registry: &ModelRegistry) -> Option<CacheStats> {
+    registry.cache_enabled().then(|| registry.cache_stats())
 }
 
 impl DirectOutcome {
@@ -171,6 +180,9 @@ impl DirectOutcome {
             format!("cost: ${:.6}", u.cost_usd)
         };
         out.push_str(&format!(", {cost}"));
+        if let Some(c) = &self.cache {
+            out.push_str(&format!("\ncache: {}", c.summary()));
+        }
         out
     }
 }
@@ -199,6 +211,46 @@ mod tests {
         assert!(text.contains("attempts: 1, latency:"), "{text}");
         assert!(text.contains("cost: $0.000000"), "{text}");
         assert!(!out.render_text(false).contains("attempts"));
+        assert!(out.cache.is_none() && !text.contains("cache:"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn direct_calls_report_cache_hits_and_misses() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cache = mixseek_config::providers::CacheSettings {
+            enabled: true,
+            ..Default::default()
+        };
+        let req = DirectRequest {
+            model: "mock:default".into(),
+            prompt: "hello".into(),
+            ..DirectRequest::default()
+        };
+        let reg = ModelRegistry::new(
+            RegistryConfig::new().with_cache(cache.clone(), Some(dir.path().to_path_buf())),
+        )
+        .expect("registry");
+        let first = run_direct(&reg, &req).await.expect("ok");
+        assert_eq!(
+            first.cache,
+            Some(CacheStats {
+                hits: 0,
+                misses: 1,
+                writes: 1
+            })
+        );
+        assert!(first.render_text(true).ends_with("\ncache: 0 hits, 1 miss"));
+        // A new process (registry) over the same workspace answers from the cache.
+        let reg = ModelRegistry::new(
+            RegistryConfig::new().with_cache(cache, Some(dir.path().to_path_buf())),
+        )
+        .expect("registry");
+        let second = run_direct(&reg, &req).await.expect("ok");
+        assert!(second.cache_hit);
+        assert_eq!(second.text, first.text);
+        let text = second.render_text(true);
+        assert!(text.contains(", from cache"), "{text}");
+        assert!(text.ends_with("\ncache: 1 hit, 0 misses"), "{text}");
     }
 
     #[tokio::test]

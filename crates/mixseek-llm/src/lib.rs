@@ -23,6 +23,7 @@
 
 pub mod backend;
 pub mod cache;
+pub mod capability;
 pub mod direct;
 pub mod env;
 pub mod error;

@@ -92,6 +92,17 @@ impl Limiter {
         self.in_flight.clone().acquire_owned().await.ok()
     }
 
+    /// Books `tokens` more against the tokens-per-minute budget without waiting: the
+    /// output tokens an answer used beyond what was reserved for it before sending. Later
+    /// callers wait for them.
+    pub fn charge(&self, tokens: u64) {
+        if let Some(t) = &self.tpm
+            && tokens > 0
+        {
+            t.reserve(tokens);
+        }
+    }
+
     /// Free in-flight slots right now.
     pub fn available(&self) -> usize {
         self.in_flight.available_permits()
@@ -140,6 +151,50 @@ mod tests {
         drop(l.acquire(1).await);
         // Two more slots were reserved (the timed-out one and this one): ~2 s after t0.
         assert!(Instant::now() - t0 >= Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tokens_per_minute_from_settings_make_a_large_request_wait() {
+        let s = ProviderSettings {
+            tokens_per_minute: Some(1000),
+            ..ProviderSettings::default()
+        };
+        let l = Limiter::from_settings(&s);
+        let t0 = Instant::now();
+        drop(l.acquire(1000).await);
+        assert_eq!(Instant::now(), t0, "a minute's budget is available at once");
+        // 500 more tokens: they free up half a minute later.
+        let early = tokio::time::timeout(Duration::from_secs(29), l.acquire(500)).await;
+        assert!(
+            early.is_err(),
+            "the budget is spent: a large request must wait"
+        );
+        let l2 = Limiter::from_settings(&s);
+        drop(l2.acquire(1000).await);
+        let t1 = Instant::now();
+        drop(l2.acquire(500).await);
+        assert_eq!(Instant::now() - t1, Duration::from_secs(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn output_tokens_charged_after_an_answer_count_against_the_budget() {
+        let s = ProviderSettings {
+            tokens_per_minute: Some(1000),
+            ..ProviderSettings::default()
+        };
+        let l = Limiter::from_settings(&s);
+        let t0 = Instant::now();
+        drop(l.acquire(100).await);
+        // The answer used 900 output tokens nobody reserved.
+        l.charge(900);
+        drop(l.acquire(500).await);
+        assert_eq!(Instant::now() - t0, Duration::from_secs(30));
+        // Without a tokens-per-minute limit, charging is a no-op.
+        let free = Limiter::from_settings(&ProviderSettings::default());
+        free.charge(1_000_000);
+        let t1 = Instant::now();
+        drop(free.acquire(1_000_000).await);
+        assert_eq!(Instant::now(), t1);
     }
 
     #[tokio::test]

@@ -9,14 +9,17 @@
 //! * **One call, complete.** [`ChatModel::chat`] does everything for one request: waits for
 //!   the provider's limits, sends, retries transient failures (connect, timeout, 408, 429,
 //!   500, 502, 503, 504, 529) with exponential backoff and jitter honouring `Retry-After`,
-//!   all within [`ChatRequest::timeout`](crate::ChatRequest::timeout); then tries the
-//!   configured fallback models in order. Permanent failures (400, 401, 403, 404, …) end the
+//!   all within [`ChatRequest::timeout`](crate::ChatRequest::timeout) (default: the
+//!   provider's `timeout_seconds`); an attempt that gets no answer within the provider's
+//!   `attempt_timeout_seconds` (default: half the call's limit) is abandoned and retried.
+//!   Then it tries the configured fallback models in order, each with the time the call has
+//!   left (one call never takes longer than its limit, fallbacks included). Permanent failures (400, 401, 403, 404, …) end the
 //!   call at once. [`ChatResponse::attempts`](crate::ChatResponse::attempts) counts every
 //!   HTTP attempt, over all models tried.
 //! * **Structured output.** With [`ChatRequest::response_schema`](crate::ChatRequest) set,
 //!   the provider's native feature is used (OpenAI `response_format` json_schema, falling
 //!   back to json_object then to a plain instruction on servers that reject it — remembered
-//!   per provider for the process; Anthropic a forced tool; Gemini `responseSchema`) and
+//!   per provider and base URL for the rest of the process; Anthropic a forced tool; Gemini `responseSchema`) and
 //!   `text` holds the raw JSON document. `chat` does **not** validate it: use
 //!   [`generate_structured`](crate::generate_structured) /
 //!   [`generate_json`](crate::generate_json) for parse → validate → check → repair.
@@ -45,6 +48,12 @@ pub trait ChatModel: Send + Sync {
 
     /// Sends one request and returns the model's answer.
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// The time limit of a call whose request sets no [`ChatRequest::timeout`], when the
+    /// model has one (the provider's `timeout_seconds`).
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
 
     /// The provider part of [`ChatModel::id`].
     fn provider(&self) -> &str {

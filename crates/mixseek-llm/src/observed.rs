@@ -11,6 +11,8 @@ use std::time::Instant;
 use tracing::Instrument;
 
 /// Tries each model in order; the first success wins. Attempts add up over all models.
+/// The models share the call's time limit (the request's timeout, else the first model's
+/// default): each fallback gets the time left, so a call never takes longer than its limit.
 pub(crate) struct FallbackModel {
     id: String,
     chain: Vec<Arc<dyn ChatModel>>,
@@ -28,11 +30,33 @@ impl ChatModel for FallbackModel {
         &self.id
     }
 
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        self.chain.first().and_then(|m| m.default_timeout())
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let limit = request.timeout.or_else(|| self.default_timeout());
+        let deadline = limit.map(|l| tokio::time::Instant::now() + l);
         let mut attempts = 0u32;
         let mut last: Option<LlmError> = None;
         for (i, model) in self.chain.iter().enumerate() {
-            match model.chat(request).await {
+            let outcome = match deadline {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    if left.is_zero() {
+                        tracing::warn!(
+                            model = model.id(),
+                            "no time left in the call's time limit for the next fallback model"
+                        );
+                        break;
+                    }
+                    let mut r = request.clone();
+                    r.timeout = Some(left);
+                    model.chat(&r).await
+                }
+                None => model.chat(request).await,
+            };
+            match outcome {
                 Ok(mut r) => {
                     r.attempts += attempts;
                     if i > 0 {
@@ -72,6 +96,10 @@ impl ObservedModel {
 impl ChatModel for ObservedModel {
     fn id(&self) -> &str {
         self.inner.id()
+    }
+
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        self.inner.default_timeout()
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
@@ -125,5 +153,108 @@ impl ChatModel for ObservedModel {
         }
         self.observers.notify(&record);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A model that records the time limit it was given, takes `takes` and fails or answers.
+    struct Timed {
+        id: String,
+        takes: Duration,
+        default: Option<Duration>,
+        fail: bool,
+        seen: Mutex<Vec<Option<Duration>>>,
+    }
+
+    impl Timed {
+        fn new(id: &str, takes_ms: u64, default_ms: Option<u64>, fail: bool) -> Arc<Self> {
+            Arc::new(Self {
+                id: id.to_string(),
+                takes: Duration::from_millis(takes_ms),
+                default: default_ms.map(Duration::from_millis),
+                fail,
+                seen: Mutex::new(Vec::new()),
+            })
+        }
+        fn seen(&self) -> Vec<Option<Duration>> {
+            self.seen.lock().map(|g| g.clone()).unwrap_or_default()
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl ChatModel for Timed {
+        fn id(&self) -> &str {
+            &self.id
+        }
+        fn default_timeout(&self) -> Option<Duration> {
+            self.default
+        }
+        async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            if let Ok(mut g) = self.seen.lock() {
+                g.push(request.timeout);
+            }
+            tokio::time::sleep(self.takes).await;
+            if self.fail {
+                return Err(
+                    LlmError::new(ErrorKind::Server, "p", &self.id, "down").with_attempts(2)
+                );
+            }
+            Ok(ChatResponse {
+                text: Some("ok".into()),
+                tool_calls: Vec::new(),
+                usage: Usage::default(),
+                finish_reason: crate::types::FinishReason::Stop,
+                latency: self.takes,
+                attempts: 1,
+                model: self.id.clone(),
+                cache_hit: false,
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_fallback_gets_the_time_the_call_has_left() {
+        let a = Timed::new("p:a", 600, Some(10_000), true);
+        let b = Timed::new("p:b", 300, Some(10_000), true);
+        let c = Timed::new("p:c", 10, Some(10_000), false);
+        let chain: Vec<Arc<dyn ChatModel>> = vec![a.clone(), b.clone(), c.clone()];
+        let m = FallbackModel::new("p:a".into(), chain);
+        let req = ChatRequest::user("x").with_timeout(Duration::from_secs(1));
+        let r = m.chat(&req).await.expect("the third answers");
+        assert_eq!((r.model.as_str(), r.attempts), ("p:c", 5));
+        assert_eq!(a.seen(), vec![Some(Duration::from_secs(1))]);
+        assert_eq!(b.seen(), vec![Some(Duration::from_millis(400))]);
+        assert_eq!(c.seen(), vec![Some(Duration::from_millis(100))]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_request_timeout_the_first_models_default_is_shared() {
+        let a = Timed::new("p:a", 700, Some(1_000), true);
+        let b = Timed::new("p:b", 10, Some(60_000), false);
+        let chain: Vec<Arc<dyn ChatModel>> = vec![a.clone(), b.clone()];
+        let m = FallbackModel::new("p:a".into(), chain);
+        m.chat(&ChatRequest::user("x")).await.expect("answer");
+        assert_eq!(a.seen(), vec![Some(Duration::from_secs(1))]);
+        assert_eq!(b.seen(), vec![Some(Duration::from_millis(300))]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_fallback_is_tried_once_the_time_is_up() {
+        let a = Timed::new("p:a", 1_000, None, true);
+        let b = Timed::new("p:b", 10, None, false);
+        let chain: Vec<Arc<dyn ChatModel>> = vec![a.clone(), b.clone()];
+        let m = FallbackModel::new("p:a".into(), chain);
+        let err = m
+            .chat(&ChatRequest::user("x").with_timeout(Duration::from_secs(1)))
+            .await
+            .expect_err("no time left");
+        assert_eq!((err.model.as_str(), err.attempts), ("p:a", 2));
+        assert!(b.seen().is_empty(), "the fallback must not be called");
     }
 }

@@ -1,6 +1,7 @@
 //! [`ModelRegistry`]: turns `provider:model` ids into ready [`ChatModel`]s, sharing one HTTP
-//! client, one limiter and one capability memory per provider, the pricing table, the
-//! response cache and the call observers.
+//! client and one limiter per provider, the pricing table, the response cache and the call
+//! observers (the structured-output capability learnt from a server is kept per process,
+//! see [`crate::capability`]).
 
 use crate::cache::{CacheStats, ResponseCache};
 use crate::env::Env;
@@ -15,6 +16,9 @@ use mixseek_config::providers::{CacheSettings, Price, ProviderSettings};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+/// How long opening a TCP (and TLS) connection to a provider may take.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Everything a registry is built from.
 #[derive(Clone, Default)]
@@ -114,9 +118,13 @@ impl ModelRegistry {
     /// A registry from settings. Fails only when the HTTP client cannot be built or the
     /// cache directory cannot be created.
     pub fn new(config: RegistryConfig) -> Result<Self, LlmError> {
+        // No overall timeout here: each call has its own time limit and each attempt its own
+        // (see `ProviderSettings::attempt_timeout_seconds`); a connection that cannot be
+        // opened within 10 s is a transient transport error, retried.
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .tcp_nodelay(true)
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|e| LlmError::config("", format!("cannot build the HTTP client: {e}")))?;
         let cache = if config.cache.enabled {
@@ -199,9 +207,30 @@ impl ModelRegistry {
         self.provider_model(id).map(|_| ())
     }
 
+    /// Whether the provider of `id` (`provider:model`) can run the provider-native `tool`,
+    /// given its `[providers.<name>]` settings; `Err` says why not (see
+    /// [`crate::providers::native_tool_support`]).
+    pub fn native_tool_support(
+        &self,
+        id: &str,
+        tool: &crate::types::NativeTool,
+    ) -> Result<(), String> {
+        let mid = ModelId::parse(id).map_err(|e| e.message)?;
+        crate::providers::native_tool_support(
+            &mid.provider,
+            self.providers.get(&mid.provider),
+            tool,
+        )
+    }
+
     /// The built-in usage ledger (every call of every model of this registry).
     pub fn ledger(&self) -> Arc<UsageLedger> {
         self.observers.ledger.clone()
+    }
+
+    /// Whether the response cache is on.
+    pub fn cache_enabled(&self) -> bool {
+        self.cache.is_some()
     }
 
     /// Cache hits and misses so far (zeros when the cache is off).

@@ -36,13 +36,20 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait after the `failed`-th failed attempt (1-based): `initial * 2^(failed-1)`
-    /// capped at `max`, with "equal jitter" (between half and all of it).
+    /// The wait after the `failed`-th failed attempt (1-based): `base = initial *
+    /// 2^(failed-1)`, plus a random jitter of up to half of it (so between `base` and
+    /// `1.5 × base`: the first wait is at least `initial`), never more than `max`.
     pub fn backoff(&self, failed: u32) -> Duration {
         let exp = failed.saturating_sub(1).min(30);
         let base = self.initial.saturating_mul(1u32 << exp).min(self.max);
-        let half = base / 2;
-        half + half.mul_f64(fastrand::f64())
+        (base + (base / 2).mul_f64(fastrand::f64())).min(self.max)
+    }
+
+    /// The wait before the next attempt: the backoff, or the server's hint when it asks
+    /// for longer (a hint is a floor: `Retry-After: 0` still backs off).
+    pub fn wait(&self, failed: u32, hint: Option<Duration>) -> Duration {
+        let backoff = self.backoff(failed);
+        hint.map_or(backoff, |h| h.max(backoff))
     }
 }
 
@@ -175,19 +182,36 @@ mod tests {
         for _ in 0..50 {
             let d1 = p.backoff(1);
             assert!(
-                d1 >= Duration::from_millis(250) && d1 <= Duration::from_millis(500),
+                d1 >= Duration::from_millis(500) && d1 <= Duration::from_millis(750),
                 "{d1:?}"
             );
             let d3 = p.backoff(3);
             assert!(
-                d3 >= Duration::from_secs(1) && d3 <= Duration::from_secs(2),
+                d3 >= Duration::from_secs(2) && d3 <= Duration::from_secs(3),
                 "{d3:?}"
             );
-            let d20 = p.backoff(20);
+            let d6 = p.backoff(6);
             assert!(
-                d20 >= Duration::from_secs(15) && d20 <= Duration::from_secs(30),
-                "{d20:?}"
+                d6 >= Duration::from_secs(16) && d6 <= Duration::from_secs(24),
+                "{d6:?}"
             );
+            assert_eq!(p.backoff(20), Duration::from_secs(30));
+        }
+    }
+
+    #[test]
+    fn server_hints_are_a_floor_not_a_replacement() {
+        let p = RetryPolicy::default();
+        for _ in 0..50 {
+            // `Retry-After: 0` (or a few ms) still backs off.
+            assert!(p.wait(1, Some(Duration::ZERO)) >= Duration::from_millis(500));
+            assert!(p.wait(2, Some(Duration::from_millis(5))) >= Duration::from_secs(1));
+            // A longer hint wins over the backoff.
+            assert_eq!(
+                p.wait(1, Some(Duration::from_secs(7))),
+                Duration::from_secs(7)
+            );
+            assert!(p.wait(1, None) >= Duration::from_millis(500));
         }
     }
 

@@ -28,6 +28,8 @@ pub(crate) struct ProviderRuntime {
     limiter: Limiter,
     retry: RetryPolicy,
     timeout: Duration,
+    /// Time limit of one attempt; `None`: half the call's time limit.
+    attempt_timeout: Option<Duration>,
     /// Models already warned about for reporting no usage.
     no_usage_warned: Mutex<HashSet<String>>,
 }
@@ -49,8 +51,16 @@ impl ProviderRuntime {
             limiter: Limiter::from_settings(s),
             retry: RetryPolicy::from_settings(s),
             timeout: Duration::from_secs_f64(s.timeout_seconds.clamp(0.001, 86_400.0)),
+            attempt_timeout: s
+                .attempt_timeout_seconds
+                .map(|t| Duration::from_secs_f64(t.clamp(0.001, 86_400.0))),
             no_usage_warned: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// The time limit of one attempt of a call limited to `call_timeout`.
+    fn attempt_timeout(&self, call_timeout: Duration) -> Duration {
+        self.attempt_timeout.unwrap_or(call_timeout / 2)
     }
 
     fn warn_no_usage(&self, model: &str) {
@@ -124,6 +134,10 @@ impl ChatModel for ProviderModel {
         &self.id
     }
 
+    fn default_timeout(&self) -> Option<Duration> {
+        Some(self.runtime.timeout)
+    }
+
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
         let rt = &self.runtime;
@@ -144,24 +158,54 @@ impl ChatModel for ProviderModel {
             return Ok(hit);
         }
 
-        let tokens = estimate_tokens(request) + u64::from(request.params.max_tokens.unwrap_or(0));
+        let budgeted = u64::from(request.params.max_tokens.unwrap_or(0));
+        let tokens = estimate_tokens(request) + budgeted;
+        let attempt_limit = rt.attempt_timeout(timeout);
         let attempts = AtomicU32::new(0);
         let mut last: Option<LlmError> = None;
         loop {
             let n = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-            let now = Instant::now();
-            if now >= deadline {
+            if Instant::now() >= deadline {
                 return Err(self.timeout_error(timeout, n - 1, last.as_ref()));
             }
-            let attempt = async {
-                let _permit = rt.limiter.acquire(tokens).await;
-                rt.backend.send(&self.model, request, &attempts).await
+            // Waiting for the limits counts against the call, not the attempt.
+            let Ok(permit) = tokio::time::timeout_at(deadline, rt.limiter.acquire(tokens)).await
+            else {
+                return Err(self.timeout_error(timeout, n - 1, last.as_ref()));
             };
-            let outcome = tokio::time::timeout_at(deadline, attempt).await;
+            let attempt_deadline = (Instant::now() + attempt_limit).min(deadline);
+            let outcome = tokio::time::timeout_at(
+                attempt_deadline,
+                rt.backend.send(&self.model, request, &attempts),
+            )
+            .await;
+            drop(permit);
             let total = attempts.load(Ordering::Relaxed);
             let err = match outcome {
-                Err(_) => return Err(self.timeout_error(timeout, total, last.as_ref())),
+                Err(_) if attempt_deadline >= deadline => {
+                    return Err(self.timeout_error(timeout, total, last.as_ref()));
+                }
+                Err(_) => LlmError::new(
+                    ErrorKind::Timeout,
+                    &rt.name,
+                    &self.model,
+                    format!(
+                        "no answer within the attempt's time limit of {:.1} s",
+                        attempt_limit.as_secs_f64()
+                    ),
+                )
+                .with_attempts(total),
                 Ok(Ok(raw)) => {
+                    // Output tokens beyond what was reserved count against the budget too.
+                    let output = raw.usage.as_ref().map_or_else(
+                        || {
+                            raw.text
+                                .as_deref()
+                                .map_or(0, |t| (t.len() as u64).div_ceil(4))
+                        },
+                        |u| u.output_tokens,
+                    );
+                    rt.limiter.charge(output.saturating_sub(budgeted));
                     let response = self.respond(raw, started, total);
                     if let (Some(cache), Some(key)) = (&self.cache, &cache_key) {
                         cache.put(key, &response).await;
@@ -173,7 +217,7 @@ impl ChatModel for ProviderModel {
             if !err.is_transient() || n >= rt.retry.max_attempts {
                 return Err(err);
             }
-            let wait = err.retry_after.unwrap_or_else(|| rt.retry.backoff(n));
+            let wait = rt.retry.wait(n, err.retry_after);
             if Instant::now() + wait >= deadline {
                 let mut e = err;
                 e.message = format!(

@@ -65,6 +65,27 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as a JSON value (an object for every provider we support).
     pub arguments: serde_json::Value,
+    /// Opaque data the provider attached to the call and expects back when the call is
+    /// replayed in a later request (Gemini: `{"thoughtSignature": "…"}`). Providers that
+    /// know nothing of it ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_data: Option<serde_json::Value>,
+}
+
+impl ToolCall {
+    /// A call without provider data.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: serde_json::Value,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            provider_data: None,
+        }
+    }
 }
 
 /// One message of the conversation (the system prompt is separate: [`ChatRequest::system`]).
@@ -85,6 +106,10 @@ pub enum Message {
         call_id: String,
         name: String,
         content: String,
+        /// The tool failed: Anthropic gets `is_error: true` on the `tool_result`; the other
+        /// wires only see the text.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 
@@ -115,6 +140,20 @@ impl Message {
             call_id: call_id.into(),
             name: name.into(),
             content: content.into(),
+            is_error: false,
+        }
+    }
+    /// The result of a tool call that failed (`is_error` set).
+    pub fn tool_error(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Message::Tool {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: true,
         }
     }
 }
@@ -126,6 +165,63 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON schema of the arguments object.
     pub parameters: serde_json::Value,
+}
+
+/// A tool the provider runs on its own servers (a "server tool", "built-in tool" or
+/// "grounding" tool), as opposed to a [`ToolSpec`] function that the caller runs.
+///
+/// How each wire sends it and what comes back (see the provider modules for details):
+///
+/// | tool | Anthropic Messages | Gemini | OpenAI / xAI (Responses API) | `mock:` |
+/// |---|---|---|---|---|
+/// | [`NativeTool::WebSearch`] | `web_search_20250305` server tool | `google_search` | `web_search` | labelled offline answer |
+/// | [`NativeTool::CodeExecution`] | `code_execution_20250825` (beta header `code-execution-2025-08-25`) | `code_execution` | `code_interpreter` | labelled offline answer |
+///
+/// Which providers can run which tool (and which options) is decided by
+/// [`providers::native_tool_support`](crate::providers::native_tool_support).
+///
+/// **What the answer text holds.** [`ChatResponse::text`] is the model's final text, in
+/// order with what the tools did: each code run as a fenced block of the code followed by
+/// a fenced block of its output (`Output:`), and, after a web search, a `Sources:` list of
+/// the pages the answer cites (`- title — url`, de-duplicated). Nothing else is kept: the
+/// raw search results and the providers' rendered search widgets are dropped. With a
+/// [`ChatRequest::response_schema`] the text is the JSON document alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum NativeTool {
+    /// Searching the web.
+    WebSearch(WebSearchOptions),
+    /// Running code in the provider's sandbox.
+    CodeExecution,
+}
+
+impl NativeTool {
+    /// Web search with default options.
+    pub fn web_search() -> Self {
+        NativeTool::WebSearch(WebSearchOptions::default())
+    }
+    /// The name used in messages: `web_search` or `code_execution`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NativeTool::WebSearch(_) => "web_search",
+            NativeTool::CodeExecution => "code_execution",
+        }
+    }
+}
+
+/// Options of [`NativeTool::WebSearch`]. A provider that cannot honour a set option refuses
+/// the request (see [`providers::native_tool_support`](crate::providers::native_tool_support)).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebSearchOptions {
+    /// Most searches in one answer (Anthropic `max_uses`; OpenAI/xAI `max_tool_calls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_uses: Option<u32>,
+    /// Only search these domains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_domains: Vec<String>,
+    /// Never search these domains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_domains: Vec<String>,
 }
 
 /// A JSON schema the answer must follow. With it, [`ChatResponse::text`] holds the JSON
@@ -156,6 +252,9 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// Tools the provider runs itself (web search, code execution); see [`NativeTool`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub native_tools: Vec<NativeTool>,
     pub response_schema: Option<ResponseSchema>,
     pub params: GenerationParams,
     /// Time limit of the whole call, retries and backoff included (`None`: the provider's
@@ -191,6 +290,10 @@ impl ChatRequest {
     }
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
+        self
+    }
+    pub fn with_native_tools(mut self, tools: Vec<NativeTool>) -> Self {
+        self.native_tools = tools;
         self
     }
     pub fn with_timeout(mut self, timeout: Duration) -> Self {

@@ -1,7 +1,8 @@
-//! Budgets: once the execution's cost or token total reaches a limit, no new round starts and
-//! the run ends cleanly with what it has. Fed by `LlmCall` events.
+//! Budgets: once the execution's cost or token total reaches a limit, no new team and no new
+//! round starts, and the run ends cleanly with what it has. Fed by the engine's LLM-call
+//! observer as each call completes (and, on resume, with what earlier processes spent).
 
-use mixseek_core::{Event, EventSink, SinkError, Usage};
+use mixseek_core::Usage;
 use std::sync::Mutex;
 
 #[derive(Debug, Default)]
@@ -55,16 +56,6 @@ impl Budget {
             }
         }
         None
-    }
-}
-
-#[async_trait::async_trait]
-impl EventSink for Budget {
-    async fn emit(&self, event: &Event) -> Result<(), SinkError> {
-        if let Event::LlmCall(c) = event {
-            self.add(c.usage);
-        }
-        Ok(())
     }
 }
 

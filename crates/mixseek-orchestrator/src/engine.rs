@@ -4,7 +4,7 @@ use crate::budget::Budget;
 use crate::bus::EventBus;
 use crate::hooks::HookRunner;
 use crate::progress_files::ProgressFiles;
-use crate::resume;
+use crate::resume::{self, PriorTeam};
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::{LoadedConfig, LoadedTeam};
 use mixseek_core::{
@@ -15,7 +15,7 @@ use mixseek_llm::{CallObserver, Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
     CompletedRound, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings,
-    StopCheck, SubmissionEvaluator, best_entry,
+    StopCheck, SubmissionEvaluator,
 };
 use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
 use sha2::{Digest, Sha256};
@@ -161,22 +161,17 @@ impl RankingSource for StoreRanking {
     }
 }
 
-/// The budget sink wrapper (the forwarder already counted the call).
-struct NoopBudget;
-
-#[async_trait::async_trait]
-impl EventSink for NoopBudget {
-    async fn emit(&self, _event: &Event) -> Result<(), mixseek_core::SinkError> {
-        Ok(())
-    }
-}
-
+/// How one team's task ended.
 enum TeamOutcome {
-    Done(Option<LeaderboardEntry>),
+    /// The round loop ended normally (`None`: no round completed, the run stopped first).
+    Done(Option<LeaderboardEntry>, ExitReason),
     Failed {
         best: Option<LeaderboardEntry>,
         message: String,
     },
+    /// Never started: the budget was reached before the team's turn.
+    Skipped,
+    /// Cancelled (Ctrl-C) before it finished.
     Interrupted,
 }
 
@@ -192,6 +187,17 @@ struct Shared {
     stop: StopCheck,
     cancel: CancellationToken,
     deadline_per_team: Duration,
+}
+
+/// What the earlier processes of a resumed execution left (empty for a new one).
+#[derive(Debug, Default)]
+struct Earlier {
+    /// The summary the last process stored when it ended (`None` when it was killed).
+    summary: Option<ExecutionSummary>,
+    /// Usage of every LLM call they recorded.
+    usage: mixseek_core::UsageByRole,
+    /// Their run time, in seconds.
+    seconds: f64,
 }
 
 /// Runs executions of one configuration.
@@ -232,8 +238,8 @@ impl Orchestrator {
         let writer = store.writer(masker)?;
         let hash = config_hash(cfg);
 
-        // A new execution, or the one being resumed.
-        let (execution_id, user_prompt, prior) = match &opts.resume {
+        // A new execution, or the one being resumed (with what its earlier processes left).
+        let (execution_id, user_prompt, prior, earlier) = match &opts.resume {
             Some(id) => {
                 let id = store.resolve_execution(id)?;
                 let state = store.execution_state(&id)?.ok_or_else(|| {
@@ -258,7 +264,13 @@ impl Orchestrator {
                     });
                 }
                 let prior = store.completed_rounds(&id)?;
-                (id, state.user_prompt, prior)
+                let (usage, seconds) = store.prior_run(&id)?;
+                let earlier = Earlier {
+                    summary: store.execution_summary(&id)?,
+                    usage,
+                    seconds,
+                };
+                (id, state.user_prompt, prior, earlier)
             }
             None => {
                 let p = opts.user_prompt.trim();
@@ -269,6 +281,7 @@ impl Orchestrator {
                     mixseek_core::ExecutionId::new_v4().to_string(),
                     p.to_string(),
                     Vec::new(),
+                    Earlier::default(),
                 )
             }
         };
@@ -277,14 +290,12 @@ impl Orchestrator {
             opts.max_cost_usd.or(o.max_cost_usd),
             opts.max_tokens.or(o.max_total_tokens),
         ));
-        for r in &prior {
-            budget.add(r.usage.total());
-        }
+        // A resumed execution's budget counts what its earlier processes spent.
+        budget.add(earlier.usage.total());
         let progress = Arc::new(ProgressFiles::new(cfg.workspace.logs_dir(), o.max_rounds));
         let hooks = HookRunner::new(cfg.file.hooks.clone());
         let mut bus = EventBus::new()
             .with_primary(Arc::new(writer.clone()))
-            .with_secondary(Arc::new(NoopBudget))
             .with_secondary(progress)
             .with_secondary(hooks.clone());
         if let Some(d) = &opts.display {
@@ -323,6 +334,13 @@ impl Orchestrator {
             .file()
             .and_then(Path::parent)
             .map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
+        if matches!(cfg.evaluator_origin, mixseek_config::Origin::BuiltIn) {
+            // The original's line when there is no evaluator file (as `mixseek evaluate`).
+            tracing::warn!(
+                "Configuration file not found: {}. Using default configuration.",
+                cfg.workspace.configs_dir().join("evaluator.toml").display()
+            );
+        }
         let evaluator = mixseek_evaluator::Evaluator::new(
             cfg.evaluator.clone(),
             registry.clone(),
@@ -386,46 +404,63 @@ impl Orchestrator {
         let semaphore = Arc::new(Semaphore::new(o.max_concurrent_teams.max(1) as usize));
         let mut handles = Vec::new();
         let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
+        let mut previous_turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
         for team in &cfg.teams {
             let id = team.settings.team_id.clone();
+            let name = &team.settings.team_name;
             let rounds = resume::team_rounds(&prior, &id);
-            if resume::team_finished(&prior, &id) {
-                let reason = prior
-                    .iter()
-                    .filter(|r| r.team_id == id && r.final_submission)
-                    .find_map(|r| {
-                        r.decision
-                            .exit_reason
-                            .as_deref()
-                            .and_then(ExitReason::parse)
-                    })
-                    .unwrap_or(ExitReason::MaxRoundsReached);
-                let best = best_entry(
-                    &execution_id,
-                    &id,
-                    &team.settings.team_name,
-                    &rounds,
-                    reason,
-                );
-                outcomes.push(Some(TeamOutcome::Done(best)));
-                handles.push(None);
-                continue;
+            match resume::prior_team(&prior, earlier.summary.as_ref(), &execution_id, &id, name) {
+                PriorTeam::Finished { best, exit_reason } => {
+                    outcomes.push(Some(TeamOutcome::Done(best, exit_reason)));
+                    handles.push(None);
+                    continue;
+                }
+                PriorTeam::Failed { best, message } => {
+                    outcomes.push(Some(TeamOutcome::Failed { best, message }));
+                    handles.push(None);
+                    continue;
+                }
+                PriorTeam::Unfinished => {}
             }
             let shared = shared.clone();
             let team = team.clone();
             let semaphore = semaphore.clone();
+            // Teams get their turn in configuration order: each waits until the team before
+            // it has its permit (or gave up) before asking for one.
+            let (my_turn_taken, next_turn) = tokio::sync::oneshot::channel::<()>();
+            let my_turn = previous_turn.replace(next_turn);
             outcomes.push(None);
             handles.push(Some(tokio::spawn(async move {
-                let _permit = match semaphore.acquire_owned().await {
-                    Ok(p) => p,
-                    Err(_) => return TeamOutcome::Interrupted,
+                let turn = async {
+                    if let Some(t) = my_turn {
+                        let _ = t.await;
+                    }
+                    semaphore.acquire_owned().await
                 };
-                if shared.cancel.is_cancelled() {
-                    return TeamOutcome::Interrupted;
+                let _permit = tokio::select! {
+                    biased;
+                    _ = shared.cancel.cancelled() => return TeamOutcome::Interrupted,
+                    p = turn => match p {
+                        Ok(p) => p,
+                        Err(_) => return TeamOutcome::Interrupted,
+                    },
+                };
+                let _ = my_turn_taken.send(());
+                // The budget is checked before a team starts, as before each round.
+                match (shared.stop)() {
+                    Some(ExitReason::Interrupted) => return TeamOutcome::Interrupted,
+                    Some(reason) if rounds.is_empty() => {
+                        tracing::info!(team_id = team.settings.team_id, %reason, "team not started");
+                        return TeamOutcome::Skipped;
+                    }
+                    _ => {}
                 }
+                // Biased: once Ctrl-C is seen the team counts as interrupted, whatever the
+                // round loop was about to return.
                 tokio::select! {
-                    out = run_team(&shared, &team, rounds) => out,
+                    biased;
                     _ = shared.cancel.cancelled() => TeamOutcome::Interrupted,
+                    out = run_team(&shared, &team, rounds) => out,
                 }
             })));
         }
@@ -437,19 +472,28 @@ impl Orchestrator {
                 }));
             }
         }
-        let elapsed = started.elapsed().as_secs_f64().max(1e-6);
+        let elapsed = earlier.seconds + started.elapsed().as_secs_f64().max(1e-6);
 
         let mut team_results = Vec::new();
         let mut failed = Vec::new();
+        let mut stopped = Vec::new();
         let mut interrupted = false;
         for (team, outcome) in cfg.teams.iter().zip(outcomes) {
             let s = &team.settings;
             match outcome {
-                Some(TeamOutcome::Done(Some(best))) => team_results.push(best),
-                Some(TeamOutcome::Done(None)) => failed.push(FailedTeamInfo {
+                // Ended by Ctrl-C at a round boundary: continued on resume.
+                Some(TeamOutcome::Done(_, ExitReason::Interrupted)) => {
+                    interrupted = true;
+                    stopped.push(s.team_id.clone());
+                }
+                Some(TeamOutcome::Done(Some(best), _)) => team_results.push(best),
+                // The budget was reached before its first round.
+                Some(TeamOutcome::Done(None, ExitReason::BudgetExceeded))
+                | Some(TeamOutcome::Skipped) => stopped.push(s.team_id.clone()),
+                Some(TeamOutcome::Done(None, reason)) => failed.push(FailedTeamInfo {
                     team_id: s.team_id.clone(),
                     team_name: s.team_name.clone(),
-                    error_message: "no round completed".into(),
+                    error_message: format!("no round completed ({reason})"),
                 }),
                 Some(TeamOutcome::Failed { best, message }) => {
                     if let Some(b) = best {
@@ -461,7 +505,10 @@ impl Orchestrator {
                         error_message: message,
                     });
                 }
-                Some(TeamOutcome::Interrupted) | None => interrupted = true,
+                Some(TeamOutcome::Interrupted) | None => {
+                    interrupted = true;
+                    stopped.push(s.team_id.clone());
+                }
             }
         }
         let best = ExecutionSummary::pick_best(&team_results).map(|b| (b.team_id.clone(), b.score));
@@ -475,9 +522,13 @@ impl Orchestrator {
         }
         // Let queued LLM-call records reach the store before the summary.
         drop(shared);
-        let usage_by_role = registry
-            .ledger()
-            .usage_by_role(Some(&execution_id), None, None);
+        // This process's calls, plus those of earlier processes of a resumed execution.
+        let mut usage_by_role = earlier.usage.clone();
+        usage_by_role.merge(
+            &registry
+                .ledger()
+                .usage_by_role(Some(&execution_id), None, None),
+        );
         drop(registry);
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
         let summary = ExecutionSummary {
@@ -493,6 +544,7 @@ impl Orchestrator {
             usage: usage_by_role.total(),
             usage_by_role,
             stop_reason,
+            stopped_team_ids: stopped,
         };
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
@@ -509,6 +561,15 @@ impl Orchestrator {
         );
         Ok(summary)
     }
+}
+
+/// What a team's LLM calls used in this process (every attempt, retries included).
+fn team_usage(shared: &Shared, team_id: &str) -> mixseek_core::Usage {
+    shared
+        .registry
+        .ledger()
+        .usage_by_role(Some(&shared.execution_id), Some(team_id), None)
+        .total()
 }
 
 fn team_setup_failure(team: &LoadedTeam, message: String) -> TeamOutcome {
@@ -553,7 +614,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
         match tokio::time::timeout_at(deadline, run).await {
             Ok(Ok(result)) => {
                 tracing::info!(team_id, best = ?result.best.as_ref().map(|b| b.score), "Team completed successfully");
-                return TeamOutcome::Done(result.best);
+                return TeamOutcome::Done(result.best, result.exit_reason);
             }
             Ok(Err(failure)) => {
                 if failure.is_transient() && attempt < o.max_retries_per_team {
@@ -564,7 +625,9 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                         "transient failure; retrying from the last completed round (attempt {}/{})", attempt, o.max_retries_per_team
                     );
                     completed = failure.rounds;
-                    tokio::time::sleep(wait).await;
+                    // The wait counts against the team's time too.
+                    tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + wait))
+                        .await;
                     continue;
                 }
                 let message = failure.error.to_string();
@@ -575,7 +638,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                         &failure.rounds,
                         &message,
                         false,
-                        failure.usage.total(),
+                        team_usage(shared, &team_id),
                     )
                     .await;
                 let best = best.unwrap_or_else(|e| {
@@ -604,7 +667,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                         &rounds,
                         &message,
                         true,
-                        mixseek_core::Usage::default(),
+                        team_usage(shared, &team_id),
                     )
                     .await
                     .unwrap_or(None);

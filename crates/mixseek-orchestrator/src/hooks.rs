@@ -168,6 +168,7 @@ mod tests {
             usage: Default::default(),
             usage_by_role: Default::default(),
             stop_reason: None,
+            stopped_team_ids: vec![],
         };
         runner
             .emit(&Event::ExecutionFinished(Box::new(summary)))

@@ -1,17 +1,21 @@
 //! [`PromptBuilder`]: compiles the three templates and the injection rules once, then renders
 //! prompts and applies rules from a [`PromptContext`].
 
+use crate::applied::InjectionLog;
 use crate::clock::{SharedClock, SystemClock, env_tz, resolve_time_zone};
 use crate::context::{PromptContext, py_trim};
 use crate::error::{PromptError, TemplateKind, TemplateName, from_minijinja};
 use crate::inject::{
-    Builtin, Injected, Rule, RuleText, WHEN_PREFIX, assemble, collect_rules, when_template_source,
+    Builtin, Injected, Rule, RuleText, Suffixes, WHEN_PREFIX, assemble, collect_rules,
+    when_template_source,
 };
+use crate::names;
 use crate::vars::{INJECTION_VARS, compute, validate, variable_names};
 use chrono_tz::Tz;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use mixseek_config::Issues;
 use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+use mixseek_core::AppliedInjection;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -25,6 +29,10 @@ pub struct PromptBuilder {
     referenced: Arc<[HashSet<String>; 3]>,
     system_separator: String,
     user_separator: String,
+    /// `[prompt_builder] system_prompt_suffix` / `prompt_suffix`.
+    suffixes: Arc<Suffixes>,
+    /// The rules applied per (execution, team, round), shared by every clone.
+    applied: Arc<InjectionLog>,
     tz: Tz,
     clock: SharedClock,
 }
@@ -127,6 +135,63 @@ fn compile(
     (env, rules, errors)
 }
 
+/// The names a compiled template reads that none of its variables provide (see
+/// [`crate::names`]): the three prompt templates against their kind's variables, each rule's
+/// `when` and `text` against the variables of any phase the rule applies to.
+fn unknown_names(env: &Environment<'static>, rules: &[Rule]) -> Vec<PromptError> {
+    // Globals (`range`, `dict`, `namespace`, …) are not variables.
+    let globals: HashSet<&str> = env.globals().map(|(k, _)| k).collect();
+    let used = |name: &str| {
+        env.get_template(name)
+            .map(|t| t.undeclared_variables(false))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| !globals.contains(n.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let mut errors = Vec::new();
+    for kind in TemplateKind::ALL {
+        if let Ok(t) = env.get_template(kind.key()) {
+            errors.extend(names::unknown_variables(
+                &TemplateName::Prompt(kind),
+                t.source(),
+                true,
+                used(kind.key()),
+                &variable_names(kind),
+            ));
+        }
+    }
+    for rule in rules {
+        let mut available: Vec<&str> = Vec::new();
+        for phase in &rule.phases {
+            for name in rule_available(*phase) {
+                if !available.contains(&name) {
+                    available.push(name);
+                }
+            }
+        }
+        if let (Some(name), Some(expr)) = (&rule.when, &rule.when_expr) {
+            errors.extend(names::unknown_variables(
+                &TemplateName::RuleWhen(rule.name.clone()),
+                &normalize_newlines(expr),
+                false,
+                used(name),
+                &available,
+            ));
+        }
+        if let (RuleText::Template(name), Some(text)) = (&rule.text, &rule.text_source) {
+            errors.extend(names::unknown_variables(
+                &TemplateName::RuleText(rule.name.clone()),
+                &normalize_newlines(text),
+                true,
+                used(name),
+                &available,
+            ));
+        }
+    }
+    errors
+}
+
 /// An error of a `when` expression, positioned in the expression (not the wrapper).
 fn when_error(err: &minijinja::Error, rule: &str, expr: &str, available: &[&str]) -> PromptError {
     let wrapped = when_template_source(expr);
@@ -152,10 +217,15 @@ fn when_error(err: &minijinja::Error, rule: &str, expr: &str, available: &[&str]
     e
 }
 
-/// Every problem of `settings` at once — blank templates, bad rules, invalid `timezone`,
-/// template and rule syntax errors — for preflight. Empty when the builder can be built.
+/// Every problem of `settings` at once, for preflight: blank templates, bad rules, invalid
+/// `timezone`, template and rule syntax errors, and every name a template or rule reads that
+/// is not one of its variables (with a "did you mean" hint; names only tested with
+/// `is defined` / `is undefined` or given a `default` filter are allowed). Empty when the
+/// builder can be built and every name is known.
 pub fn check_settings(settings: &PromptBuilderSettings) -> Vec<PromptError> {
-    compile(settings).2
+    let (env, rules, mut errors) = compile(settings);
+    errors.extend(unknown_names(&env, &rules));
+    errors
 }
 
 impl PromptBuilder {
@@ -184,6 +254,11 @@ impl PromptBuilder {
             referenced: Arc::new(referenced),
             system_separator: settings.system_separator.clone(),
             user_separator: settings.user_separator.clone(),
+            suffixes: Arc::new(Suffixes {
+                system: settings.system_prompt_suffix.clone(),
+                user: settings.prompt_suffix.clone(),
+            }),
+            applied: Arc::new(InjectionLog::default()),
             tz,
             clock: Arc::new(SystemClock),
         })
@@ -203,6 +278,20 @@ impl PromptBuilder {
 
     pub fn time_zone(&self) -> Tz {
         self.tz
+    }
+
+    /// The injection rules this builder (or a clone) applied in round `round` of `team_id`
+    /// in `execution_id` — every phase whose prompts carried that execution id, team id and
+    /// round number — ordered by phase then side; they are forgotten, with anything left from
+    /// the team's earlier rounds. Every application is also logged at debug level
+    /// (`injection rules applied`, with execution id, team id, round, phase, side and rules).
+    pub fn take_applied(
+        &self,
+        execution_id: &str,
+        team_id: &str,
+        round: u32,
+    ) -> Vec<AppliedInjection> {
+        self.applied.take(execution_id, team_id, round)
     }
 
     /// Renders the user prompt of `kind`. `current_datetime` is read from the clock once per
@@ -341,11 +430,19 @@ impl PromptBuilder {
         vars.push(("side", Value::from(side.as_str())));
         vars.push((
             "system_prompt_suffix",
-            Value::from(ctx.system_prompt_suffix.as_deref().unwrap_or("")),
+            Value::from(
+                Builtin::SystemPromptSuffix
+                    .input_or(ctx, &self.suffixes)
+                    .unwrap_or(""),
+            ),
         ));
         vars.push((
             "prompt_suffix",
-            Value::from(ctx.prompt_suffix.as_deref().unwrap_or("")),
+            Value::from(
+                Builtin::PromptSuffix
+                    .input_or(ctx, &self.suffixes)
+                    .unwrap_or(""),
+            ),
         ));
         let values = Value::from_pairs(vars);
         let mut blocks = Vec::new();
@@ -360,6 +457,9 @@ impl PromptBuilder {
             InjectionSide::System => &self.system_separator,
             InjectionSide::User => &self.user_separator,
         };
+        if !applied.is_empty() {
+            self.applied.record(phase, side, ctx, &applied);
+        }
         Injected {
             prompt: assemble(base, &blocks, separator),
             applied,
@@ -375,7 +475,7 @@ impl PromptBuilder {
         values: &Value,
     ) -> Option<String> {
         let input = match rule.builtin {
-            Some(b) => Some(b.input(ctx)?),
+            Some(b) => Some(b.input_or(ctx, &self.suffixes)?),
             None => None,
         };
         if rule.builtin == Some(Builtin::DomainContext)

@@ -4,11 +4,12 @@
 
 use crate::error::PromptError;
 use mixseek_config::prompt_builder::is_blank;
-use mixseek_core::RoundState;
+use mixseek_core::{RoundState, ScoreDetails};
 use serde::{Deserialize, Serialize};
 
 /// One completed round of the team, as the submission history shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HistoryRound {
     pub round_number: u32,
     pub submission_content: String,
@@ -19,20 +20,44 @@ pub struct HistoryRound {
 }
 
 impl From<&RoundState> for HistoryRound {
+    /// The round as the prompts show it: its score details in the original's shape
+    /// ([`original_score_details`]).
     fn from(r: &RoundState) -> Self {
         Self {
             round_number: r.round_number,
             submission_content: r.submission_content.clone(),
             evaluation_score: r.evaluation_score,
-            score_details: serde_json::to_value(&r.score_details)
-                .unwrap_or(serde_json::Value::Null),
+            score_details: original_score_details(&r.score_details),
         }
     }
+}
+
+/// `score_details` as the original's submission history prints it: `{"overall_score",
+/// "metrics": [{"metric_name", "score", "evaluator_comment"}]}` and nothing else. Our
+/// additions (judge samples and juries with their raw answers, per-metric weight, usage and
+/// duration) stay in the stored details but are left out of later rounds' prompts, which
+/// they would only bloat; metrics that failed and were skipped (`"status": "failed"`) are
+/// left out too, as they were not scored.
+pub fn original_score_details(details: &ScoreDetails) -> serde_json::Value {
+    let metrics: Vec<serde_json::Value> = details
+        .metrics
+        .iter()
+        .filter(|m| m.extra.get("status").and_then(|s| s.as_str()) != Some("failed"))
+        .map(|m| {
+            serde_json::json!({
+                "metric_name": m.metric_name,
+                "score": m.score,
+                "evaluator_comment": m.evaluator_comment,
+            })
+        })
+        .collect();
+    serde_json::json!({"overall_score": details.overall_score, "metrics": metrics})
 }
 
 /// One row of the execution's ranking, in ranking order (best score descending, then
 /// `team_id` ascending — the store's order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RankingEntry {
     pub team_id: String,
     pub team_name: String,
@@ -134,7 +159,7 @@ pub fn py_trim(s: &str) -> &str {
 mod tests {
     use super::*;
     use chrono::Utc;
-    use mixseek_core::{MetricScore, ScoreDetails};
+    use mixseek_core::MetricScore;
 
     fn round_ctx() -> PromptContext {
         PromptContext {
@@ -222,6 +247,28 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&c.round_history[0].score_details).expect("json"),
             r#"{"overall_score":82.5,"metrics":[{"metric_name":"Relevance","score":80.0,"evaluator_comment":"OK"}]}"#
+        );
+    }
+
+    #[test]
+    fn history_shows_the_original_shape_without_our_extras() {
+        let mut jury = MetricScore::new("Relevance", 80.0, "OK");
+        jury.extra.insert("weight".into(), serde_json::json!(1.0));
+        jury.extra.insert(
+            "answers".into(),
+            serde_json::json!([{"raw": "x".repeat(10_000)}]),
+        );
+        let mut failed = MetricScore::new("Coverage", 0.0, "Failed to evaluate after retries");
+        failed
+            .extra
+            .insert("status".into(), serde_json::json!("failed"));
+        let details = ScoreDetails {
+            overall_score: 80.0,
+            metrics: vec![jury, failed],
+        };
+        assert_eq!(
+            serde_json::to_string(&original_score_details(&details)).expect("json"),
+            r#"{"overall_score":80.0,"metrics":[{"metric_name":"Relevance","score":80.0,"evaluator_comment":"OK"}]}"#
         );
     }
 

@@ -501,6 +501,54 @@ fn check_settings_reports_every_problem() {
 }
 
 #[test]
+fn check_settings_reports_unknown_names_with_a_suggestion() {
+    use mixseek_config::prompt_builder::{InjectionRuleSettings, InjectionTarget};
+    let settings = PromptBuilderSettings {
+        team_user_prompt: "{{ user_prompt }}\n  {{ round_nmber }}".into(),
+        evaluator_user_prompt: "{{ submission }}{% if extra is defined %}{{ extra }}{% endif %}\
+            {% for i in range(2) %}{{ i }}{{ loop.index }}{% endfor %}{% set x = 1 %}{{ x }}"
+            .into(),
+        injections: vec![InjectionRuleSettings {
+            name: "r".into(),
+            target: Some(InjectionTarget::System),
+            when: Some("phase == 'team' and bogus".into()),
+            text: Some("{{ submission }} {{ nope }}".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let texts: Vec<String> = check_settings(&settings)
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:#?}");
+    assert!(
+        texts[0].starts_with(
+            "Jinja2 template error: team_user_prompt (line 2, column 6): unknown variable `round_nmber` (did you mean `round_number`?); available variables: user_prompt, round_number,"
+        ),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].starts_with(
+            "Jinja2 template error: injection rule `r` (when) (line 1, column 21): unknown variable `bogus`; available variables: "
+        ),
+        "{}",
+        texts[1]
+    );
+    assert!(
+        texts[2].starts_with(
+            "Jinja2 template error: injection rule `r` (text) (line 1, column 21): unknown variable `nope`;"
+        ),
+        "{}",
+        texts[2]
+    );
+    // The builder itself still builds: an unknown name is a preflight finding, and a
+    // template guarding it renders.
+    assert!(PromptBuilder::with_zone(&settings, Tz::UTC).is_ok());
+}
+
+#[test]
 fn invalid_contexts_are_rejected() {
     let err = builder().render_team(&ctx("  ", 1)).expect_err("blank");
     assert_eq!(err.to_string(), "user_prompt cannot be empty");

@@ -17,6 +17,14 @@ pub struct Injected {
     pub applied: Vec<String>,
 }
 
+/// The suffixes set in `[prompt_builder]` (`system_prompt_suffix`, `prompt_suffix`): the
+/// inputs of the two suffix rules when the context sets none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Suffixes {
+    pub system: Option<String>,
+    pub user: Option<String>,
+}
+
 /// The built-in rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Builtin {
@@ -60,17 +68,32 @@ impl Builtin {
     }
 
     /// The rule's input, when set (non-blank; `language = "auto"` counts as unset).
+    #[cfg(test)]
     pub(crate) fn input(self, ctx: &PromptContext) -> Option<&str> {
+        static NONE: Suffixes = Suffixes {
+            system: None,
+            user: None,
+        };
+        self.input_or(ctx, &NONE)
+    }
+
+    /// The rule's input from the context, else (suffix rules) from the configured
+    /// `[prompt_builder]` suffixes.
+    pub(crate) fn input_or<'a>(
+        self,
+        ctx: &'a PromptContext,
+        configured: &'a Suffixes,
+    ) -> Option<&'a str> {
+        let nonblank = |v: Option<&'a str>| v.map(py_trim).filter(|v| !v.is_empty());
         let value = match self {
-            Builtin::LanguagePreference => ctx.language.as_deref(),
-            Builtin::DomainContext => ctx.domain_context.as_deref(),
-            Builtin::SystemPromptSuffix => ctx.system_prompt_suffix.as_deref(),
-            Builtin::PromptSuffix => ctx.prompt_suffix.as_deref(),
+            Builtin::LanguagePreference => nonblank(ctx.language.as_deref()),
+            Builtin::DomainContext => nonblank(ctx.domain_context.as_deref()),
+            Builtin::SystemPromptSuffix => nonblank(ctx.system_prompt_suffix.as_deref())
+                .or_else(|| nonblank(configured.system.as_deref())),
+            Builtin::PromptSuffix => nonblank(ctx.prompt_suffix.as_deref())
+                .or_else(|| nonblank(configured.user.as_deref())),
         }?;
-        let value = py_trim(value);
-        if value.is_empty()
-            || (self == Builtin::LanguagePreference && value.eq_ignore_ascii_case("auto"))
-        {
+        if self == Builtin::LanguagePreference && value.eq_ignore_ascii_case("auto") {
             None
         } else {
             Some(value)

@@ -43,7 +43,17 @@
 //!   [`PromptBuilder::render_with_injections`] renders and applies the user-side rules.
 //! * Formatters: [`format_submission_history`], [`format_ranking_table`],
 //!   [`format_position_message`], [`format_current_datetime`].
-//! * Preflight: [`check_settings`] reports every template/rule problem at once.
+//! * Preflight: [`check_settings`] reports every template/rule problem at once, including
+//!   every name a template or rule reads that is not one of its variables (with the nearest
+//!   valid one; names only tested with `is defined` / `is undefined` or given a `default`
+//!   filter are allowed).
+//! * Applied rules: every application is logged at debug level (execution, team, round,
+//!   phase, side, rules); [`PromptBuilder::take_applied`] returns a round's rule names per
+//!   phase and side (`mixseek_core::AppliedInjection`) for the round record. Clones share them.
+//! * Outside a run: [`load::load_for_run`] loads the settings exactly as a run does;
+//!   [`load::parse_context`] reads a strict context JSON.
+//! * History: [`PromptContext::with_rounds`] shows stored rounds' score details in the
+//!   original's shape only ([`context::original_score_details`]).
 //! * [`DEFAULT_PROMPT_BUILDER_TOML`] is the bundled default file (`mixseek init` writes it).
 //!
 //! Built-in injection rules (override key by key with a same-named
@@ -51,9 +61,11 @@
 //! system, when `language` is set and not `auto`), `domain_context` (90, system, every phase;
 //! skipped for a phase whose user template shows `domain_context` itself),
 //! `system_prompt_suffix` (40, system), `prompt_suffix` (10, user). They apply in every phase
-//! the caller passes their input for. Blocks are joined with `system_separator`
+//! the caller passes their input for; the suffixes also come from `[prompt_builder]
+//! system_prompt_suffix` / `prompt_suffix` when the context sets none. Blocks are joined with `system_separator`
 //! (`"\n\n---\n\n"`) or `user_separator` (`"\n\n"`).
 
+mod applied;
 pub mod builder;
 pub mod clock;
 pub mod context;
@@ -61,6 +73,7 @@ pub mod error;
 pub mod formatters;
 pub mod inject;
 pub mod load;
+mod names;
 pub mod pyjson;
 pub mod vars;
 

@@ -1,13 +1,16 @@
-//! Reading the inputs of `mixseek prompt render` outside a run: `[prompt_builder]` settings
-//! from a TOML file (a prompt-builder file, or an orchestrator file with an inline
-//! `[prompt_builder]` table or a `prompt_builder_config` reference) and the context JSON.
+//! Reading the inputs of `mixseek prompt render` and `mixseek evaluate` outside a run: the
+//! `[prompt_builder]` settings, loaded exactly as a run loads them ([`load_for_run`]), and the
+//! context JSON ([`parse_context`]).
 
 use crate::context::PromptContext;
 use crate::error::{PromptError, TemplateKind};
 use mixseek_config::doc::{TomlDoc, deserialize_section};
+use mixseek_config::load::load_prompt_builder;
 use mixseek_config::prompt_builder::PromptBuilderSettings;
-use mixseek_config::{ConfigIssue, Issues};
-use std::path::{Path, PathBuf};
+use mixseek_config::{
+    ConfigIssue, EnvVars, Issues, Origin, Overrides, Part, SourceMap, Workspace, WorkspaceSource,
+};
+use std::path::Path;
 
 fn file_error(path: &str, message: impl Into<String>) -> PromptError {
     PromptError::File {
@@ -49,72 +52,134 @@ fn settings_from_doc(doc: &TomlDoc) -> Result<PromptBuilderSettings, PromptError
     }
 }
 
-/// Loads settings from `path`: its `[prompt_builder]` table; else the file named by its
-/// `[orchestrator] prompt_builder_config` (relative to `workspace`), which must exist; else
-/// the defaults.
-pub fn load_settings(path: &Path, workspace: &Path) -> Result<PromptBuilderSettings, PromptError> {
+/// Prompt-builder settings loaded outside a run, and how they were found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSettings {
+    pub settings: PromptBuilderSettings,
+    /// Where they came from: a file, an orchestrator file's inline table, or the built-in
+    /// defaults.
+    pub origin: Origin,
+    /// Warnings of the loader (legacy keys, …), already formatted.
+    pub warnings: Vec<String>,
+}
+
+fn from_part(part: Part<PromptBuilderSettings>) -> Result<LoadedSettings, PromptError> {
+    if !part.errors.is_empty() {
+        return Err(invalid(part.errors.items));
+    }
+    let warnings = part
+        .warnings
+        .items
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    match part.value {
+        Some(settings) => Ok(LoadedSettings {
+            settings,
+            origin: part.origin,
+            warnings,
+        }),
+        None => Err(invalid([ConfigIssue::new(
+            "prompt_builder",
+            "the prompt builder settings could not be loaded",
+        )])),
+    }
+}
+
+/// The settings a run would use, loaded by the run's own loader
+/// ([`mixseek_config::load::load_prompt_builder`], with its `MIXSEEK_PROMPT_BUILDER__*`
+/// overrides from `env`):
+///
+/// * `config` is an orchestrator file (it has `[orchestrator]`): exactly what `mixseek exec
+///   -c config` would use — its `prompt_builder_config` file, else its inline
+///   `[prompt_builder]` table, else `WORKSPACE/configs/prompt_builder.toml`, else the defaults
+///   (the whole orchestrator configuration is loaded; only the prompt builder's problems are
+///   errors here);
+/// * `config` is any other file: its `[prompt_builder]` table (which it must have);
+/// * no `config`: `WORKSPACE/configs/prompt_builder.toml`, else the defaults with the
+///   original's warning `Configuration file not found: {path}. Using default configuration.`
+pub fn load_for_run(
+    config: Option<&Path>,
+    workspace: &Path,
+    env: &EnvVars,
+) -> Result<LoadedSettings, PromptError> {
+    let ws = Workspace {
+        root: workspace.to_path_buf(),
+        source: WorkspaceSource::Cli,
+    };
+    let mut sources = SourceMap::default();
+    let Some(path) = config else {
+        let implicit = ws.configs_dir().join("prompt_builder.toml");
+        let origin = if implicit.is_file() {
+            Origin::Workspace(implicit)
+        } else {
+            tracing::warn!(
+                "Configuration file not found: {}. Using default configuration.",
+                implicit.display()
+            );
+            Origin::BuiltIn
+        };
+        return from_part(load_prompt_builder(origin, None, env, &mut sources));
+    };
     let doc = TomlDoc::read(path, "prompt builder config").map_err(|i| invalid([i]))?;
-    if doc.table.contains_key("prompt_builder") {
-        return settings_from_doc(&doc);
+    if !doc.table.contains_key("orchestrator") {
+        return from_part(load_prompt_builder(
+            Origin::Explicit(path.to_path_buf()),
+            None,
+            env,
+            &mut sources,
+        ));
     }
-    let reference = doc
-        .table
-        .get("orchestrator")
-        .and_then(|o| o.get("prompt_builder_config"))
-        .and_then(|v| v.as_str());
-    match reference {
-        Some(rel) => {
-            let target = resolve_in_workspace(rel, workspace);
-            if !target.is_file() {
-                return Err(file_error(
-                    &path.display().to_string(),
-                    format!(
-                        "PromptBuilder config file not found: {}\nPlease check the path specified in prompt_builder_config.",
-                        target.display()
-                    ),
-                ));
-            }
-            let doc = TomlDoc::read(&target, "prompt builder config").map_err(|i| invalid([i]))?;
-            settings_from_doc(&doc)
+    let report = mixseek_config::load(path, &ws, env, &Overrides::default());
+    if report.prompt_builder.value.is_none() && report.prompt_builder.errors.is_empty() {
+        // The orchestrator file itself did not load; its errors say why.
+        let mut issues = report.orchestrator.errors.items;
+        if issues.is_empty() {
+            issues.push(ConfigIssue::new(
+                "orchestrator",
+                "the orchestrator config could not be loaded",
+            ));
         }
-        None => Ok(PromptBuilderSettings::default()),
+        return Err(invalid(issues));
     }
+    from_part(report.prompt_builder)
 }
 
-/// The workspace's implicit settings: `{workspace}/configs/prompt_builder.toml` when it exists,
-/// else the defaults.
-pub fn load_workspace_settings(workspace: &Path) -> Result<PromptBuilderSettings, PromptError> {
-    let path = workspace.join("configs").join("prompt_builder.toml");
-    if path.is_file() {
-        let doc = TomlDoc::read(&path, "prompt builder config").map_err(|i| invalid([i]))?;
-        settings_from_doc(&doc)
-    } else {
-        tracing::debug!(path = %path.display(), "no prompt_builder.toml in the workspace; using the defaults");
-        Ok(PromptBuilderSettings::default())
-    }
-}
-
-fn resolve_in_workspace(path: &str, workspace: &Path) -> PathBuf {
-    let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        workspace.join(p)
-    }
-}
-
-/// The fields a context file must have for `kind`.
+/// The fields a context file must have for `kind` (`ranking` may be `null`: no store).
 pub fn required_fields(kind: TemplateKind) -> &'static [&'static str] {
     match kind {
-        TemplateKind::Team | TemplateKind::Judgment => {
-            &["user_prompt", "round_number", "team_id", "team_name"]
-        }
+        TemplateKind::Team | TemplateKind::Judgment => &[
+            "user_prompt",
+            "round_number",
+            "team_id",
+            "team_name",
+            "ranking",
+        ],
         TemplateKind::Evaluator => &["user_prompt", "submission"],
     }
 }
 
-/// Parses a context JSON for `kind` (`origin` names it in errors): bad JSON, a wrong type
-/// (with its path) or a missing required field is an error.
+/// Every key a context file may have (`user_query` is another name for `user_prompt`).
+pub const CONTEXT_KEYS: &[&str] = &[
+    "user_prompt",
+    "user_query",
+    "round_number",
+    "team_id",
+    "team_name",
+    "execution_id",
+    "round_history",
+    "ranking",
+    "submission",
+    "domain_context",
+    "language",
+    "system_prompt_suffix",
+    "prompt_suffix",
+];
+
+/// Parses a context JSON for `kind` (`origin` names it in errors): bad JSON, an unknown key
+/// (with the nearest valid one), a wrong type (with its path) or a missing required field is
+/// an error. For team and judgment prompts `ranking` must be given: a list, or `null` when
+/// there is no store (a misspelt key must not silently mean "no store").
 pub fn parse_context(
     json: &str,
     kind: TemplateKind,
@@ -125,14 +190,39 @@ pub fn parse_context(
     let object = value
         .as_object()
         .ok_or_else(|| file_error(origin, "the context must be a JSON object"))?;
+    let unknown: Vec<String> = object
+        .keys()
+        .filter(|k| !CONTEXT_KEYS.contains(&k.as_str()))
+        .map(|k| {
+            let hint = mixseek_config::closest(k, CONTEXT_KEYS.iter().copied())
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            format!("unknown key `{k}`{hint}")
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(file_error(
+            origin,
+            format!(
+                "{}; valid keys: {}",
+                unknown.join("; "),
+                CONTEXT_KEYS.join(", ")
+            ),
+        ));
+    }
     for field in required_fields(kind) {
         let present = object.contains_key(*field)
             || (*field == "user_prompt" && object.contains_key("user_query"));
         if !present {
+            let null_hint = if *field == "ranking" {
+                " — give `\"ranking\": null` when there is no store"
+            } else {
+                ""
+            };
             return Err(file_error(
                 origin,
                 format!(
-                    "missing field `{field}` (required for --kind {}: {})",
+                    "missing field `{field}` (required for --kind {}: {}){null_hint}",
                     kind.as_str(),
                     required_fields(kind).join(", ")
                 ),
@@ -186,58 +276,89 @@ mod tests {
     }
 
     #[test]
-    fn load_follows_the_orchestrator_reference() {
+    fn settings_load_as_a_run_loads_them() {
         let dir = tempfile::tempdir().expect("tmp");
         let ws = dir.path();
+        let write = |name: &str, text: &str| std::fs::write(ws.join(name), text).expect("write");
+        let none = EnvVars::default();
         std::fs::create_dir_all(ws.join("configs")).expect("mkdir");
-        std::fs::write(
-            ws.join("configs/pb.toml"),
+        write(
+            "configs/pb.toml",
             "[prompt_builder]\nevaluator_user_prompt = \"E {{ submission }}\"\n",
-        )
-        .expect("write");
-        std::fs::write(
-            ws.join("orch.toml"),
-            "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n",
-        )
-        .expect("write");
-        let s = load_settings(&ws.join("orch.toml"), ws).expect("load");
-        assert_eq!(s.evaluator_user_prompt, "E {{ submission }}");
+        );
+        // The reference wins over an inline table, as in a run.
+        write(
+            "orch.toml",
+            "[orchestrator]\nprompt_builder_config = \"configs/pb.toml\"\n\n[prompt_builder]\nevaluator_user_prompt = \"inline {{ submission }}\"\n",
+        );
+        let loaded = load_for_run(Some(&ws.join("orch.toml")), ws, &none).expect("load");
+        assert_eq!(loaded.settings.evaluator_user_prompt, "E {{ submission }}");
+        assert_eq!(loaded.origin, Origin::Explicit(ws.join("configs/pb.toml")));
+        // An inline table alone is used; MIXSEEK_PROMPT_BUILDER__* overrides it.
+        write(
+            "inline.toml",
+            "[orchestrator]\n\n[prompt_builder]\nevaluator_user_prompt = \"inline {{ submission }}\"\ntimezone = \"UTC\"\n",
+        );
+        let env = EnvVars::from_pairs([("MIXSEEK_PROMPT_BUILDER__TIMEZONE", "Asia/Tokyo")]);
+        let loaded = load_for_run(Some(&ws.join("inline.toml")), ws, &env).expect("inline");
+        assert_eq!(
+            loaded.settings.evaluator_user_prompt,
+            "inline {{ submission }}"
+        );
+        assert_eq!(loaded.settings.timezone.as_deref(), Some("Asia/Tokyo"));
+        assert!(matches!(loaded.origin, Origin::Inline(_)));
 
-        std::fs::write(
-            ws.join("missing.toml"),
+        write(
+            "missing.toml",
             "[orchestrator]\nprompt_builder_config = \"nope.toml\"\n",
-        )
-        .expect("write");
-        let e = load_settings(&ws.join("missing.toml"), ws).expect_err("missing");
-        assert!(
-            e.to_string()
-                .contains("PromptBuilder config file not found: "),
-            "{e}"
         );
+        let e = load_for_run(Some(&ws.join("missing.toml")), ws, &none).expect_err("missing");
+        assert!(e.to_string().contains("nope.toml"), "{e}");
+
+        // Neither table: an orchestrator file uses the workspace file or the defaults; any
+        // other file must have [prompt_builder].
+        write("plain.toml", "[orchestrator]\n");
+        assert_eq!(
+            load_for_run(Some(&ws.join("plain.toml")), ws, &none)
+                .expect("defaults")
+                .settings,
+            PromptBuilderSettings::default()
+        );
+        write("other.toml", "[evaluator]\n");
+        let e = load_for_run(Some(&ws.join("other.toml")), ws, &none).expect_err("no table");
         assert!(
-            e.to_string()
-                .ends_with("\nPlease check the path specified in prompt_builder_config."),
+            e.to_string().contains("missing [prompt_builder] section"),
             "{e}"
         );
 
-        std::fs::write(ws.join("plain.toml"), "[orchestrator]\nmax_rounds = 2\n").expect("write");
+        let loaded = load_for_run(None, ws, &none).expect("defaults");
         assert_eq!(
-            load_settings(&ws.join("plain.toml"), ws).expect("defaults"),
-            PromptBuilderSettings::default()
+            (loaded.settings, loaded.origin),
+            (PromptBuilderSettings::default(), Origin::BuiltIn)
         );
-
-        assert_eq!(
-            load_workspace_settings(ws).expect("defaults"),
-            PromptBuilderSettings::default()
-        );
-        std::fs::write(
-            ws.join("configs/prompt_builder.toml"),
+        write(
+            "configs/prompt_builder.toml",
             "[prompt_builder]\ntimezone = \"Asia/Tokyo\"\n",
-        )
-        .expect("write");
+        );
+        let loaded = load_for_run(None, ws, &none).expect("ws");
+        assert_eq!(loaded.settings.timezone.as_deref(), Some("Asia/Tokyo"));
+        let env = EnvVars::from_pairs([("MIXSEEK_PROMPT_BUILDER__PROMPT_SUFFIX", "Be brief.")]);
+        let loaded = load_for_run(Some(&ws.join("plain.toml")), ws, &env).expect("ws+env");
         assert_eq!(
-            load_workspace_settings(ws).expect("ws").timezone.as_deref(),
-            Some("Asia/Tokyo")
+            (
+                loaded.settings.timezone.as_deref(),
+                loaded.settings.prompt_suffix.as_deref()
+            ),
+            (Some("Asia/Tokyo"), Some("Be brief."))
+        );
+        write(
+            "configs/prompt_builder.toml",
+            "[prompt_builder]\nteam_user_prompt = \" \"\n",
+        );
+        let e = load_for_run(None, ws, &none).expect_err("blank");
+        assert!(
+            e.to_string().contains("team_user_prompt cannot be empty"),
+            "{e}"
         );
     }
 
@@ -250,17 +371,57 @@ mod tests {
             "{e}"
         );
         let e = parse_context(
-            r#"{"user_prompt": "x", "team_id": "t", "team_name": "T"}"#,
+            r#"{"user_prompt": "x", "team_id": "t", "team_name": "T", "ranking": null}"#,
             TemplateKind::Team,
             "ctx.json",
         )
         .expect_err("missing");
         assert_eq!(
             e.to_string(),
-            "ctx.json: missing field `round_number` (required for --kind team: user_prompt, round_number, team_id, team_name)"
+            "ctx.json: missing field `round_number` (required for --kind team: user_prompt, round_number, team_id, team_name, ranking)"
+        );
+        let e = parse_context(
+            r#"{"user_prompt": "x", "round_number": 1, "team_id": "t", "team_name": "T"}"#,
+            TemplateKind::Judgment,
+            "ctx.json",
+        )
+        .expect_err("no ranking");
+        assert_eq!(
+            e.to_string(),
+            "ctx.json: missing field `ranking` (required for --kind judgment: user_prompt, round_number, team_id, team_name, ranking) — give `\"ranking\": null` when there is no store"
+        );
+        let e = parse_context(
+            r#"{"user_prompt": "x", "round_number": 1, "team_id": "t", "team_name": "T", "rankng": []}"#,
+            TemplateKind::Team,
+            "ctx.json",
+        )
+        .expect_err("typo");
+        assert!(
+            e.to_string()
+                .starts_with("ctx.json: unknown key `rankng` (did you mean `ranking`?); valid keys: user_prompt, user_query,"),
+            "{e}"
         );
         let e = parse_context(
             r#"{"user_prompt": "x", "round_number": 2, "team_id": "t", "team_name": "T",
+                "ranking": [{"team_id": "t", "team_name": "T", "max_score": 1.0, "total_rounds": 1, "rank": 1}]}"#,
+            TemplateKind::Team,
+            "ctx.json",
+        )
+        .expect_err("nested unknown");
+        assert!(
+            e.to_string()
+                .starts_with("ctx.json: `ranking[0].rank`: unknown field `rank`"),
+            "{e}"
+        );
+        let c = parse_context(
+            r#"{"user_prompt": "x", "round_number": 2, "team_id": "t", "team_name": "T", "ranking": null}"#,
+            TemplateKind::Team,
+            "ctx.json",
+        )
+        .expect("null ranking");
+        assert_eq!(c.ranking, None);
+        let e = parse_context(
+            r#"{"user_prompt": "x", "round_number": 2, "team_id": "t", "team_name": "T", "ranking": null,
                 "round_history": [{"round_number": 1, "submission_content": "s", "evaluation_score": "high", "score_details": {}}]}"#,
             TemplateKind::Team,
             "ctx.json",

@@ -8,7 +8,12 @@
 //! ([`crate::continuation`]) → `Judged`. When the team stops, its best round (highest score,
 //! the later round on ties) is marked final and `TeamFinished` is emitted.
 //!
-//! A failure returns a [`TeamFailure`] with the completed rounds and emits nothing more: the
+//! `SubmissionReady` carries the unevaluated round (prompt, leader transcript, member
+//! submissions) so a store can keep its `round_history` row even when the evaluation then
+//! fails; the round counts as completed only once `Evaluated` is committed.
+//!
+//! A failure returns a [`TeamFailure`] with the completed rounds (and the unevaluated round,
+//! when the evaluation or its commit failed) and emits nothing more: the
 //! caller decides on retries (resuming with [`RoundController::run`] and the completed
 //! rounds, never re-running one) and then reports the partial result with
 //! [`RoundController::finish_failed`].
@@ -22,7 +27,8 @@ use mixseek_agents::{RoundContext, TeamAgents};
 use mixseek_config::OrchestratorSettings;
 use mixseek_core::{
     Decision, Event, EventSink, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, NullSink,
-    Role, RoundRecord, RoundState, SinkError, TeamStatusKind, Usage, UsageByRole, best_round,
+    Role, RoundRecord, RoundState, SinkError, SubmittedRound, TeamStatusKind, Usage, UsageByRole,
+    best_round,
 };
 use mixseek_prompt::{PromptBuilder, PromptContext, RankingEntry, TemplateKind};
 use std::sync::Arc;
@@ -92,6 +98,9 @@ pub struct TeamFailure {
     pub rounds: Vec<CompletedRound>,
     pub records: Vec<RoundRecord>,
     pub usage: UsageByRole,
+    /// The round whose leader answered but whose evaluation (or its commit) failed: its
+    /// submission, transcript and member submissions. Not a completed round.
+    pub unevaluated: Option<Box<SubmittedRound>>,
 }
 
 impl TeamFailure {
@@ -133,6 +142,8 @@ struct Run {
     rounds: Vec<CompletedRound>,
     records: Vec<RoundRecord>,
     usage: UsageByRole,
+    /// The round being evaluated, until its record is committed.
+    unevaluated: Option<Box<SubmittedRound>>,
 }
 
 impl Run {
@@ -142,6 +153,7 @@ impl Run {
             rounds: self.rounds,
             records: self.records,
             usage: self.usage,
+            unevaluated: self.unevaluated,
         }
     }
 }
@@ -280,6 +292,7 @@ impl RoundController {
             rounds: completed,
             records: Vec::new(),
             usage: UsageByRole::default(),
+            unevaluated: None,
         };
         let pending = run
             .rounds
@@ -365,6 +378,27 @@ impl RoundController {
         run.usage.add(Role::Leader, outcome.leader_usage);
         run.usage.add(Role::Member, outcome.member_usage());
         let agent_usage = outcome.agent_usage();
+        let submitted_at = Utc::now();
+        let submitted = Box::new(SubmittedRound {
+            execution_id: execution_id.into(),
+            team_id: team_id.clone(),
+            team_name: team_name.clone(),
+            round_number: n,
+            prompt: prompt.clone(),
+            submission_content: outcome.submission.clone(),
+            round_started_at: started_at,
+            submitted_at,
+            leader_messages: outcome.messages.clone(),
+            member_submissions: MemberSubmissionsRecord {
+                execution_id: execution_id.into(),
+                team_id: team_id.clone(),
+                team_name: team_name.clone(),
+                round_number: n,
+                submissions: outcome.member_submissions.clone(),
+            },
+            agent_usage,
+        });
+        run.unevaluated = Some(submitted.clone());
         self.emit_progress(Event::SubmissionReady {
             execution_id: execution_id.into(),
             team_id: team_id.clone(),
@@ -372,7 +406,8 @@ impl RoundController {
             round_number: n,
             submission_chars: outcome.submission.chars().count(),
             usage: agent_usage,
-            at: Utc::now(),
+            at: submitted_at,
+            round: Some(submitted),
         })
         .await;
         let request = EvaluationRequest {
@@ -412,6 +447,7 @@ impl RoundController {
             },
             agent_usage,
             evaluation_usage: evaluation.usage,
+            applied_injections: self.prompts.take_applied(execution_id, self.team_id(), n),
         };
         self.sink
             .emit(&Event::Evaluated(Box::new(record.clone())))
@@ -426,6 +462,7 @@ impl RoundController {
             score = evaluation.score_details.overall_score,
             "round evaluated"
         );
+        run.unevaluated = None;
         run.records.push(record);
         run.rounds.push(CompletedRound {
             state: RoundState {

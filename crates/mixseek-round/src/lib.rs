@@ -53,5 +53,5 @@ pub use ports::{
     EvaluateError, Evaluation, EvaluationRequest, NoRanking, RankingError, RankingSource,
     SubmissionEvaluator,
 };
-pub use report::{RoundReport, TeamReport};
+pub use report::{RoundReport, TeamReport, UnevaluatedRound};
 pub use standalone::{StandaloneError, StandaloneOptions, StandaloneRun, run_team};

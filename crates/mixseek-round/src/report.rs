@@ -22,6 +22,19 @@ pub struct TeamReport {
     pub best: Option<LeaderboardEntry>,
     pub usage: Usage,
     pub usage_by_role: UsageByRole,
+    /// The round whose leader answered but whose evaluation failed (a failed run only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unevaluated: Option<UnevaluatedRound>,
+}
+
+/// A round that was played but not evaluated, for output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnevaluatedRound {
+    pub round_number: u32,
+    pub submission_content: String,
+    /// The round's `MemberSubmissionsRecord` JSON (with counts).
+    pub member_submissions: serde_json::Value,
+    pub agent_usage: Usage,
 }
 
 /// One round, for output.
@@ -59,6 +72,33 @@ fn rounds(rounds: &[CompletedRound], records: &[RoundRecord]) -> Vec<RoundReport
         .collect()
 }
 
+/// The member lines of a round: `Member Agents: ok/total succeeded`, then one line each.
+fn push_members(s: &mut String, record: &serde_json::Value) {
+    let Some(subs) = record["submissions"].as_array() else {
+        return;
+    };
+    let ok = subs.iter().filter(|x| x["status"] == "SUCCESS").count();
+    s.push_str(&format!("  Member Agents: {ok}/{} succeeded\n", subs.len()));
+    for x in subs {
+        let name = x["agent_name"].as_str().unwrap_or("");
+        let status = x["status"].as_str().unwrap_or("");
+        let (i, o) = (
+            x["usage"]["input_tokens"].as_u64().unwrap_or(0),
+            x["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        );
+        if status == "ERROR" {
+            s.push_str(&format!(
+                "    ✗ {name} ({status}): {}\n",
+                x["error_message"].as_str().unwrap_or("")
+            ));
+        } else {
+            s.push_str(&format!(
+                "    ✓ {name} ({status}) - {i} input, {o} output tokens\n"
+            ));
+        }
+    }
+}
+
 impl TeamReport {
     pub fn from_result(r: &TeamResult) -> Self {
         Self {
@@ -72,6 +112,7 @@ impl TeamReport {
             best: r.best.clone(),
             usage: r.usage.total(),
             usage_by_role: r.usage.clone(),
+            unevaluated: None,
         }
     }
 
@@ -94,7 +135,21 @@ impl TeamReport {
             best,
             usage: f.usage.total(),
             usage_by_role: f.usage.clone(),
+            unevaluated: f.unevaluated.as_ref().map(|u| UnevaluatedRound {
+                round_number: u.round_number,
+                submission_content: u.submission_content.clone(),
+                member_submissions: u.member_submissions.to_json(),
+                agent_usage: u.agent_usage,
+            }),
         }
+    }
+
+    /// The member-submission records of every round played (the unevaluated one included).
+    fn member_records(&self) -> impl Iterator<Item = &serde_json::Value> {
+        self.rounds
+            .iter()
+            .filter_map(|r| r.member_submissions.as_ref())
+            .chain(self.unevaluated.iter().map(|u| &u.member_submissions))
     }
 
     /// Pretty JSON (2-space indent, non-ASCII kept).
@@ -117,31 +172,8 @@ impl TeamReport {
             for m in &r.score_details.metrics {
                 s.push_str(&format!("  {}: {:.2}\n", m.metric_name, m.score));
             }
-            if let Some(subs) = r
-                .member_submissions
-                .as_ref()
-                .and_then(|m| m["submissions"].as_array())
-            {
-                let ok = subs.iter().filter(|x| x["status"] == "SUCCESS").count();
-                s.push_str(&format!("  Member Agents: {ok}/{} succeeded\n", subs.len()));
-                for x in subs {
-                    let name = x["agent_name"].as_str().unwrap_or("");
-                    let status = x["status"].as_str().unwrap_or("");
-                    let (i, o) = (
-                        x["usage"]["input_tokens"].as_u64().unwrap_or(0),
-                        x["usage"]["output_tokens"].as_u64().unwrap_or(0),
-                    );
-                    if status == "ERROR" {
-                        s.push_str(&format!(
-                            "    ✗ {name} ({status}): {}\n",
-                            x["error_message"].as_str().unwrap_or("")
-                        ));
-                    } else {
-                        s.push_str(&format!(
-                            "    ✓ {name} ({status}) - {i} input, {o} output tokens\n"
-                        ));
-                    }
-                }
+            if let Some(m) = &r.member_submissions {
+                push_members(&mut s, m);
             }
             if let Some(d) = &r.decision {
                 let verdict = if d.should_continue {
@@ -150,6 +182,17 @@ impl TeamReport {
                     "stop"
                 };
                 s.push_str(&format!("  Decision: {verdict} — {}\n", d.reasoning));
+            }
+        }
+        if let Some(u) = &self.unevaluated {
+            s.push_str(&format!(
+                "\nRound {}: not evaluated (the evaluation failed)\n",
+                u.round_number
+            ));
+            push_members(&mut s, &u.member_submissions);
+            s.push_str("  Submission:\n");
+            for line in u.submission_content.lines() {
+                s.push_str(&format!("    {line}\n"));
             }
         }
         s.push('\n');
@@ -179,11 +222,24 @@ impl TeamReport {
         s
     }
 
+    /// Member calls made, over all rounds played.
+    pub fn member_calls(&self) -> usize {
+        self.member_records()
+            .filter_map(|m| m["submissions"].as_array())
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// At least one member call was made and every one failed (`mixseek team` then exits 2,
+    /// as the original: `All member agents failed. No successful submissions.`).
+    pub fn all_member_calls_failed(&self) -> bool {
+        let calls = self.member_calls();
+        calls > 0 && self.failed_member_calls() == calls
+    }
+
     /// Member calls that failed, over all rounds played.
     pub fn failed_member_calls(&self) -> usize {
-        self.rounds
-            .iter()
-            .filter_map(|r| r.member_submissions.as_ref())
+        self.member_records()
             .filter_map(|m| m["submissions"].as_array())
             .flatten()
             .filter(|x| x["status"] == serde_json::json!(MemberStatus::Error))
@@ -267,6 +323,7 @@ mod tests {
             },
             agent_usage: usage(30, 10),
             evaluation_usage: usage(20, 4),
+            applied_injections: Vec::new(),
         };
         let mut by_role = UsageByRole::default();
         by_role.add(Role::Leader, usage(60, 20));

@@ -770,6 +770,18 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
         sent_judgment.contains("### スコア: 82.50/100"),
         "{sent_judgment}"
     );
+    // Round 1's score, literally (not only through the builder's own render), before round 2's.
+    let r1 = sent_judgment
+        .find("### スコア: 75.00/100")
+        .expect("round 1's score in the judgment prompt");
+    let r2 = sent_judgment
+        .find("### スコア: 82.50/100")
+        .expect("round 2's score");
+    assert!(r1 < r2, "{sent_judgment}");
+    assert!(
+        sent_judgment[..r2].contains("First draft about chips."),
+        "{sent_judgment}"
+    );
     assert!(
         sent_judgment.contains("#1 Beta Team - スコア: 91.50/100"),
         "{sent_judgment}"
@@ -1237,4 +1249,94 @@ async fn member_submissions_are_recorded_with_the_providers_token_counts() {
     );
     // One round, judge_on_final_round = false: no judgment call.
     assert_eq!(judge.request_count(), 0);
+}
+
+#[tokio::test]
+async fn a_round_whose_evaluation_fails_keeps_its_submission_transcript_and_members() {
+    let registry = Arc::new(mixseek_llm::ModelRegistry::with_defaults().expect("registry"));
+    let agents = team_agents(
+        "[team]\nteam_id = \"alpha\"\nteam_name = \"Alpha Team\"\n[team.leader]\nmodel = \"mock:leader\"\n[[team.members]]\nname = \"helper\"\ntype = \"plain\"\nmodel = \"mock:helper\"\n",
+        registry.clone(),
+    );
+    let sink = RecordingSink::new();
+    let c = controller(
+        agents,
+        ScriptedEvaluator::failing_on(2),
+        judgment("mock:judge-continue", &registry, |_| {}),
+        settings(1, 3),
+        sink.clone(),
+    );
+    let f = c
+        .run("exec-1", "Explain tokio", Vec::new())
+        .await
+        .expect_err("round 2's evaluation failed");
+    assert_eq!(f.rounds.len(), 1, "round 2 is not completed");
+    let u = f
+        .unevaluated
+        .as_deref()
+        .expect("the unevaluated round is kept");
+    assert_eq!((u.round_number, u.team_id.as_str()), (2, "alpha"));
+    assert!(
+        u.submission_content
+            .contains("[mock answer from mock:leader]"),
+        "{}",
+        u.submission_content
+    );
+    assert!(u.prompt.contains("Explain tokio"));
+    assert!(u.leader_messages.len() >= 4, "{:?}", u.leader_messages);
+    assert_eq!(u.member_submissions.submissions.len(), 1);
+    assert_eq!(u.member_submissions.submissions[0].agent_name, "helper");
+    assert!(u.member_submissions.submissions[0].usage.input_tokens > 0);
+    assert!(u.agent_usage.requests >= 3);
+
+    // Each SubmissionReady carried its round for the store; round 2 got no Evaluated.
+    let carried: Vec<(u32, bool)> = sink
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::SubmissionReady {
+                round_number,
+                round,
+                ..
+            } => Some((*round_number, round.is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(carried, [(1, true), (2, true)]);
+    let ready_2 = sink
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::SubmissionReady {
+                round_number: 2,
+                round,
+                ..
+            } => round,
+            _ => None,
+        })
+        .expect("round 2's submission");
+    assert_eq!(*ready_2, *u);
+    assert!(
+        !sink.names().contains(&"evaluated:2".to_string()),
+        "{:?}",
+        sink.names()
+    );
+
+    // The team report of `mixseek team` shows it, marked as not evaluated.
+    let report = mixseek_round::TeamReport::from_failure("exec-1", "alpha", "Alpha Team", &f, None);
+    let text = report.to_text();
+    assert!(
+        text.contains(
+            "Round 2: not evaluated (the evaluation failed)\n  Member Agents: 1/1 succeeded"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  Submission:\n    [mock answer from mock:leader]"),
+        "{text}"
+    );
+    assert_eq!(report.member_calls(), 2, "rounds 1 and 2");
+    assert!(!report.all_member_calls_failed());
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).expect("json");
+    assert_eq!(json["unevaluated"]["round_number"], 2);
 }

@@ -92,14 +92,19 @@ async fn configuration_and_setup_problems_are_reported_before_running() {
     assert!(matches!(err, StandaloneError::Config(_)));
     assert!(err.to_string().contains("did you mean `plain`?"), "{err}");
 
-    // A provider-native member type.
+    // A provider-native member whose provider cannot honour its web search options.
     let native = write(
         ws,
         "native.toml",
-        "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"anthropic:claude-haiku-4-5\"\n",
+        "[team]\nteam_id = \"t\"\nteam_name = \"T\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nname = \"s\"\ntype = \"web_search\"\nmodel = \"google-gla:gemini-2.5-flash\"\n[team.members.tool_settings.web_search]\nmax_uses = 3\n",
     );
     let err = run_team(options(ws, native)).await.expect_err("refused");
-    assert!(err.to_string().contains("provider `anthropic`"), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "member `s`: type = \"web_search\" cannot use model `google-gla:gemini-2.5-flash`: provider `google-gla` (Gemini google_search) has no max_uses option"
+        ),
+        "{err}"
+    );
     assert!(err.hint().is_some_and(|h| h.contains("web_fetch")));
 
     // A model whose key is missing.

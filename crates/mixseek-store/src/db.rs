@@ -5,7 +5,7 @@
 use crate::error::{Result, StoreError};
 use crate::pii::PiiMasker;
 use crate::schema;
-use crate::writer::{StoreWriter, WriterInner};
+use crate::writer::{StoreWriter, WriterGate, WriterInner};
 use duckdb::{AccessMode, Config, Connection};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     root: Mutex<Connection>,
     writer: Mutex<Weak<WriterInner>>,
+    /// Whether a writer thread runs (it may outlive its last handle while it commits).
+    gate: Arc<WriterGate>,
 }
 
 /// A handle on one workspace database. Cheap to clone; every clone (and every `open` of the
@@ -86,13 +88,19 @@ fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
 }
 
 /// How much write-ahead log DuckDB lets accumulate before it checkpoints (compresses the
-/// logged rows into the database file). With DuckDB's default, 16 MB (≈ 10,000 rounds), the
-/// checkpoints — each re-compressing and merging the tables' newest row groups — took more
-/// than half of a long run's write time; at 256 MB still a third (see `docs/benchmarks.md`).
-/// Commits stay durable either way (the log is synced on every commit); a larger log only
-/// makes recovery after a crash replay more, and DuckDB checkpoints anyway when the last
-/// connection closes.
-const CHECKPOINT_THRESHOLD: &str = "1GB";
+/// logged rows into the database file). The trade-off:
+/// * writes: every checkpoint re-compresses the tables' newest row groups. With DuckDB's
+///   default, 16 MB (≈ 10,000 rounds written one at a time), that took more than half of a bulk
+///   load's time when every row went through the log; bulk loads now write whole row groups
+///   straight to the file (see `writer.rs`) and log little, so the threshold mostly paces the
+///   per-round writes of live runs (≈ 1.7 kB of log per round: a checkpoint every ≈ 40,000);
+/// * readers and crashes: a process that opens the file read-only (every report command)
+///   replays the whole log in memory at each open and cannot checkpoint it, and a killed run
+///   leaves its log for the next open to replay. 64 MB replays in well under a second.
+///
+/// The writer also checkpoints after each finished execution, so a completed run leaves an
+/// empty log. Commits are durable either way (the log is synced on every commit).
+const CHECKPOINT_THRESHOLD: &str = "64MB";
 
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     let wrap = |e: duckdb::Error| StoreError::Open {
@@ -146,6 +154,7 @@ impl Store {
             read_only: false,
             root: Mutex::new(conn),
             writer: Mutex::new(Weak::new()),
+            gate: Arc::default(),
         });
         reg.insert(key, Arc::downgrade(&shared));
         Ok(Store { shared })
@@ -189,6 +198,7 @@ impl Store {
             read_only: true,
             root: Mutex::new(conn),
             writer: Mutex::new(Weak::new()),
+            gate: Arc::default(),
         });
         reg.insert(key, Arc::downgrade(&shared));
         Ok(Store { shared })
@@ -210,8 +220,12 @@ impl Store {
             .map_err(StoreError::db("cloning a connection"))
     }
 
-    /// The process's writer for this database, started on first use with `masker`; later
-    /// calls return the same writer (their masker is ignored).
+    /// A handle on the process's writer for this database (its thread is started on first
+    /// use). Every handle masks what it writes with its own `masker`, so a run with masking on
+    /// stores masked text even while another run's handle writes without. When the previous
+    /// writer's last handle was just dropped, this waits until that thread has committed what
+    /// it was given: only one thread ever writes the round tables (blocking; at most one
+    /// batch's commit).
     pub fn writer(&self, masker: PiiMasker) -> Result<StoreWriter> {
         self.writer_with_clock(masker, mixseek_core::time::now_utc)
     }
@@ -230,9 +244,11 @@ impl Store {
         }
         let mut slot = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(inner) = slot.upgrade() {
-            return Ok(StoreWriter::from_inner(inner));
+            return Ok(StoreWriter::from_inner(inner, masker));
         }
-        let w = StoreWriter::start(self, masker, clock)?;
+        // The previous thread may still be committing what its last handle queued.
+        self.shared.gate.enter();
+        let w = StoreWriter::start(self, masker, clock, self.shared.gate.clone())?;
         *slot = w.downgrade();
         Ok(w)
     }

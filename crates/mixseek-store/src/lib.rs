@@ -16,8 +16,11 @@
 //! * [`db_path`]`(workspace)` — `workspace/mixseek.db`.
 //!
 //! # Writing: [`StoreWriter`] (an [`mixseek_core::EventSink`])
-//! `store.writer(PiiMasker)?` starts the process's writer thread (later calls return the same
-//! writer; `writer_with_clock` fixes the clock that stamps `created_at` / `updated_at`). `emit(&event)` returns once the event's rows are committed:
+//! `store.writer(PiiMasker)?` starts the process's writer thread (later calls return handles
+//! on the same thread, each masking with its own masker; a writer asked for while the previous
+//! thread is still committing waits for it, so only one thread ever writes; `writer_with_clock`
+//! fixes the clock that stamps `created_at` / `updated_at`). `emit(&event)` returns once the
+//! event's rows are committed:
 //! * `ExecutionStarted` → `execution_summary` row, status `running`, config hash, teams;
 //! * `Evaluated(RoundRecord)` → the round's `round_history` + `leader_board` + `round_status`
 //!   rows in one transaction (upserts on (execution_id, team_id, round_number));
@@ -26,8 +29,10 @@
 //! * `TeamFinished` → the best round gets `final_submission = TRUE` and the exit reason;
 //! * `ExecutionFinished` → the `execution_summary` row is completed.
 //!
-//! Everything queued when the thread wakes is committed in one transaction; a committed round
-//! survives the process being killed. Transient failures are attempted 3 times (sleeping 1 s,
+//! Everything queued when the thread wakes is committed in one transaction (a bulk
+//! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
+//! file); a committed round survives the process being killed. The round tables have no UNIQUE
+//! constraint (schema version 3): the writer keeps each key to one row itself. Transient failures are attempted 3 times (sleeping 1 s,
 //! then 2 s); validation errors (e.g. `confidence_score` outside 0..=1) fail at once.
 //!
 //! # Reading (blocking; `*_async` variants run on tokio's blocking pool)

@@ -2,7 +2,7 @@
 //! commands) with UTC timestamps in the core crate's format.
 
 use chrono::{DateTime, Utc};
-use mixseek_core::{Judgment, RoundState, TeamRef, Usage};
+use mixseek_core::{AppliedInjection, Judgment, RoundState, TeamRef, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -103,6 +103,10 @@ pub struct RoundDetail {
     pub round_started_at: Option<DateTime<Utc>>,
     #[serde(with = "mixseek_core::time::utc_opt")]
     pub round_ended_at: Option<DateTime<Utc>>,
+    /// The prompt-injection rules applied in the round, per phase and side (empty when none
+    /// were, or for rounds stored before schema version 3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub applied_injections: Vec<AppliedInjection>,
 }
 
 impl RoundDetail {

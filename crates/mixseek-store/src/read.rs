@@ -263,13 +263,15 @@ impl Store {
             Option<String>,
             Option<String>,
             Option<String>,
+            Option<String>,
         );
         let sql = format!(
             "SELECT l.team_name, l.score, l.score_details, l.submission_content, l.submission_sha256,
                  h.prompt, h.prompt_sha256, (l.pii_masked OR coalesce(h.pii_masked, FALSE)),
                  s.should_continue, s.reasoning, s.confidence_score, s.judgment, coalesce(s.exit_reason, l.exit_reason),
                  l.final_submission, l.exit_reason, h.member_submissions_record, h.message_history, s.stage_usage,
-                 s.round_started_at, s.round_ended_at, l.execution_id, l.team_id, l.round_number
+                 s.round_started_at, s.round_ended_at, l.execution_id, l.team_id, l.round_number,
+                 h.applied_injections
              FROM leader_board l
              LEFT JOIN round_status s
                ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
@@ -306,29 +308,39 @@ impl Store {
                     usage: RoundUsage::default(),
                     round_started_at: ts(r, 18)?,
                     round_ended_at: ts(r, 19)?,
+                    applied_injections: Vec::new(),
                 },
                 r.get(2)?,
                 r.get(11)?,
                 r.get(15)?,
                 r.get(16)?,
                 r.get(17)?,
+                r.get(23)?,
             ))
         })?;
         rows.into_iter()
-            .map(|(mut d, details, judgment, members, messages, usage)| {
-                d.score_details =
-                    parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
-                d.decision.judgment = judgment_of(judgment);
-                d.member_submissions =
-                    parse_json(members, "round_history.member_submissions_record")?;
-                d.leader_messages = match parse_json(messages, "round_history.message_history")? {
-                    Some(Value::Array(items)) => items,
-                    Some(other) => vec![other],
-                    None => Vec::new(),
-                };
-                d.usage = usage_of(usage);
-                Ok(d)
-            })
+            .map(
+                |(mut d, details, judgment, members, messages, usage, injections)| {
+                    if let Some(text) = injections {
+                        d.applied_injections = serde_json::from_str(&text).map_err(|e| {
+                            StoreError::decode("round_history.applied_injections", e)
+                        })?;
+                    }
+                    d.score_details =
+                        parse_json(details, "leader_board.score_details")?.unwrap_or(Value::Null);
+                    d.decision.judgment = judgment_of(judgment);
+                    d.member_submissions =
+                        parse_json(members, "round_history.member_submissions_record")?;
+                    d.leader_messages = match parse_json(messages, "round_history.message_history")?
+                    {
+                        Some(Value::Array(items)) => items,
+                        Some(other) => vec![other],
+                        None => Vec::new(),
+                    };
+                    d.usage = usage_of(usage);
+                    Ok(d)
+                },
+            )
             .collect()
     }
 
@@ -495,6 +507,80 @@ impl Store {
         self.read_async(move |s| s.execution_state(&id)).await
     }
 
+    /// What the earlier processes of an execution spent, for `mixseek exec --resume`: the
+    /// usage of its recorded LLM calls by role, and its run time in seconds so far. The run
+    /// time is the stored time of the last process that ended (interrupted); when the last
+    /// process was killed (status still `running`), the span from that process's start to its
+    /// last recorded LLM call or round end is added.
+    pub fn prior_run(&self, execution_id: &str) -> Result<(UsageByRole, f64)> {
+        type Calls = (String, i64, i64, i64, i64, f64, i64);
+        let calls: Vec<Calls> = self.query_rows(
+            "the execution's LLM usage",
+            "SELECT role, sum(input_tokens)::BIGINT, sum(output_tokens)::BIGINT, sum(cached_tokens)::BIGINT,
+                 sum(requests)::BIGINT, sum(cost_usd), count(*) FILTER (WHERE NOT priced)
+             FROM llm_calls WHERE execution_id = ? GROUP BY role ORDER BY role",
+            [execution_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(4)?.unwrap_or(0),
+                    r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
+                    r.get(6)?,
+                ))
+            },
+        )?;
+        let mut usage = UsageByRole::default();
+        for (role, input, output, cached, requests, cost, unpriced) in calls {
+            let Ok(role) = serde_json::from_value::<mixseek_core::Role>(Value::String(role)) else {
+                continue;
+            };
+            usage.add(
+                role,
+                Usage {
+                    input_tokens: u64_of(input),
+                    output_tokens: u64_of(output),
+                    cached_tokens: u64_of(cached),
+                    requests: u64_of(requests),
+                    cost_usd: cost,
+                    unpriced_requests: u64_of(unpriced),
+                    requests_without_usage: 0,
+                },
+            );
+        }
+        type Times = (
+            String,
+            Option<f64>,
+            Option<DateTime<Utc>>,
+            Option<DateTime<Utc>>,
+        );
+        let times: Vec<Times> = self.query_rows(
+            "the execution's run time",
+            "SELECT e.status, e.total_execution_time_seconds, e.updated_at,
+                 greatest(
+                     (SELECT max(called_at) FROM llm_calls WHERE execution_id = e.execution_id),
+                     (SELECT max(round_ended_at) FROM round_status WHERE execution_id = e.execution_id))
+             FROM execution_summary e WHERE e.execution_id = ?",
+            [execution_id],
+            |r| Ok((r.get(0)?, r.get(1)?, ts(r, 2)?, ts(r, 3)?)),
+        )?;
+        let elapsed = times
+            .into_iter()
+            .next()
+            .map_or(0.0, |(status, stored, started, last)| {
+                let mut t = stored.unwrap_or(0.0).max(0.0);
+                if status == "running" {
+                    if let (Some(started), Some(last)) = (started, last) {
+                        t += ((last - started).num_milliseconds().max(0) as f64) / 1000.0;
+                    }
+                }
+                t
+            });
+        Ok((usage, elapsed))
+    }
+
     /// The stored `ExecutionSummary` of a finished execution (`None` while it runs or when
     /// unknown).
     pub fn execution_summary(&self, execution_id: &str) -> Result<Option<ExecutionSummary>> {
@@ -510,11 +596,12 @@ impl Store {
             Option<String>,
             Option<String>,
             Option<String>,
+            String,
         );
         let rows: Vec<Raw> = self.query_rows(
             "the execution summary",
             "SELECT user_prompt, status, team_results, best_team_id, best_score, total_execution_time_seconds,
-                 failed_teams_info, created_at, usage, usage_by_role, stop_reason
+                 failed_teams_info, created_at, usage, usage_by_role, stop_reason, teams
              FROM execution_summary WHERE execution_id = ? AND status <> 'running'",
             [execution_id],
             |r| {
@@ -530,6 +617,7 @@ impl Store {
                     r.get(8)?,
                     r.get(9)?,
                     r.get(10)?,
+                    r.get(11)?,
                 ))
             },
         )?;
@@ -545,6 +633,7 @@ impl Store {
             usage,
             by_role,
             stop_reason,
+            teams,
         )) = rows.into_iter().next()
         else {
             return Ok(None);
@@ -553,6 +642,16 @@ impl Store {
             .map_err(|e| StoreError::decode("execution_summary.team_results", e))?;
         let failed_teams_info: Vec<FailedTeamInfo> = serde_json::from_str(&failed)
             .map_err(|e| StoreError::decode("execution_summary.failed_teams_info", e))?;
+        // Teams that neither finished nor failed: the run stopped before they did.
+        let stopped_team_ids: Vec<String> = serde_json::from_str::<Vec<TeamRef>>(&teams)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| t.team_id)
+            .filter(|id| {
+                !team_results.iter().any(|e| &e.team_id == id)
+                    && !failed_teams_info.iter().any(|f| &f.team_id == id)
+            })
+            .collect();
         Ok(Some(ExecutionSummary {
             execution_id: execution_id.to_string(),
             user_prompt,
@@ -575,6 +674,7 @@ impl Store {
                 .and_then(|u| serde_json::from_str::<UsageByRole>(&u).ok())
                 .unwrap_or_default(),
             stop_reason,
+            stopped_team_ids,
         }))
     }
 

@@ -12,16 +12,20 @@
 //!
 //! Since schema version 3 the three tables have no UNIQUE constraint: maintaining its index
 //! (an ART over two strings and an integer) and DuckDB's `ON CONFLICT DO UPDATE` cost more than
-//! everything else a round write does (see `docs/benchmarks.md`). The upsert is done here
-//! instead:
-//! 1. staged rows superseded by a later one with the same key are dropped;
-//! 2. per table, the staged keys that already exist are counted — the batch's execution ids are
-//!    a filter DuckDB pushes into the table scan, so only those executions' rows are joined;
-//! 3. none (the usual case): a plain `INSERT … SELECT`; some: `UPDATE … FROM` the staged rows
-//!    whose key exists, then `INSERT` the others (an anti-join).
+//! everything else a round write does, and an index also keeps DuckDB from writing a bulk
+//! load's row groups straight to the file (see `docs/benchmarks.md`). The upsert is done here
+//! instead, with [`RoundKeys`], the writer thread's record of which keys are stored:
+//! 1. the batch's keys are read from the staged columns; a key staged twice keeps its last row
+//!    (the others are deleted from the staging table, only when there are duplicates);
+//! 2. the stored keys of executions the writer has not seen yet are read from the tables (one
+//!    query per table for all of them; after that the writer knows);
+//! 3. per table: no staged key stored (the usual case) → a plain `INSERT … SELECT`; some →
+//!    `UPDATE … FROM` the staged rows whose key exists, then `INSERT` the others (an anti-join).
 //!
-//! The writer thread is the only writer of these tables (one per process, and DuckDB lets one
-//! process write a file), so nothing can insert the same key between the check and the insert.
+//! This is correct because the writer thread is the only writer of these tables: one thread
+//! per process (a new writer waits for the previous thread to stop, see `writer.rs`), and
+//! DuckDB lets one process write a file. Nothing else inserts a key between the check and the
+//! insert, and a failed transaction makes the writer forget what it knew.
 
 use crate::error::{Result, StoreError};
 use crate::json;
@@ -37,6 +41,7 @@ use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::{Connection, params_from_iter};
 use mixseek_core::{RoundRecord, Usage};
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// At most this many distinct executions in a batch are passed as a filter; a batch touching
@@ -45,7 +50,7 @@ const MAX_FILTER_EXECUTIONS: usize = 256;
 
 /// Evaluated rounds ready to be appended: validated, masked and serialized into the columns
 /// of `stage_rounds` (all but the two the writer adds: `seq` and `now_us`).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct StagedRounds {
     batch: RecordBatch,
 }
@@ -67,6 +72,271 @@ impl StagedRounds {
     pub(crate) fn len(&self) -> usize {
         self.batch.num_rows()
     }
+
+    /// The rounds' keys: (execution_id, team_id, round_number) per row.
+    fn keys(&self) -> Result<impl Iterator<Item = (&str, &str, i32)>> {
+        let text = |i: usize| {
+            self.batch
+                .column(i)
+                .as_any()
+                .downcast_ref::<LargeStringArray>()
+        };
+        let numbers = self.batch.column(3).as_any().downcast_ref::<Int32Array>();
+        let (Some(executions), Some(teams), Some(numbers)) = (text(0), text(1), numbers) else {
+            return Err(StoreError::Invalid(
+                "staged rounds have unexpected key columns".into(),
+            ));
+        };
+        Ok((0..self.len()).map(move |i| (executions.value(i), teams.value(i), numbers.value(i))))
+    }
+}
+
+/// Bits of [`RoundKeys`]: which of the three tables hold a key's row.
+const IN_ROUND_HISTORY: u8 = 1;
+const IN_LEADER_BOARD: u8 = 2;
+const IN_ROUND_STATUS: u8 = 4;
+const IN_ALL: u8 = IN_ROUND_HISTORY | IN_LEADER_BOARD | IN_ROUND_STATUS;
+
+/// The three round tables, their bit, and the index of their lowest id in [`KnownExecution`].
+const KEYED_TABLES: [(&str, u8); 3] = [
+    ("round_history", IN_ROUND_HISTORY),
+    ("leader_board", IN_LEADER_BOARD),
+    ("round_status", IN_ROUND_STATUS),
+];
+
+/// An id bound that excludes nothing (the round tables' ids are INTEGERs).
+const NO_ID_BOUND: i64 = i32::MIN as i64;
+
+/// A round table, for [`RoundKeys::lowest_id`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KeyedTable {
+    LeaderBoard = 1,
+    RoundStatus = 2,
+}
+
+/// The writer remembers the keys of at most this many rounds; beyond it the executions used
+/// least recently are forgotten (and read again from the tables if they come back).
+const MAX_KNOWN_KEYS: usize = 1 << 18;
+
+/// The writer thread's record of the stored round keys of the executions it has written or
+/// read (see the module docs). Only the writer thread has one; it is emptied whenever a
+/// transaction fails.
+#[derive(Debug, Default)]
+pub(crate) struct RoundKeys {
+    executions: HashMap<String, KnownExecution>,
+    /// Keys held in all executions.
+    known: usize,
+    /// Bumped at every use (least recently used executions are forgotten first).
+    tick: u64,
+}
+
+#[derive(Debug, Default)]
+struct KnownExecution {
+    /// team_id → round_number → bits of the tables holding the row.
+    teams: HashMap<String, HashMap<i32, u8>>,
+    keys: usize,
+    used: u64,
+    /// Per table (as in [`KEYED_TABLES`]): no row of the execution has a smaller `id`. Ids
+    /// come from increasing sequences and rows are appended in that order, so `id >= lowest`
+    /// lets DuckDB skip every older row group by its min/max statistics: the writer's
+    /// statements on one execution's rows touch the newest row groups only, not the table.
+    lowest_id: [i64; 3],
+}
+
+impl KnownExecution {
+    fn set(&mut self, team: &str, round: i32, bits: u8) {
+        if !self.teams.contains_key(team) {
+            self.teams.insert(team.to_string(), HashMap::new());
+        }
+        let Some(rounds) = self.teams.get_mut(team) else {
+            return;
+        };
+        let slot = rounds.entry(round).or_insert(0);
+        if *slot == 0 {
+            self.keys += 1;
+        }
+        *slot |= bits;
+    }
+
+    fn get(&self, team: &str, round: i32) -> u8 {
+        self.teams
+            .get(team)
+            .and_then(|r| r.get(&round))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl RoundKeys {
+    /// Forgets everything (after a failed transaction).
+    pub(crate) fn clear(&mut self) {
+        self.executions.clear();
+        self.known = 0;
+    }
+
+    /// Forgets one execution (it finished, or a row was written outside the round path).
+    pub(crate) fn forget(&mut self, execution_id: &str) {
+        if let Some(e) = self.executions.remove(execution_id) {
+            self.known -= e.keys;
+        }
+    }
+
+    /// Records a new execution: its `ExecutionStarted` created its `execution_summary` row, so
+    /// it has no round rows yet (mixseek commits that row before any round, and only an
+    /// execution with that row can be resumed). Its rounds are then written without reading
+    /// the tables first.
+    pub(crate) fn mark_new(&mut self, conn: &Connection, execution_id: &str) -> Result<()> {
+        self.tick += 1;
+        if self.executions.contains_key(execution_id) {
+            return Ok(());
+        }
+        let lowest_id = next_ids(conn)?;
+        self.executions.insert(
+            execution_id.to_string(),
+            KnownExecution {
+                used: self.tick,
+                lowest_id,
+                ..KnownExecution::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// Reads the stored keys of the executions not known yet.
+    fn load(&mut self, conn: &Connection, executions: &[&str]) -> Result<()> {
+        self.tick += 1;
+        let mut unknown = Vec::new();
+        for e in executions {
+            match self.executions.get_mut(*e) {
+                Some(known) => known.used = self.tick,
+                None => unknown.push(*e),
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let next_ids = next_ids(conn)?;
+        for chunk in unknown.chunks(MAX_FILTER_EXECUTIONS) {
+            let mut found: HashMap<&str, KnownExecution> = chunk
+                .iter()
+                .map(|e| {
+                    (
+                        *e,
+                        KnownExecution {
+                            used: self.tick,
+                            lowest_id: next_ids,
+                            ..KnownExecution::default()
+                        },
+                    )
+                })
+                .collect();
+            for (index, (table, bit)) in KEYED_TABLES.into_iter().enumerate() {
+                let sql = format!(
+                    "SELECT execution_id, team_id, round_number, id FROM {table}
+                     WHERE execution_id IN ({})",
+                    placeholders(chunk.len())
+                );
+                let mut stmt = conn
+                    .prepare(&sql)
+                    .map_err(StoreError::db(format!("reading {table}")))?;
+                let rows = stmt
+                    .query_map(params_from_iter(chunk.iter()), |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, i32>(2)?,
+                            r.get::<_, Option<i64>>(3)?,
+                        ))
+                    })
+                    .map_err(StoreError::db(format!("reading {table}")))?;
+                for row in rows {
+                    let (execution, team, round, id) =
+                        row.map_err(StoreError::db(format!("reading {table}")))?;
+                    if let Some(known) = found.get_mut(execution.as_str()) {
+                        known.set(&team, round, bit);
+                        // a row without an id (written by hand) could be anywhere
+                        let id = id.unwrap_or(NO_ID_BOUND);
+                        known.lowest_id[index] = known.lowest_id[index].min(id);
+                    }
+                }
+            }
+            for (execution, known) in found {
+                self.known += known.keys;
+                self.executions.insert(execution.to_string(), known);
+            }
+        }
+        Ok(())
+    }
+
+    /// No row of the execution in `table` has a smaller id (see [`KnownExecution`]): a
+    /// filter `id >= lowest` for statements on the execution's rows. Reads the execution's
+    /// keys first if they are not known.
+    pub(crate) fn lowest_id(
+        &mut self,
+        conn: &Connection,
+        execution: &str,
+        table: KeyedTable,
+    ) -> Result<i64> {
+        self.load(conn, &[execution])?;
+        Ok(self
+            .executions
+            .get(execution)
+            .map_or(NO_ID_BOUND, |e| e.lowest_id[table as usize]))
+    }
+
+    /// The tables holding the key (0 when none; the execution must have been loaded).
+    fn get(&self, execution: &str, team: &str, round: i32) -> u8 {
+        self.executions
+            .get(execution)
+            .map_or(0, |e| e.get(team, round))
+    }
+
+    /// Records rows written for the key (its execution must have been loaded).
+    fn set(&mut self, execution: &str, team: &str, round: i32, bits: u8) {
+        if let Some(e) = self.executions.get_mut(execution) {
+            let before = e.keys;
+            e.set(team, round, bits);
+            self.known += e.keys - before;
+        }
+    }
+
+    /// Forgets the least recently used executions while more than [`MAX_KNOWN_KEYS`] keys are
+    /// held (down to half of it). Executions without keys (new, nothing written yet) cost
+    /// nothing and are kept.
+    fn trim(&mut self) {
+        if self.known <= MAX_KNOWN_KEYS {
+            return;
+        }
+        let mut by_use: Vec<(u64, String)> = self
+            .executions
+            .iter()
+            .filter(|(_, e)| e.keys > 0)
+            .map(|(id, e)| (e.used, id.clone()))
+            .collect();
+        by_use.sort_unstable();
+        for (_, id) in by_use {
+            if self.known <= MAX_KNOWN_KEYS / 2 {
+                break;
+            }
+            self.forget(&id);
+        }
+    }
+}
+
+/// Per round table: every row written from now on gets an id at least this (ids come from
+/// increasing sequences).
+fn next_ids(conn: &Connection) -> Result<[i64; 3]> {
+    let mut next = [0i64; 3];
+    for (i, (table, _)) in KEYED_TABLES.iter().enumerate() {
+        next[i] = conn
+            .query_row(
+                &format!("SELECT coalesce(max(id), 0) + 1 FROM {table}"),
+                [],
+                |r| r.get(0),
+            )
+            .map_err(StoreError::db(format!("reading {table}")))?;
+    }
+    Ok(next)
 }
 
 /// The checks the database cannot make for us; returns the round number as stored.
@@ -201,6 +471,7 @@ struct RoundColumns {
     requests: Vec<i64>,
     cost_usd: Vec<f64>,
     stage_usage: TextColumn,
+    applied_injections: TextColumn,
 }
 
 impl RoundColumns {
@@ -228,6 +499,7 @@ impl RoundColumns {
             requests: Vec::with_capacity(n),
             cost_usd: Vec::with_capacity(n),
             stage_usage: text(480),
+            applied_injections: text(64),
         }
     }
 
@@ -288,6 +560,10 @@ impl RoundColumns {
         self.cost_usd.push(total.cost_usd);
         self.stage_usage
             .push_with(|out| json::push_round_usage(out, &usage));
+        let injections = serde_json::to_string(&r.applied_injections).map_err(|e| {
+            StoreError::Invalid(format!("cannot serialize applied_injections: {e}"))
+        })?;
+        self.applied_injections.push(&injections);
         Ok(())
     }
 
@@ -322,6 +598,7 @@ impl RoundColumns {
             ("requests", bigint(self.requests)),
             ("cost_usd", Arc::new(Float64Array::from(self.cost_usd))),
             ("stage_usage", self.stage_usage.finish()?),
+            ("applied_injections", self.applied_injections.finish()?),
         ];
         RecordBatch::try_from_iter(columns)
             .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
@@ -337,12 +614,14 @@ CREATE OR REPLACE TEMP TABLE stage_rounds (
     prompt VARCHAR, prompt_sha256 VARCHAR, submission_content VARCHAR, submission_sha256 VARCHAR,
     pii_masked BOOLEAN, score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
-    cost_usd DOUBLE, stage_usage VARCHAR
+    cost_usd DOUBLE, stage_usage VARCHAR, applied_injections VARCHAR
 )";
 
 /// How one table receives the staged rows.
 struct RoundTable {
     name: &'static str,
+    /// Its bit in [`RoundKeys`].
+    bit: u8,
     /// The columns an insert fills …
     columns: &'static str,
     /// … and their values over the staging table `s`.
@@ -355,18 +634,23 @@ struct RoundTable {
 const ROUND_TABLES: [RoundTable; 3] = [
     RoundTable {
         name: "round_history",
+        bit: IN_ROUND_HISTORY,
         columns: "execution_id, team_id, team_name, round_number, message_history,
-            member_submissions_record, prompt, prompt_sha256, pii_masked, created_at, updated_at",
+            member_submissions_record, prompt, prompt_sha256, pii_masked, created_at, updated_at,
+            applied_injections",
         values: "s.execution_id, s.team_id, s.team_name, s.round_number, s.message_history,
             s.member_submissions_record, s.prompt, s.prompt_sha256, s.pii_masked,
-            make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ",
+            make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ,
+            s.applied_injections",
         update: "message_history = s.message_history,
             member_submissions_record = s.member_submissions_record, prompt = s.prompt,
             prompt_sha256 = s.prompt_sha256, pii_masked = s.pii_masked,
-            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ",
+            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
+            applied_injections = s.applied_injections",
     },
     RoundTable {
         name: "leader_board",
+        bit: IN_LEADER_BOARD,
         columns: "execution_id, team_id, team_name, round_number, submission_content,
             submission_format, score, score_details, final_submission, exit_reason, created_at,
             updated_at, submission_sha256, pii_masked",
@@ -380,6 +664,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
     },
     RoundTable {
         name: "round_status",
+        bit: IN_ROUND_STATUS,
         columns: "execution_id, team_id, team_name, round_number, round_started_at,
             round_ended_at, created_at, updated_at, input_tokens, output_tokens, cached_tokens,
             requests, cost_usd, stage_usage",
@@ -398,6 +683,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
 /// Writes the staged rounds (see the module docs). Runs inside the caller's transaction.
 pub(crate) fn write_rounds(
     conn: &Connection,
+    keys: &mut RoundKeys,
     staged: &[&StagedRounds],
     now: DateTime<Utc>,
 ) -> Result<()> {
@@ -405,15 +691,56 @@ pub(crate) fn write_rounds(
     if rows == 0 {
         return Ok(());
     }
+    // 1. the batch's keys and executions
+    let mut batch_keys: HashSet<(&str, &str, i32)> = HashSet::with_capacity(rows);
+    let mut executions: Vec<&str> = Vec::new();
+    let mut last_execution = "";
+    for s in staged {
+        for key in s.keys()? {
+            if key.0 != last_execution {
+                last_execution = key.0;
+                if !executions.contains(&key.0) {
+                    executions.push(key.0);
+                }
+            }
+            batch_keys.insert(key);
+        }
+    }
+    // 2. what is stored already
+    keys.load(conn, &executions)?;
+    let stored = batch_keys
+        .iter()
+        .fold(0, |bits, (e, t, r)| bits | keys.get(e, t, *r));
+    // 3. stage and move
     stage(conn, staged, micros(&now))?;
-    if rows > 1 {
+    if batch_keys.len() < rows {
         conn.execute_batch(DROP_SUPERSEDED)
             .map_err(StoreError::db("dropping superseded rounds"))?;
     }
-    let executions = staged_executions(conn)?;
-    for table in &ROUND_TABLES {
-        upsert(conn, table, &executions)?;
+    let filter_executions: Vec<String> = if stored != 0 {
+        executions.iter().map(|e| e.to_string()).collect()
+    } else {
+        Vec::new()
+    };
+    for (index, table) in ROUND_TABLES.iter().enumerate() {
+        let lowest = executions
+            .iter()
+            .filter_map(|e| keys.executions.get(*e))
+            .map(|e| e.lowest_id[index])
+            .min()
+            .unwrap_or(NO_ID_BOUND);
+        upsert(
+            conn,
+            table,
+            stored & table.bit != 0,
+            &filter_executions,
+            lowest,
+        )?;
     }
+    for (e, t, r) in batch_keys {
+        keys.set(e, t, r, IN_ALL);
+    }
+    keys.trim();
     Ok(())
 }
 
@@ -464,16 +791,6 @@ DELETE FROM stage_rounds WHERE seq NOT IN (
     SELECT max(seq) FROM stage_rounds GROUP BY execution_id, team_id, round_number
 )";
 
-/// The distinct execution ids of the staged rows.
-fn staged_executions(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare("SELECT DISTINCT execution_id FROM stage_rounds")
-        .map_err(StoreError::db("reading the staged executions"))?;
-    stmt.query_map([], |r| r.get(0))
-        .and_then(|rows| rows.collect())
-        .map_err(StoreError::db("reading the staged executions"))
-}
-
 /// `?, ?, …` for `n` parameters.
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
@@ -502,43 +819,40 @@ fn filter_params(executions: &[String]) -> &[String] {
 const KEYS: &str = "t.execution_id = s.execution_id AND t.team_id = s.team_id
     AND t.round_number = s.round_number";
 
-/// Moves the staged rows into one table (steps 2–3 of the module docs).
-fn upsert(conn: &Connection, table: &RoundTable, executions: &[String]) -> Result<()> {
-    let filter = execution_filter(executions);
-    let params = filter_params(executions);
-    // The filter is pushed into the table scan, so the join sees only the batch's executions.
-    let existing: i64 = conn
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM (SELECT execution_id, team_id, round_number FROM {name} AS t
-                 WHERE {filter}) AS t JOIN stage_rounds AS s ON {KEYS}",
-                name = table.name
-            ),
-            params_from_iter(params),
-            |r| r.get(0),
-        )
-        .map_err(StoreError::db(format!("reading {}", table.name)))?;
+/// Moves the staged rows into one table (step 3 of the module docs): `stored` when some
+/// staged key has a row in it; `executions` are the batch's and `lowest` the smallest id
+/// their rows can have (filters DuckDB pushes into the table scan, so the key join sees only
+/// their rows).
+fn upsert(
+    conn: &Connection,
+    table: &RoundTable,
+    stored: bool,
+    executions: &[String],
+    lowest: i64,
+) -> Result<()> {
     let mut insert = format!(
         "INSERT INTO {} ({}) SELECT {} FROM stage_rounds AS s",
         table.name, table.columns, table.values
     );
-    let insert_params = if existing > 0 {
-        let update = format!(
-            "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {filter} AND {KEYS}",
-            name = table.name,
-            set = table.update,
-        );
-        conn.execute(&update, params_from_iter(params))
-            .map_err(StoreError::db(format!("updating {}", table.name)))?;
-        insert.push_str(&format!(
-            " WHERE NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
-            name = table.name,
-        ));
-        params
-    } else {
-        &[]
-    };
-    conn.execute(&insert, params_from_iter(insert_params))
+    if !stored {
+        conn.execute(&insert, [])
+            .map_err(StoreError::db(format!("writing {}", table.name)))?;
+        return Ok(());
+    }
+    let filter = format!("t.id >= {lowest} AND {}", execution_filter(executions));
+    let params = filter_params(executions);
+    let update = format!(
+        "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {filter} AND {KEYS}",
+        name = table.name,
+        set = table.update,
+    );
+    conn.execute(&update, params_from_iter(params))
+        .map_err(StoreError::db(format!("updating {}", table.name)))?;
+    insert.push_str(&format!(
+        " WHERE NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
+        name = table.name,
+    ));
+    conn.execute(&insert, params_from_iter(params))
         .map_err(StoreError::db(format!("writing {}", table.name)))?;
     Ok(())
 }

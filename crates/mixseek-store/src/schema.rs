@@ -10,8 +10,13 @@
 //!
 //! Version 3 drops the UNIQUE (execution_id, team_id, round_number) constraints of
 //! `round_history`, `leader_board` and `round_status`: the writer upserts those keys itself
-//! (`rounds.rs`), and the constraint's index made every round write several times slower.
-//! Tables, columns and types are unchanged.
+//! (`rounds.rs`: one writer thread per process, one process per file), and the constraint's
+//! index made every round write several times slower and kept DuckDB from writing bulk loads
+//! straight to the file. The key is still unique as long as only mixseek writes these tables;
+//! nothing in the database enforces it, and `INSERT … ON CONFLICT (execution_id, team_id,
+//! round_number)` is refused (there is no such constraint any more). Version 3 also adds
+//! `round_history.applied_injections` (JSON: the prompt-injection rules applied per phase;
+//! NULL for rounds stored before). Other tables, columns and types are unchanged.
 //!
 //! A fresh file gets the latest schema directly; an older file is upgraded in one transaction
 //! (so a failed upgrade leaves it untouched); a newer file is refused.
@@ -43,7 +48,7 @@ pub const EXECUTION_TABLES: [&str; 5] = [
 ];
 
 /// Columns holding JSON text.
-pub const JSON_COLUMNS: [&str; 10] = [
+pub const JSON_COLUMNS: [&str; 11] = [
     "message_history",
     "member_submissions_record",
     "score_details",
@@ -54,6 +59,7 @@ pub const JSON_COLUMNS: [&str; 10] = [
     "usage",
     "judgment",
     "stage_usage",
+    "applied_injections",
 ];
 
 const SEQUENCES: &str = "
@@ -113,7 +119,8 @@ CREATE TABLE round_history (
     prompt_sha256 VARCHAR,
     pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
     created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    applied_injections VARCHAR
 );
 ";
 
@@ -185,8 +192,9 @@ CREATE TABLE llm_calls (
 ";
 
 /// The original's secondary indexes. DuckDB's ART indexes only help point lookups and each
-/// one slows every write, so version 2 drops them; the unique keys cover the lookups by
-/// (execution, team, round).
+/// one slows every write, so version 2 drops them. Lookups filter on `execution_id` (a scan
+/// DuckDB narrows with its per-row-group min/max statistics); the writer keeps its own record
+/// of the stored round keys (`rounds.rs`).
 const V1_INDEXES: [&str; 6] = [
     "idx_leader_board_score",
     "idx_round_history_execution",
@@ -342,7 +350,8 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
 }
 
 /// Version 2 → 3: rebuilds the three round tables without their UNIQUE constraint (DuckDB
-/// cannot drop a constraint in place), keeping every row, its `id` and the sequences.
+/// cannot drop a constraint in place), keeping every row, its `id` and the sequences (new
+/// rows continue above the old ids); `round_history` gains `applied_injections` (NULL).
 fn drop_round_keys(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     for (table, ddl) in [
         ("round_history", ROUND_HISTORY),
@@ -352,8 +361,8 @@ fn drop_round_keys(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
         let old = format!("{table}_v2");
         run(&format!("ALTER TABLE {table} RENAME TO {old}"))?;
         run(ddl)?;
-        // Same columns in the same order in both versions.
-        run(&format!("INSERT INTO {table} SELECT * FROM {old}"))?;
+        // Columns matched by name; a column version 2 lacks is NULL.
+        run(&format!("INSERT INTO {table} BY NAME SELECT * FROM {old}"))?;
         run(&format!("DROP TABLE {old}"))?;
     }
     Ok(())

@@ -9,9 +9,11 @@
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
 use crate::pii::{PiiMasker, sha256_hex};
+use crate::rounds::{KeyedTable, RoundKeys};
 use chrono::{DateTime, Utc};
 use duckdb::{Connection, params};
 use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
+use std::collections::HashMap;
 
 /// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
 pub(crate) const TS: &str = "make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ";
@@ -50,6 +52,7 @@ CREATE OR REPLACE TEMP TABLE stage_llm_calls (
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_decision(
     conn: &Connection,
+    keys: &mut RoundKeys,
     masker: &PiiMasker,
     execution_id: &str,
     team_id: &str,
@@ -64,14 +67,25 @@ pub(crate) fn write_decision(
             "confidence_score must be between 0.0 and 1.0, got {c}"
         )));
     }
+    // `id >= lowest`: only the row groups holding this execution's rows are read.
+    let lowest = keys.lowest_id(conn, execution_id, KeyedTable::RoundStatus)?;
     let stored: Option<Option<String>> = conn
         .query_row(
-            "SELECT stage_usage FROM round_status WHERE execution_id = ? AND team_id = ? AND round_number = ?",
+            &format!(
+                "SELECT stage_usage FROM round_status
+                 WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
+            ),
             params![execution_id, team_id, round_number],
             |r| r.get::<_, Option<String>>(0),
         )
         .map(Some)
-        .or_else(|e| if matches!(e, duckdb::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })
+        .or_else(|e| {
+            if matches!(e, duckdb::Error::QueryReturnedNoRows) {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        })
         .map_err(StoreError::db("reading round_status"))?;
     let Some(stage_usage) = stored else {
         return Err(StoreError::Invalid(format!(
@@ -100,7 +114,7 @@ pub(crate) fn write_decision(
             "UPDATE round_status SET should_continue = ?, reasoning = ?, confidence_score = ?, judgment = ?,
                  exit_reason = ?, input_tokens = ?, output_tokens = ?, cached_tokens = ?, requests = ?,
                  cost_usd = ?, stage_usage = ?, updated_at = {TS}
-             WHERE execution_id = ? AND team_id = ? AND round_number = ?"
+             WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
         ),
         params![
             decision.should_continue,
@@ -124,11 +138,172 @@ pub(crate) fn write_decision(
     Ok(())
 }
 
+/// A `Judged` event to store, with the masker of the handle that sent it.
+pub(crate) struct DecisionJob<'a> {
+    pub execution_id: &'a str,
+    pub team_id: &'a str,
+    pub round_number: u32,
+    pub decision: &'a Decision,
+    pub masker: &'a PiiMasker,
+}
+
+const STAGE_DECISIONS: &str = "
+CREATE OR REPLACE TEMP TABLE stage_decisions (
+    execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, should_continue BOOLEAN,
+    reasoning VARCHAR, confidence_score DOUBLE, judgment VARCHAR, exit_reason VARCHAR,
+    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
+    cost_usd DOUBLE, stage_usage VARCHAR
+)";
+
+/// Stores many decisions at once (what [`write_decision`] does for one): the stored usage of
+/// their rounds is read with one query per execution, the new rows staged, and `round_status`
+/// updated with one `UPDATE … FROM`. Of a round decided twice the last decision is kept. Any
+/// invalid decision or missing round fails the whole call (the writer then writes the jobs
+/// one by one, so the error reaches its own emitter).
+pub(crate) fn write_decisions(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    jobs: &[DecisionJob<'_>],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if let [one] = jobs {
+        return write_decision(
+            conn,
+            keys,
+            one.masker,
+            one.execution_id,
+            one.team_id,
+            one.round_number,
+            one.decision,
+            now,
+        );
+    }
+    // the last decision of each round
+    let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(jobs.len());
+    let mut executions: Vec<&str> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if let Some(c) = j.decision.confidence_score
+            && !(0.0..=1.0).contains(&c)
+        {
+            return Err(StoreError::Invalid(format!(
+                "confidence_score must be between 0.0 and 1.0, got {c}"
+            )));
+        }
+        last.insert((j.execution_id, j.team_id, j.round_number), i);
+        if !executions.contains(&j.execution_id) {
+            executions.push(j.execution_id);
+        }
+    }
+    // the stored usage of the rounds (`id >= lowest`: the executions' row groups only)
+    let mut stored: HashMap<(String, String, u32), Option<String>> = HashMap::new();
+    for execution in &executions {
+        let lowest = keys.lowest_id(conn, execution, KeyedTable::RoundStatus)?;
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT team_id, round_number, stage_usage FROM round_status
+                 WHERE id >= {lowest} AND execution_id = ?"
+            ))
+            .map_err(StoreError::db("reading round_status"))?;
+        let rows = stmt
+            .query_map([execution], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })
+            .map_err(StoreError::db("reading round_status"))?;
+        for row in rows {
+            let (team, round, usage) = row.map_err(StoreError::db("reading round_status"))?;
+            stored.insert((execution.to_string(), team, round), usage);
+        }
+    }
+    conn.execute_batch(STAGE_DECISIONS)
+        .map_err(StoreError::db("creating the staging table"))?;
+    {
+        let mut app = conn
+            .appender_to_catalog_and_db("stage_decisions", "temp", "main")
+            .map_err(StoreError::db("opening the decision appender"))?;
+        let mut order: Vec<usize> = last.into_values().collect();
+        order.sort_unstable();
+        for i in order {
+            let j = &jobs[i];
+            let key = (
+                j.execution_id.to_string(),
+                j.team_id.to_string(),
+                j.round_number,
+            );
+            let Some(stage_usage) = stored.get(&key) else {
+                return Err(StoreError::Invalid(format!(
+                    "cannot store the decision of round {} of team {} (execution {}): \
+                     the round itself is not stored",
+                    j.round_number, j.team_id, j.execution_id
+                )));
+            };
+            let mut usage: RoundUsage = stage_usage
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| StoreError::decode("round_status.stage_usage", e))?
+                .unwrap_or_default();
+            usage.judgment = j.decision.usage;
+            let total = usage.total();
+            let reasoning = j.masker.mask(&j.decision.reasoning);
+            let judgment =
+                j.decision.judgment.as_ref().map(|jm| {
+                    masked_json(j.masker, serde_json::to_value(jm).unwrap_or_default()).0
+                });
+            app.append_row(params![
+                j.execution_id,
+                j.team_id,
+                j.round_number,
+                j.decision.should_continue,
+                reasoning.as_ref(),
+                j.decision.confidence_score,
+                judgment,
+                j.decision.exit_reason.map(|r| r.as_str()),
+                u64_i64(total.input_tokens),
+                u64_i64(total.output_tokens),
+                u64_i64(total.cached_tokens),
+                u64_i64(total.requests),
+                total.cost_usd,
+                crate::json::round_usage(&usage),
+            ])
+            .map_err(StoreError::db("staging a decision"))?;
+        }
+        app.flush()
+            .map_err(StoreError::db("flushing the decision appender"))?;
+    }
+    let lowest = executions
+        .iter()
+        .map(|e| keys.lowest_id(conn, e, KeyedTable::RoundStatus))
+        .collect::<Result<Vec<i64>>>()?
+        .into_iter()
+        .min()
+        .unwrap_or(i64::from(i32::MIN));
+    conn.execute(
+        &format!(
+            "UPDATE round_status AS t SET should_continue = s.should_continue, reasoning = s.reasoning,
+                 confidence_score = s.confidence_score, judgment = s.judgment, exit_reason = s.exit_reason,
+                 input_tokens = s.input_tokens, output_tokens = s.output_tokens,
+                 cached_tokens = s.cached_tokens, requests = s.requests, cost_usd = s.cost_usd,
+                 stage_usage = s.stage_usage, updated_at = {TS}
+             FROM stage_decisions AS s
+             WHERE t.id >= {lowest} AND t.execution_id = s.execution_id AND t.team_id = s.team_id
+                 AND t.round_number = s.round_number"
+        ),
+        params![micros(&now)],
+    )
+    .map_err(StoreError::db("writing round_status"))?;
+    Ok(())
+}
+
 /// The execution row at the start of a run (status `running`). A resumed run keeps the
 /// original prompt and start time.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn start_execution(
     conn: &Connection,
+    keys: &mut RoundKeys,
     masker: &PiiMasker,
     execution_id: &str,
     user_prompt: &str,
@@ -141,6 +316,13 @@ pub(crate) fn start_execution(
     let masked = matches!(prompt, std::borrow::Cow::Owned(_));
     let (teams_json, teams_masked) =
         masked_json(masker, serde_json::to_value(teams).unwrap_or_default());
+    let existed: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM execution_summary WHERE execution_id = ?",
+            [execution_id],
+            |r| r.get(0),
+        )
+        .map_err(StoreError::db("reading execution_summary"))?;
     conn.execute(
         &format!(
             "INSERT INTO execution_summary (execution_id, user_prompt, status, total_teams, teams, config_hash,
@@ -164,6 +346,9 @@ pub(crate) fn start_execution(
         ],
     )
     .map_err(StoreError::db("writing execution_summary"))?;
+    if existed == 0 {
+        keys.mark_new(conn, execution_id)?;
+    }
     Ok(())
 }
 
@@ -171,6 +356,7 @@ pub(crate) fn start_execution(
 /// flag on its other rounds). The entry is upserted if its round is somehow missing.
 pub(crate) fn finish_team(
     conn: &Connection,
+    keys: &mut RoundKeys,
     masker: &PiiMasker,
     execution_id: &str,
     team_id: &str,
@@ -178,9 +364,13 @@ pub(crate) fn finish_team(
     exit_reason: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    let lowest = keys.lowest_id(conn, execution_id, KeyedTable::LeaderBoard)?;
     conn.execute(
-        "UPDATE leader_board SET final_submission = FALSE, exit_reason = NULL
-         WHERE execution_id = ? AND team_id = ? AND (final_submission OR exit_reason IS NOT NULL)",
+        &format!(
+            "UPDATE leader_board SET final_submission = FALSE, exit_reason = NULL
+             WHERE id >= {lowest} AND execution_id = ? AND team_id = ?
+                 AND (final_submission OR exit_reason IS NOT NULL)"
+        ),
         params![execution_id, team_id],
     )
     .map_err(StoreError::db("clearing final_submission"))?;
@@ -192,7 +382,7 @@ pub(crate) fn finish_team(
         .execute(
             &format!(
                 "UPDATE leader_board SET final_submission = TRUE, exit_reason = ?, updated_at = {TS}
-                 WHERE execution_id = ? AND team_id = ? AND round_number = ?"
+                 WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
             ),
             params![
                 reason,
@@ -210,6 +400,8 @@ pub(crate) fn finish_team(
             round = best.round_number,
             "final round was not stored; storing it now"
         );
+        // a leader_board row the round path did not write: read the keys again next time
+        keys.forget(execution_id);
         let submission = masker.mask(&best.submission_content);
         let (details, _) = masked_json(
             masker,

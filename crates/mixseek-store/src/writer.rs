@@ -2,9 +2,18 @@
 //! It implements [`EventSink`]: `emit` returns once the event's rows are committed (LLM calls
 //! are queued and committed with the next batch). Evaluated rounds are validated, masked and
 //! serialized on the emitter's side ([`StagedRounds`]), so the thread only does database work.
-//! Whatever is queued when the thread wakes up (up to 16,384 rounds) is written in one
-//! transaction, consecutive rounds with one bulk upsert; if that batch fails, each job is
-//! retried alone, so an error reaches only the emitter it belongs to.
+//! Whatever is queued when the thread wakes up is written in one transaction, consecutive
+//! rounds with one bulk upsert; if that batch fails, each job is retried alone, so an error
+//! reaches only the emitter it belongs to.
+//!
+//! Transactions hold up to [`MAX_TX_ROUNDS`] rounds (two DuckDB row groups): a bulk load
+//! ([`StoreWriter::write_all`]) fills them, because a transaction that appends whole row groups
+//! has DuckDB write them compressed straight into the database file instead of logging every
+//! row in the write-ahead log and copying it again at the next checkpoint.
+//!
+//! One writer thread at a time: a new writer waits for the previous thread (still committing
+//! what its last handle queued) to finish, so round keys are only ever checked and written by
+//! one thread (see `rounds.rs`). Each handle masks with the masker it was created with.
 //!
 //! Retries: a transient failure (I/O, transaction conflict) is attempted 3 times in all,
 //! sleeping 1 s and then 2 s between attempts; validation and constraint errors fail at once.
@@ -12,21 +21,26 @@
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::pii::PiiMasker;
-use crate::rounds::{self, StagedRounds};
+use crate::rounds::{self, RoundKeys, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
 use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError};
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// Most rounds (or other events) written in one transaction: bigger batches amortise the
-/// per-statement cost; `write_all` stages its rounds in chunks of this size.
-const MAX_BATCH: usize = 16_384;
+/// `write_all` stages its rounds in chunks of this size (the emitter stages the next chunk
+/// while the writer thread writes the previous ones).
+const STAGE_CHUNK: usize = 16_384;
+/// DuckDB's row group size: a transaction appending this many rows to a table writes them
+/// straight to the database file ("optimistic writes").
+const ROW_GROUP: usize = 122_880;
+/// Most rounds (or other events) written in one transaction: two row groups.
+pub const MAX_TX_ROUNDS: usize = 2 * ROW_GROUP;
 /// Sleeps between the attempts of a transient failure (3 attempts in all).
 const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
 
@@ -34,10 +48,18 @@ const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs
 pub type Clock = fn() -> DateTime<Utc>;
 
 enum Op {
-    /// `Evaluated` events, staged.
-    Rounds(Box<StagedRounds>),
-    /// Any other event the store records.
-    Event(Box<Event>),
+    /// `Evaluated` events, staged. `more`: the same `write_all` call queues more rounds right
+    /// after these (the thread waits for them to fill its transaction).
+    Rounds {
+        staged: Box<StagedRounds>,
+        more: bool,
+    },
+    /// Any other event the store records, with the masker of the handle that sent it.
+    Event {
+        event: Box<Event>,
+        masker: Arc<PiiMasker>,
+    },
+    /// An LLM call, its error text already masked.
     LlmCall(Box<LlmCallRecord>),
     Flush,
 }
@@ -54,9 +76,50 @@ impl Job {
     /// How much of a batch this job takes: its rounds, or 1.
     fn size(&self) -> usize {
         match &self.op {
-            Op::Rounds(r) => r.len(),
+            Op::Rounds { staged, .. } => staged.len(),
             _ => 1,
         }
+    }
+
+    /// More rounds of the same bulk write follow right away.
+    fn more(&self) -> bool {
+        matches!(self.op, Op::Rounds { more: true, .. })
+    }
+}
+
+/// Whether a writer thread of a database is running: a new writer waits until the previous
+/// thread has committed what it was given and stopped.
+#[derive(Debug, Default)]
+pub(crate) struct WriterGate {
+    running: Mutex<bool>,
+    stopped: Condvar,
+}
+
+impl WriterGate {
+    /// Waits until no writer thread runs, then marks one as running.
+    pub(crate) fn enter(&self) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        while *running {
+            running = self
+                .stopped
+                .wait(running)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        *running = true;
+    }
+
+    fn leave(&self) {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.stopped.notify_all();
+    }
+}
+
+/// Held by the writer thread: marks the gate free when the thread ends (or panics).
+struct GatePass(Arc<WriterGate>);
+
+impl Drop for GatePass {
+    fn drop(&mut self) {
+        self.0.leave();
     }
 }
 
@@ -64,8 +127,6 @@ pub(crate) struct WriterInner {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     path: PathBuf,
-    /// Shared with the thread: rounds are masked by their emitters, other events by the thread.
-    masker: Arc<PiiMasker>,
     /// Keeps the database instance registered while the writer lives.
     _store: Arc<Shared>,
 }
@@ -87,6 +148,9 @@ impl Drop for WriterInner {
 #[derive(Clone)]
 pub struct StoreWriter {
     inner: Arc<WriterInner>,
+    /// This handle's masker: rounds are masked by their emitters, other events by the thread
+    /// with the masker sent along.
+    masker: Arc<PiiMasker>,
 }
 
 impl std::fmt::Debug for StoreWriter {
@@ -98,15 +162,30 @@ impl std::fmt::Debug for StoreWriter {
 }
 
 impl StoreWriter {
-    pub(crate) fn start(store: &Store, masker: PiiMasker, clock: Clock) -> Result<StoreWriter> {
-        let conn = store.connection()?;
+    /// Starts the thread. The caller has entered `gate` (no other writer thread runs); the
+    /// thread leaves it when it ends.
+    pub(crate) fn start(
+        store: &Store,
+        masker: PiiMasker,
+        clock: Clock,
+        gate: Arc<WriterGate>,
+    ) -> Result<StoreWriter> {
+        let conn = match store.connection() {
+            Ok(c) => c,
+            Err(e) => {
+                gate.leave();
+                return Err(e);
+            }
+        };
         let (tx, rx) = mpsc::channel::<Job>();
         let path = store.path().to_path_buf();
-        let masker = Arc::new(masker);
-        let thread_masker = masker.clone();
+        let pass = GatePass(gate);
         let thread = std::thread::Builder::new()
             .name("mixseek-store-writer".into())
-            .spawn(move || run(conn, &thread_masker, clock, rx))
+            .spawn(move || {
+                let _pass = pass;
+                run(conn, clock, rx);
+            })
             .map_err(|source| StoreError::Io {
                 path: path.clone(),
                 source,
@@ -116,14 +195,18 @@ impl StoreWriter {
                 sender: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
                 path,
-                masker,
                 _store: store.shared.clone(),
             }),
+            masker: Arc::new(masker),
         })
     }
 
-    pub(crate) fn from_inner(inner: Arc<WriterInner>) -> StoreWriter {
-        StoreWriter { inner }
+    /// Another handle on a running writer, masking with `masker`.
+    pub(crate) fn from_inner(inner: Arc<WriterInner>, masker: PiiMasker) -> StoreWriter {
+        StoreWriter {
+            inner,
+            masker: Arc::new(masker),
+        }
     }
 
     pub(crate) fn downgrade(&self) -> Weak<WriterInner> {
@@ -144,31 +227,56 @@ impl StoreWriter {
         rx.await.map_err(|_| StoreError::WriterStopped)?
     }
 
+    /// The call with its error text masked (provider errors can echo the prompt).
+    fn masked_call(&self, mut call: Box<LlmCallRecord>) -> Box<LlmCallRecord> {
+        if let Some(error) = &call.error
+            && let std::borrow::Cow::Owned(masked) = self.masker.mask(error)
+        {
+            call.error = Some(masked);
+        }
+        call
+    }
+
+    fn event_op(&self, event: Event) -> Op {
+        Op::Event {
+            event: Box::new(event),
+            masker: self.masker.clone(),
+        }
+    }
+
     /// Writes one event and waits for its commit. `LlmCall` events are only queued; events
     /// the store does not record (`RoundStarted`, `SubmissionReady`) are ignored.
     pub async fn write(&self, event: &Event) -> Result<()> {
         match event {
             Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
-            Event::LlmCall(call) => self.send(Op::LlmCall(call.clone()), None),
+            Event::LlmCall(call) => self.send(Op::LlmCall(self.masked_call(call.clone())), None),
             Event::Evaluated(r) => {
-                let staged = StagedRounds::build(&self.inner.masker, &[r])?;
-                self.submit(Op::Rounds(Box::new(staged))).await
+                let staged = StagedRounds::build(&self.masker, &[r])?;
+                self.submit(Op::Rounds {
+                    staged: Box::new(staged),
+                    more: false,
+                })
+                .await
             }
-            other => self.submit(Op::Event(Box::new(other.clone()))).await,
+            other => self.submit(self.event_op(other.clone())).await,
         }
     }
 
     /// Queues many events at once and waits until all are committed (they share transactions
-    /// of up to 16,384 rounds). Consecutive rounds are staged in chunks; an invalid round fails
-    /// alone. Returns the first error; events other than those that failed are written.
+    /// of up to [`MAX_TX_ROUNDS`] rounds). Consecutive rounds are staged in chunks; an invalid
+    /// round fails alone. Returns the first error; events other than those that failed are
+    /// written. Rounds and other events keep their order; LLM calls are queued at once (ahead
+    /// of rounds still being staged: `llm_calls` refers to no other row).
     pub async fn write_all(&self, events: Vec<Event>) -> Result<()> {
         let mut outcomes = Vec::new();
         let mut rounds: Vec<RoundRecord> = Vec::new();
+        // A chunk went out saying more follows: the group must be closed before waiting.
+        let mut open_group = false;
         for event in events {
             let op = match event {
                 Event::RoundStarted { .. } | Event::SubmissionReady { .. } => continue,
                 Event::LlmCall(call) => {
-                    self.send(Op::LlmCall(call), None)?;
+                    self.send(Op::LlmCall(self.masked_call(call)), None)?;
                     continue;
                 }
                 Event::Evaluated(r) => {
@@ -176,23 +284,33 @@ impl StoreWriter {
                         Ok(_) => rounds.push(*r),
                         Err(e) => outcomes.push(Err(e)),
                     }
-                    if rounds.len() == MAX_BATCH {
-                        outcomes.push(self.send_rounds(std::mem::take(&mut rounds)));
+                    if rounds.len() == STAGE_CHUNK {
+                        let sent = self.send_rounds(std::mem::take(&mut rounds), true);
+                        open_group |= sent.is_ok();
+                        outcomes.push(sent);
                     }
                     continue;
                 }
-                other => Op::Event(Box::new(other)),
+                other => self.event_op(other),
             };
             // Keep the order: the rounds before this event go first.
             if !rounds.is_empty() {
-                outcomes.push(self.send_rounds(std::mem::take(&mut rounds)));
+                outcomes.push(self.send_rounds(std::mem::take(&mut rounds), false));
             }
             let (tx, rx) = oneshot::channel();
             self.send(op, Some(tx))?;
+            open_group = false;
             outcomes.push(Ok(rx));
         }
         if !rounds.is_empty() {
-            outcomes.push(self.send_rounds(rounds));
+            let sent = self.send_rounds(rounds, false);
+            open_group &= sent.is_err();
+            outcomes.push(sent);
+        }
+        if open_group {
+            // the last chunk sent said more would follow: close the group, or the thread
+            // would wait for it
+            self.send(Op::Flush, None)?;
         }
         let mut first_err = None;
         for outcome in outcomes {
@@ -213,11 +331,17 @@ impl StoreWriter {
     }
 
     /// Stages validated rounds and queues them as one job.
-    fn send_rounds(&self, records: Vec<RoundRecord>) -> Result<Reply> {
+    fn send_rounds(&self, records: Vec<RoundRecord>, more: bool) -> Result<Reply> {
         let refs: Vec<&RoundRecord> = records.iter().collect();
-        let staged = StagedRounds::build(&self.inner.masker, &refs)?;
+        let staged = StagedRounds::build(&self.masker, &refs)?;
         let (tx, rx) = oneshot::channel();
-        self.send(Op::Rounds(Box::new(staged)), Some(tx))?;
+        self.send(
+            Op::Rounds {
+                staged: Box::new(staged),
+                more,
+            },
+            Some(tx),
+        )?;
         Ok(rx)
     }
 
@@ -240,29 +364,96 @@ impl EventSink for StoreWriter {
     }
 }
 
-fn run(conn: Connection, masker: &PiiMasker, clock: Clock, rx: mpsc::Receiver<Job>) {
+fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>) {
+    let mut keys = RoundKeys::default();
     while let Ok(first) = rx.recv() {
-        let mut size = first.size();
-        let mut batch = vec![first];
-        while size < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(job) => {
-                    size += job.size();
-                    batch.push(job);
-                }
-                Err(_) => break,
-            }
-        }
-        process(&conn, masker, clock(), batch);
+        let now = clock();
+        let mut batch = Vec::new();
+        let result = stream_transaction(&conn, &mut keys, now, &rx, first, &mut batch);
+        process(&conn, &mut keys, now, batch, result);
     }
     tracing::debug!("database writer stopped");
 }
 
-fn process(conn: &Connection, masker: &PiiMasker, now: DateTime<Utc>, batch: Vec<Job>) {
+/// One transaction: `first` and whatever is queued with it, written as they come. While the
+/// last job received says its bulk write has more rounds coming (and the transaction holds
+/// fewer than [`MAX_TX_ROUNDS`]), the thread waits for them inside the transaction, so it
+/// writes one chunk while the emitter stages the next. Every job received is pushed to
+/// `batch`; after an error the rest of the group is only received (and retried by
+/// [`process`]).
+fn stream_transaction(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    now: DateTime<Utc>,
+    rx: &mpsc::Receiver<Job>,
+    first: Job,
+    batch: &mut Vec<Job>,
+) -> Result<()> {
+    let mut result = conn
+        .execute_batch("BEGIN TRANSACTION")
+        .map_err(StoreError::db("beginning a transaction"));
+    let mut next = Some(first);
+    let mut size = 0;
+    while let Some(job) = next.take() {
+        let start = batch.len();
+        size += job.size();
+        batch.push(job);
+        // what is queued right now joins this slice (consecutive rounds: one bulk upsert)
+        while size < MAX_TX_ROUNDS {
+            let Ok(job) = rx.try_recv() else { break };
+            size += job.size();
+            batch.push(job);
+        }
+        if result.is_ok() {
+            let slice: Vec<&Job> = batch[start..].iter().collect();
+            result = apply(conn, keys, &slice, now);
+        }
+        if size < MAX_TX_ROUNDS && batch.last().is_some_and(Job::more) {
+            next = rx.recv().ok();
+        }
+    }
+    if result.is_ok() {
+        result = conn
+            .execute_batch("COMMIT")
+            .map_err(StoreError::db("committing"));
+    }
+    if result.is_err() {
+        if let Err(rb) = conn.execute_batch("ROLLBACK") {
+            tracing::debug!(error = %rb, "rollback after a failed write");
+        }
+        keys.clear();
+    }
+    result
+}
+
+/// One transaction over `jobs`; on failure what the writer knew of the stored keys is
+/// forgotten (the rolled-back rows are not there).
+fn commit_jobs(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    jobs: &[&Job],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let result = in_transaction(conn, |c| apply(c, keys, jobs, now));
+    if result.is_err() {
+        keys.clear();
+    }
+    result
+}
+
+/// Answers the jobs of a transaction: after a transient failure the whole batch is retried
+/// (3 attempts in all); after another failure each job is written alone, so an error reaches
+/// only its own emitter.
+fn process(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    now: DateTime<Utc>,
+    batch: Vec<Job>,
+    result: Result<()>,
+) {
     let refs: Vec<&Job> = batch.iter().collect();
-    let all = || in_transaction(conn, |c| apply(c, masker, &refs, now));
-    let result = match all() {
-        Err(e) if e.is_transient() => with_retries(all, e),
+    let result = match result {
+        Err(e) if e.is_transient() => with_retries(|| commit_jobs(conn, keys, &refs, now), e),
         other => other,
     };
     let outcome: Vec<Result<()>> = match result {
@@ -273,13 +464,14 @@ fn process(conn: &Connection, masker: &PiiMasker, now: DateTime<Utc>, batch: Vec
             tracing::debug!(error = %e, jobs = batch.len(), "batch write failed; writing the events one by one");
             batch
                 .iter()
-                .map(|job| {
-                    let one = [job];
-                    in_transaction(conn, |c| apply(c, masker, &one, now))
-                })
+                .map(|job| commit_jobs(conn, keys, &[job], now))
                 .collect()
         }
     };
+    let finished = batch.iter().zip(&outcome).any(|(job, r)| {
+        r.is_ok()
+            && matches!(&job.op, Op::Event { event, .. } if matches!(**event, Event::ExecutionFinished(_)))
+    });
     for (job, result) in batch.into_iter().zip(outcome) {
         match job.reply {
             Some(reply) => {
@@ -289,10 +481,23 @@ fn process(conn: &Connection, masker: &PiiMasker, now: DateTime<Utc>, batch: Vec
             }
             None => {
                 if let Err(e) = result {
+                    // only LLM calls (and the flush closing a bulk write) go without a reply
                     tracing::warn!(error = %e, "failed to record an LLM call");
                 }
             }
         }
+    }
+    if finished {
+        checkpoint(conn);
+    }
+}
+
+/// After a run: fold the write-ahead log into the file, so report commands (which open the
+/// file read-only and would replay the log in memory at every open) and a crash start from a
+/// short log. Best effort: DuckDB refuses while another connection writes.
+fn checkpoint(conn: &Connection) {
+    if let Err(e) = conn.execute_batch("CHECKPOINT") {
+        tracing::debug!(error = %e, "checkpoint after a finished execution skipped");
     }
 }
 
@@ -330,17 +535,17 @@ pub(crate) fn in_transaction(
     result
 }
 
-fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
+fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
     let mut i = 0;
     while i < jobs.len() {
         match &jobs[i].op {
-            Op::Rounds(_) => {
+            Op::Rounds { .. } => {
                 let mut staged = Vec::new();
-                while let Some(Op::Rounds(r)) = jobs.get(i).map(|j| &j.op) {
+                while let Some(Op::Rounds { staged: r, .. }) = jobs.get(i).map(|j| &j.op) {
                     staged.push(&**r);
                     i += 1;
                 }
-                rounds::write_rounds(conn, &staged, now)?;
+                rounds::write_rounds(conn, keys, &staged, now)?;
             }
             Op::LlmCall(_) => {
                 let mut calls = Vec::new();
@@ -350,8 +555,33 @@ fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc
                 }
                 write::write_llm_calls(conn, &calls)?;
             }
-            Op::Event(e) => {
-                apply_event(conn, masker, e, now)?;
+            Op::Event { event, .. } if matches!(**event, Event::Judged { .. }) => {
+                // consecutive decisions (concurrent teams): one set-based update
+                let mut decisions = Vec::new();
+                while let Some(Op::Event { event, masker }) = jobs.get(i).map(|j| &j.op) {
+                    let Event::Judged {
+                        execution_id,
+                        team_id,
+                        round_number,
+                        decision,
+                        ..
+                    } = &**event
+                    else {
+                        break;
+                    };
+                    decisions.push(write::DecisionJob {
+                        execution_id,
+                        team_id,
+                        round_number: *round_number,
+                        decision,
+                        masker,
+                    });
+                    i += 1;
+                }
+                write::write_decisions(conn, keys, &decisions, now)?;
+            }
+            Op::Event { event, masker } => {
+                apply_event(conn, keys, masker, event, now)?;
                 i += 1;
             }
             Op::Flush => i += 1,
@@ -360,8 +590,11 @@ fn apply(conn: &Connection, masker: &PiiMasker, jobs: &[&Job], now: DateTime<Utc
     Ok(())
 }
 
+/// Writes one event other than `Evaluated` (staged rounds) and `LlmCall` (batched), which
+/// never reach here.
 fn apply_event(
     conn: &Connection,
+    keys: &mut RoundKeys,
     masker: &PiiMasker,
     event: &Event,
     now: DateTime<Utc>,
@@ -376,6 +609,7 @@ fn apply_event(
             at,
         } => write::start_execution(
             conn,
+            keys,
             masker,
             execution_id,
             user_prompt,
@@ -384,10 +618,6 @@ fn apply_event(
             *max_rounds,
             *at,
         ),
-        Event::Evaluated(r) => {
-            let staged = StagedRounds::build(masker, &[&**r])?;
-            rounds::write_rounds(conn, &[&staged], now)
-        }
         Event::Judged {
             execution_id,
             team_id,
@@ -396,6 +626,7 @@ fn apply_event(
             ..
         } => write::write_decision(
             conn,
+            keys,
             masker,
             execution_id,
             team_id,
@@ -403,7 +634,6 @@ fn apply_event(
             decision,
             now,
         ),
-        Event::LlmCall(c) => write::write_llm_calls(conn, &[&**c]),
         Event::TeamFinished {
             execution_id,
             team_id,
@@ -412,6 +642,7 @@ fn apply_event(
             ..
         } => write::finish_team(
             conn,
+            keys,
             masker,
             execution_id,
             team_id,
@@ -419,7 +650,15 @@ fn apply_event(
             exit_reason.map(|r| r.as_str()),
             now,
         ),
-        Event::ExecutionFinished(summary) => write::finish_execution(conn, masker, summary, now),
-        Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
+        Event::ExecutionFinished(summary) => {
+            write::finish_execution(conn, masker, summary, now)?;
+            // the run is over: its keys are not needed any more
+            keys.forget(&summary.execution_id);
+            Ok(())
+        }
+        Event::Evaluated(_)
+        | Event::LlmCall(_)
+        | Event::RoundStarted { .. }
+        | Event::SubmissionReady { .. } => Ok(()),
     }
 }

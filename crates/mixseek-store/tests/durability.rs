@@ -83,6 +83,16 @@ fn killed_writer_keeps_every_committed_round() {
             );
             assert!(err.to_string().contains("mixseek.db"), "{err}");
             assert!(err.hint().unwrap_or_default().contains("only one process"));
+            // nor read: DuckDB lets a file be opened by one writing process or by readers
+            // only; the report commands get a message naming the file and what to do
+            let err = Store::open_read_only(&path).expect_err("locked for readers too");
+            assert!(
+                matches!(err, StoreError::Locked { write: false, .. }),
+                "{err}"
+            );
+            assert!(err.to_string().contains("mixseek.db"), "{err}");
+            let hint = err.hint().unwrap_or_default();
+            assert!(hint.contains("finish"), "{hint}");
             locked_checked = true;
         }
         if committed.len() >= 300 {
@@ -118,4 +128,5 @@ fn killed_writer_keeps_every_committed_round() {
     // every stored round is complete: its three rows exist together
     assert_eq!(store.count_rows("round_history").expect("count"), stored);
     assert_eq!(store.count_rows("round_status").expect("count"), stored);
+    assert_unique_keys(&store);
 }

@@ -241,6 +241,10 @@ CREATE TABLE round_status (
     output_tokens BIGINT NOT NULL DEFAULT 0, cached_tokens BIGINT NOT NULL DEFAULT 0,
     requests BIGINT NOT NULL DEFAULT 0, cost_usd DOUBLE NOT NULL DEFAULT 0, stage_usage VARCHAR,
     UNIQUE (execution_id, team_id, round_number));
+-- a file that has seen other rows before: its ids start well above 1
+SELECT nextval('round_history_id_seq') FROM range(100);
+SELECT nextval('leader_board_id_seq') FROM range(200);
+SELECT nextval('round_status_id_seq') FROM range(300);
 INSERT INTO round_history (execution_id, team_id, team_name, round_number, message_history, member_submissions_record)
   VALUES ('e2', 'team-a', 'A', 1, '[]', '{}'), ('e2', 'team-a', 'A', 2, '[]', '{}');
 INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content, score, score_details,
@@ -321,8 +325,43 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
         rounds[1].final_submission,
         "the final flag survives the rewrite"
     );
-    let max_id: i64 = conn
-        .query_row("SELECT max(id) FROM round_status", [], |r| r.get(0))
-        .expect("max id");
-    assert!(max_id >= 2);
+    // a new key gets ids above every id the version-2 file had, in each table
+    writer
+        .write(&mixseek_core::Event::Evaluated(Box::new(common::round(
+            "e2", "team-a", "A", 3, 75.0, "new",
+        ))))
+        .await
+        .expect("new round");
+    for (table, old_max) in [
+        ("round_history", 102),
+        ("leader_board", 202),
+        ("round_status", 302),
+    ] {
+        let (old, new): (i64, i64) = conn
+            .query_row(
+                &format!(
+                    "SELECT max(id) FILTER (WHERE round_number < 3), max(id) FILTER (WHERE round_number = 3)
+                     FROM {table}"
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("ids");
+        assert_eq!(old, old_max, "{table}: the old ids are kept");
+        assert!(new > old, "{table}: new id {new} continues above {old}");
+    }
+    // the column version 3 adds: NULL for the old rounds, the applied rules for new ones
+    let injections: Vec<Option<String>> = conn
+        .prepare("SELECT applied_injections FROM round_history ORDER BY round_number")
+        .expect("column")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(
+        injections,
+        vec![None, Some("[]".to_string()), Some("[]".to_string())],
+        "round 2 was rewritten after the upgrade"
+    );
+    common::assert_unique_keys(&store);
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use mixseek_core::{Event, EventSink, ExitReason, TeamStatusKind};
+use mixseek_core::{Event, EventSink, ExitReason, LlmCallRecord, Role, TeamStatusKind, Usage};
 use mixseek_store::{LeaderboardScope, MaskingSpec, PiiMasker, Store, StoreError};
 
 #[tokio::test]
@@ -44,6 +44,7 @@ async fn upserts_are_idempotent() {
     writer.write_all(batch).await.expect("batch");
     let beta = store.team_rounds(EXEC, "beta").expect("beta");
     assert_eq!((beta.len(), beta[0].state.evaluation_score), (1, 20.0));
+    assert_unique_keys(&store);
 }
 
 /// Rows of a key in each round table (exactly one after any sequence of writes).
@@ -183,6 +184,7 @@ async fn a_batch_over_many_executions_still_upserts() {
     assert_eq!(store.count_rows("round_status").expect("count"), 300);
     let last = store.team_rounds(&execs[299], "alpha").expect("rounds");
     assert_eq!(last[0].state.submission_content, "two");
+    assert_unique_keys(&store);
 }
 
 #[tokio::test]
@@ -243,7 +245,7 @@ async fn ranking_orders_by_best_score_then_team_id() {
     assert_eq!(async_ranking, ranking);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_teams_times_five_rounds_concurrently_give_exactly_250_rounds() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (store, writer) = open_with_writer(dir.path());
@@ -289,6 +291,7 @@ async fn fifty_teams_times_five_rounds_concurrently_give_exactly_250_rounds() {
     for table in ["leader_board", "round_history", "round_status"] {
         assert_eq!(store.count_rows(table).expect("count"), 250, "{table}");
     }
+    assert_unique_keys(&store);
     let ranking = store.ranking(EXEC).expect("ranking");
     assert_eq!(ranking.len(), 50);
     assert!(ranking.iter().all(|r| r.total_rounds == 5));
@@ -359,6 +362,7 @@ async fn decisions_final_submissions_and_the_execution_row() {
         "Timeout after 600s"
     );
     assert_eq!(summary.partial_team_ids(), vec!["gamma".to_string()]);
+    assert!(summary.stopped_team_ids.is_empty(), "every team finished");
 
     let detail = store
         .round_detail(EXEC, "beta", 1)
@@ -592,4 +596,266 @@ async fn reads_in_another_handle_see_committed_rounds_while_writing() {
             n as usize
         );
     }
+}
+
+/// Rows of each round table.
+fn table_rows(store: &Store) -> Vec<u64> {
+    ["round_history", "leader_board", "round_status"]
+        .iter()
+        .map(|t| store.count_rows(t).expect("count"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_tasks_writing_the_same_keys_at_once_leave_one_row_per_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    let mut tasks = Vec::new();
+    for task in 0..32u32 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            // every task takes its own handle (the same writer thread) and writes the same
+            // 4 teams × 5 rounds, one at a time and in batches
+            let writer = store
+                .writer_with_clock(PiiMasker::disabled(), fixed_clock)
+                .expect("writer");
+            for n in 1..=5u32 {
+                let team = format!("team-{}", (task + n) % 4);
+                let r = round(EXEC, &team, "T", n, f64::from(task), "one");
+                writer
+                    .emit(&Event::Evaluated(Box::new(r)))
+                    .await
+                    .expect("emit");
+            }
+            let batch: Vec<Event> = (0..4)
+                .flat_map(|team| {
+                    (1..=5u32).map(move |n| {
+                        Event::Evaluated(Box::new(round(
+                            EXEC,
+                            &format!("team-{team}"),
+                            "T",
+                            n,
+                            f64::from(task),
+                            "batch",
+                        )))
+                    })
+                })
+                .collect();
+            writer.write_all(batch).await.expect("batch");
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    assert_eq!(table_rows(&store), vec![20, 20, 20]);
+    assert_unique_keys(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_writer_waits_until_the_previous_thread_has_committed() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    let keys = |generation: u32| -> Vec<Event> {
+        (0..50u32)
+            .flat_map(|team| {
+                // new keys in every generation: both threads would insert them
+                (1..=20u32).map(move |n| {
+                    Event::Evaluated(Box::new(round(
+                        EXEC,
+                        &format!("team-{team:02}"),
+                        "T",
+                        generation * 20 + n,
+                        f64::from(generation),
+                        &format!("generation {generation}"),
+                    )))
+                })
+            })
+            .collect()
+    };
+    for generation in 0..20u32 {
+        let writer = store.writer(PiiMasker::disabled()).expect("writer");
+        // queue 1,000 rounds and walk away: the thread still has them to commit when the last
+        // handle goes (dropped on another thread, while this one asks for a new writer)
+        {
+            let mut write = std::pin::pin!(writer.write_all(keys(generation)));
+            let _ = write.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        }
+        let dropper = std::thread::spawn(move || drop(writer));
+        let next = store.writer(PiiMasker::disabled()).expect("next writer");
+        next.write_all(keys(generation))
+            .await
+            .expect("rewrite the same keys");
+        drop(next);
+        dropper.join().expect("dropper");
+    }
+    assert_eq!(table_rows(&store), vec![20_000, 20_000, 20_000]);
+    assert_unique_keys(&store);
+    let rounds = store.team_rounds(EXEC, "team-07").expect("rounds");
+    assert_eq!(rounds.len(), 400);
+    assert_eq!(rounds[399].state.submission_content, "generation 19");
+}
+
+#[tokio::test]
+async fn each_writer_handle_masks_with_its_own_masker() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    // a run without masking holds the writer …
+    let plain = store
+        .writer_with_clock(PiiMasker::disabled(), fixed_clock)
+        .expect("plain writer");
+    // … when a run with `[privacy] mask_pii = true` starts in the same process
+    let masking = PiiMasker::new(&MaskingSpec {
+        mask_pii: true,
+        ..MaskingSpec::default()
+    })
+    .expect("masker");
+    let masked = store
+        .writer_with_clock(masking, fixed_clock)
+        .expect("masked writer");
+    let secret = "連絡先 hanako@example.com";
+    let mut start = started(EXEC, &[("alpha", "Alpha")], t(0));
+    if let Event::ExecutionStarted { user_prompt, .. } = &mut start {
+        *user_prompt = secret.into();
+    }
+    masked.write(&start).await.expect("start");
+    masked
+        .write(&Event::Evaluated(Box::new(round(
+            EXEC, "alpha", "Alpha", 1, 50.0, secret,
+        ))))
+        .await
+        .expect("masked round");
+    masked
+        .write(&Event::LlmCall(Box::new(LlmCallRecord {
+            execution_id: Some(EXEC.into()),
+            team_id: Some("alpha".into()),
+            round_number: Some(1),
+            role: Role::Leader,
+            model: "openai:gpt-4o".into(),
+            usage: Usage::default(),
+            latency_ms: 5,
+            attempts: 3,
+            cache_hit: false,
+            error: Some(format!("HTTP 400: cannot process `{secret}`")),
+            at: t(10),
+        })))
+        .await
+        .expect("llm call");
+    masked.flush().await.expect("flush");
+    plain
+        .write(&Event::Evaluated(Box::new(round(
+            EXEC2, "alpha", "Alpha", 1, 50.0, secret,
+        ))))
+        .await
+        .expect("plain round");
+
+    let d = store
+        .round_detail(EXEC, "alpha", 1)
+        .expect("read")
+        .expect("round");
+    assert_eq!(d.submission_content, "連絡先 [メールアドレス]");
+    assert!(d.pii_masked);
+    let state = store.execution_state(EXEC).expect("state").expect("row");
+    assert_eq!(state.user_prompt, "連絡先 [メールアドレス]");
+    let conn = store.connection().expect("conn");
+    let error: String = conn
+        .query_row("SELECT error FROM llm_calls", [], |r| r.get(0))
+        .expect("call");
+    assert_eq!(error, "HTTP 400: cannot process `連絡先 [メールアドレス]`");
+    // the unmasked run's handle still writes what it was given
+    let other = store
+        .round_detail(EXEC2, "alpha", 1)
+        .expect("read")
+        .expect("round");
+    assert_eq!(other.submission_content, secret);
+    assert!(!other.pii_masked);
+}
+
+#[tokio::test]
+async fn applied_injections_are_stored_and_shown_with_the_round() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let mut r = round(EXEC, "alpha", "Alpha", 1, 80.0, "s");
+    r.applied_injections = vec![
+        mixseek_core::AppliedInjection {
+            phase: "team".into(),
+            side: "system".into(),
+            rules: vec!["language_preference".into(), "domain_context".into()],
+        },
+        mixseek_core::AppliedInjection {
+            phase: "evaluator".into(),
+            side: "user".into(),
+            rules: vec!["rubric".into()],
+        },
+    ];
+    writer
+        .write(&Event::Evaluated(Box::new(r.clone())))
+        .await
+        .expect("write");
+    let stored: String = store
+        .connection()
+        .expect("conn")
+        .query_row("SELECT applied_injections FROM round_history", [], |row| {
+            row.get(0)
+        })
+        .expect("column");
+    let parsed: serde_json::Value = serde_json::from_str(&stored).expect("json");
+    assert_eq!(parsed[0]["rules"][1], "domain_context");
+    let d = store
+        .round_detail(EXEC, "alpha", 1)
+        .expect("read")
+        .expect("round");
+    assert_eq!(d.applied_injections, r.applied_injections);
+    let table =
+        mixseek_store::report::show_round(&d, mixseek_store::report::Format::Table).expect("table");
+    assert!(
+        table.contains("team system: language_preference, domain_context; evaluator user: rubric"),
+        "{table}"
+    );
+    let json =
+        mixseek_store::report::show_round(&d, mixseek_store::report::Format::Json).expect("json");
+    assert!(json.contains("\"applied_injections\""), "{json}");
+}
+
+#[tokio::test]
+async fn decisions_written_together_keep_the_last_per_round_and_fail_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, writer) = open_with_writer(dir.path());
+    let r1 = round(EXEC, "alpha", "Alpha", 1, 10.0, "a");
+    let r2 = round(EXEC, "beta", "Beta", 1, 20.0, "b");
+    writer
+        .write_all(vec![
+            Event::Evaluated(Box::new(r1.clone())),
+            Event::Evaluated(Box::new(r2.clone())),
+        ])
+        .await
+        .expect("rounds");
+    writer
+        .write_all(vec![
+            judged(&r1, decision(true, "first", Some(0.2), None)),
+            judged(&r2, decision(true, "beta goes on", Some(0.4), None)),
+            judged(&r1, decision(false, "second", Some(0.9), None)),
+        ])
+        .await
+        .expect("decisions");
+    let alpha = store.team_rounds(EXEC, "alpha").expect("alpha");
+    assert_eq!(alpha[0].decision.should_continue, Some(false));
+    assert_eq!(alpha[0].decision.reasoning.as_deref(), Some("second"));
+    // agent + evaluation + one judgment (not two)
+    assert_eq!(alpha[0].usage.total().input_tokens, 1600);
+    let beta = store.team_rounds(EXEC, "beta").expect("beta");
+    assert_eq!(beta[0].decision.reasoning.as_deref(), Some("beta goes on"));
+    // a decision for a round that is not stored fails, the others of the batch are written
+    let ghost = round(EXEC, "ghost", "Ghost", 1, 1.0, "g");
+    let res = writer
+        .write_all(vec![
+            judged(&ghost, decision(true, "x", None, None)),
+            judged(&r2, decision(false, "beta stops", Some(0.8), None)),
+        ])
+        .await;
+    assert!(res.is_err());
+    let beta = store.team_rounds(EXEC, "beta").expect("beta");
+    assert_eq!(beta[0].decision.reasoning.as_deref(), Some("beta stops"));
+    assert_unique_keys(&store);
 }

@@ -1,5 +1,16 @@
 //! Scripted fake LLM servers speaking the OpenAI Chat Completions, Anthropic Messages and
-//! Gemini generateContent wire formats on 127.0.0.1, recording every request.
+//! Gemini generateContent wire formats on 127.0.0.1, recording every request. The OpenAI
+//! server also answers the Responses API (`POST /v1/responses`, used for provider-native
+//! tools) in its own format.
+//!
+//! Provider-native tool answers: [`Reply::WebSearch`] and [`Reply::CodeExecution`] answer
+//! as each wire reports a server-side search or code run (Anthropic `server_tool_use` and
+//! `*_tool_result` blocks with text citations, Gemini `executableCode` /
+//! `codeExecutionResult` parts and `groundingMetadata`, Responses `web_search_call` /
+//! `code_interpreter_call` items and `url_citation` annotations; Chat Completions has no
+//! such answer and gets the text alone). [`Reply::PauseTurn`] is Anthropic's paused
+//! server-tool turn; [`Reply::SignedToolCalls`] are tool calls whose first call carries a
+//! Gemini `thoughtSignature`.
 //!
 //! Each request takes the next [`Reply`] of the script; when the script is empty the
 //! default reply answers ([`Reply::Auto`] unless changed: a schema-valid sample for a
@@ -54,6 +65,26 @@ pub enum Reply {
     NoUsage(Box<Reply>),
     /// Schema sample / tool calls / text, from the request.
     Auto,
+    /// A web search the provider ran for `query`, then `text` citing `sources`
+    /// (`(url, title)`).
+    WebSearch {
+        query: String,
+        sources: Vec<(String, String)>,
+        text: String,
+    },
+    /// Python `code` the provider ran, its `output`, then `text`.
+    CodeExecution {
+        code: String,
+        output: String,
+        text: String,
+    },
+    /// Anthropic: a server-tool turn the API paused (`stop_reason: "pause_turn"`) after a
+    /// web search for `query`; other wires: an empty text.
+    PauseTurn { query: String },
+    /// Tool calls `(name, arguments)`; on Gemini the first call's part carries
+    /// `thoughtSignature: "fake-signature-<n>"` (the n-th request); elsewhere like
+    /// [`Reply::ToolCalls`].
+    SignedToolCalls(Vec<(String, Value)>),
 }
 
 impl Reply {
@@ -97,6 +128,28 @@ impl Reply {
     pub fn without_usage(inner: Reply) -> Self {
         Reply::NoUsage(Box::new(inner))
     }
+    pub fn web_search(query: &str, sources: &[(&str, &str)], text: &str) -> Self {
+        Reply::WebSearch {
+            query: query.into(),
+            sources: sources
+                .iter()
+                .map(|(u, t)| (u.to_string(), t.to_string()))
+                .collect(),
+            text: text.into(),
+        }
+    }
+    pub fn code_execution(code: &str, output: &str, text: &str) -> Self {
+        Reply::CodeExecution {
+            code: code.into(),
+            output: output.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// The signature [`Reply::SignedToolCalls`] puts on Gemini's first call of the `n`-th request.
+pub fn fake_signature(n: usize) -> String {
+    format!("fake-signature-{n}")
 }
 
 /// A request the fake server received.
@@ -239,7 +292,7 @@ impl FakeLlm {
 
 fn expected_path(wire: Wire, path: &str) -> bool {
     match wire {
-        Wire::OpenAi => path == "/v1/chat/completions",
+        Wire::OpenAi => path == "/v1/chat/completions" || path == RESPONSES_PATH,
         Wire::Anthropic => path == "/v1/messages",
         Wire::Gemini => path.starts_with("/v1beta/models/") && path.ends_with(":generateContent"),
     }
@@ -284,17 +337,18 @@ async fn handle(s: &State, req: HttpRequest) -> HttpResponse {
         next.unwrap_or_else(|| lock(&s.default).clone())
     };
     let n = s.counter.fetch_add(1, Ordering::Relaxed);
+    if s.wire == Wire::OpenAi && req.path == RESPONSES_PATH {
+        return respond_responses(reply, &body, n, true).await;
+    }
     respond(s.wire, reply, &body, n, true).await
 }
 
-/// The response of `wire` for `reply` to a request `body` (the `n`-th request).
-pub async fn respond(
-    wire: Wire,
-    reply: Reply,
-    body: &Value,
-    n: usize,
-    usage: bool,
-) -> HttpResponse {
+/// The path of the OpenAI Responses API on the fake OpenAI server.
+pub const RESPONSES_PATH: &str = "/v1/responses";
+
+/// Resolves the wrappers of `reply` (delay, no usage, hang, auto) to a final reply; `None`
+/// after a hang.
+async fn resolve(reply: Reply, usage: bool, auto: impl Fn() -> Reply) -> Option<(Reply, bool)> {
     let mut reply = reply;
     let mut usage = usage;
     loop {
@@ -309,12 +363,114 @@ pub async fn respond(
             }
             Reply::Hang => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
-                return HttpResponse::text(504, "hung");
+                return None;
             }
-            Reply::Auto => reply = auto_reply(wire, body, n),
-            _ => break,
+            Reply::Auto => reply = auto(),
+            other => return Some((other, usage)),
         }
     }
+}
+
+/// The OpenAI Responses API answer for `reply` to a request `body` (the `n`-th request).
+pub async fn respond_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> HttpResponse {
+    let Some((reply, usage)) = resolve(reply, usage, || auto_reply_responses(body, n)).await else {
+        return HttpResponse::text(504, "hung");
+    };
+    let message = |text: &str, annotations: Vec<Value>| {
+        json!({"type": "message", "id": format!("msg_fake_{n}"), "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": annotations}]})
+    };
+    let output: Vec<Value> = match &reply {
+        Reply::Error {
+            status,
+            message,
+            headers,
+        } => return error_response(Wire::OpenAi, *status, message, headers),
+        Reply::Body { status, body } => return HttpResponse::text(*status, body.clone()),
+        Reply::Text(t) => vec![message(t, Vec::new())],
+        Reply::Json(v) => vec![message(&v.to_string(), Vec::new())],
+        Reply::ToolCalls(calls) | Reply::SignedToolCalls(calls) => calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| json!({"type": "function_call", "id": format!("fc_{n}_{i}"), "call_id": format!("call_{n}_{i}"), "name": name, "arguments": args.to_string(), "status": "completed"}))
+            .collect(),
+        Reply::WebSearch {
+            query,
+            sources,
+            text,
+        } => vec![
+            json!({"type": "web_search_call", "id": format!("ws_{n}"), "status": "completed", "action": {"type": "search", "query": query}}),
+            message(
+                text,
+                sources
+                    .iter()
+                    .map(|(url, title)| json!({"type": "url_citation", "start_index": 0, "end_index": text.len(), "url": url, "title": title}))
+                    .collect(),
+            ),
+        ],
+        Reply::CodeExecution { code, output, text } => vec![
+            json!({"type": "code_interpreter_call", "id": format!("ci_{n}"), "status": "completed", "code": code, "container_id": "cntr_fake",
+                "outputs": [{"type": "logs", "logs": output}]}),
+            message(text, Vec::new()),
+        ],
+        _ => vec![message("", Vec::new())],
+    };
+    let mut out = json!({"id": format!("resp_fake_{n}"), "object": "response", "status": "completed",
+        "model": body.get("model").cloned().unwrap_or(json!("fake")), "output": output});
+    if usage {
+        out["usage"] = json!({"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT, "total_tokens": USAGE_INPUT + USAGE_OUTPUT,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
+    }
+    HttpResponse::json(200, &out)
+}
+
+/// What [`Reply::Auto`] answers on the Responses API: a schema sample (`text.format`), a
+/// call of each function tool not called yet, else a text answer.
+pub fn auto_reply_responses(body: &Value, n: usize) -> Reply {
+    if let Some(schema) = body.pointer("/text/format/schema") {
+        return Reply::Json(sample(schema));
+    }
+    let called: Vec<&str> = body
+        .get("input")
+        .and_then(|i| i.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|i| i.get("type").and_then(|t| t.as_str()) == Some("function_call"))
+        .filter_map(|i| i.get("name").and_then(|n| n.as_str()))
+        .collect();
+    let pending: Vec<(String, Value)> = body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|t| t.get("type").and_then(|t| t.as_str()) == Some("function"))
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?;
+            (!called.contains(&name)).then(|| {
+                (
+                    name.to_string(),
+                    sample(&t.get("parameters").cloned().unwrap_or(json!({}))),
+                )
+            })
+        })
+        .collect();
+    if !pending.is_empty() {
+        return Reply::ToolCalls(pending);
+    }
+    Reply::Text(format!("fake answer {n}"))
+}
+
+/// The response of `wire` for `reply` to a request `body` (the `n`-th request).
+pub async fn respond(
+    wire: Wire,
+    reply: Reply,
+    body: &Value,
+    n: usize,
+    usage: bool,
+) -> HttpResponse {
+    let Some((reply, usage)) = resolve(reply, usage, || auto_reply(wire, body, n)).await else {
+        return HttpResponse::text(504, "hung");
+    };
     match reply {
         Reply::Error {
             status,
@@ -362,13 +518,58 @@ fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -
                 .collect();
             json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}]})
         }
+        (Wire::OpenAi, Reply::SignedToolCalls(calls)) => {
+            return success_body(wire, &Reply::ToolCalls(calls.clone()), req, n, usage);
+        }
         (Wire::OpenAi, other) => {
             let content = match other {
                 Reply::Json(v) => v.to_string(),
                 Reply::Text(t) => t.clone(),
+                Reply::WebSearch { text, .. } | Reply::CodeExecution { text, .. } => text.clone(),
                 _ => String::new(),
             };
             json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
+        }
+        (
+            Wire::Anthropic,
+            Reply::WebSearch {
+                query,
+                sources,
+                text,
+            },
+        ) => {
+            let id = format!("srvtoolu_{n}");
+            let results: Vec<Value> = sources
+                .iter()
+                .map(|(url, title)| json!({"type": "web_search_result", "url": url, "title": title, "encrypted_content": "ZmFrZQ==", "page_age": null}))
+                .collect();
+            let citations: Vec<Value> = sources
+                .iter()
+                .map(|(url, title)| json!({"type": "web_search_result_location", "url": url, "title": title, "cited_text": "…", "encrypted_index": "ZmFrZQ=="}))
+                .collect();
+            json!({"content": [
+                {"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}},
+                {"type": "web_search_tool_result", "tool_use_id": id, "content": results},
+                {"type": "text", "text": text, "citations": citations}
+            ], "stop_reason": "end_turn"})
+        }
+        (Wire::Anthropic, Reply::CodeExecution { code, output, text }) => {
+            let id = format!("srvtoolu_{n}");
+            json!({"content": [
+                {"type": "server_tool_use", "id": id, "name": "bash_code_execution", "input": {"command": code}},
+                {"type": "bash_code_execution_tool_result", "tool_use_id": id, "content": {"type": "bash_code_execution_result", "stdout": output, "stderr": "", "return_code": 0, "content": []}},
+                {"type": "text", "text": text}
+            ], "stop_reason": "end_turn"})
+        }
+        (Wire::Anthropic, Reply::PauseTurn { query }) => {
+            let id = format!("srvtoolu_{n}");
+            json!({"content": [
+                {"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}},
+                {"type": "web_search_tool_result", "tool_use_id": id, "content": []}
+            ], "stop_reason": "pause_turn"})
+        }
+        (Wire::Anthropic, Reply::SignedToolCalls(calls)) => {
+            return success_body(wire, &Reply::ToolCalls(calls.clone()), req, n, usage);
         }
         (Wire::Anthropic, Reply::ToolCalls(calls)) => {
             let blocks: Vec<Value> = calls
@@ -400,17 +601,52 @@ fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -
             };
             json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"})
         }
-        (Wire::Gemini, Reply::ToolCalls(calls)) => {
+        (Wire::Gemini, Reply::ToolCalls(calls) | Reply::SignedToolCalls(calls)) => {
+            let signed = matches!(reply, Reply::SignedToolCalls(_));
             let parts: Vec<Value> = calls
                 .iter()
-                .map(|(name, args)| json!({"functionCall": {"name": name, "args": args}}))
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    let mut p = json!({"functionCall": {"name": name, "args": args}});
+                    if signed && i == 0 {
+                        p["thoughtSignature"] = json!(fake_signature(n));
+                    }
+                    p
+                })
                 .collect();
             json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]})
+        }
+        (
+            Wire::Gemini,
+            Reply::WebSearch {
+                query,
+                sources,
+                text,
+            },
+        ) => {
+            let chunks: Vec<Value> = sources
+                .iter()
+                .map(|(url, title)| json!({"web": {"uri": url, "title": title}}))
+                .collect();
+            let supports: Vec<Value> = (0..sources.len())
+                .map(|i| json!({"segment": {"startIndex": 0, "endIndex": text.len(), "text": text}, "groundingChunkIndices": [i]}))
+                .collect();
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0,
+                "groundingMetadata": {"webSearchQueries": [query], "groundingChunks": chunks, "groundingSupports": supports,
+                    "searchEntryPoint": {"renderedContent": "<div class=\"fake-search-widget\"></div>"}}}]})
+        }
+        (Wire::Gemini, Reply::CodeExecution { code, output, text }) => {
+            json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"executableCode": {"language": "PYTHON", "code": code}},
+                {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": output}},
+                {"text": text}
+            ]}, "finishReason": "STOP", "index": 0}]})
         }
         (Wire::Gemini, other) => {
             let text = match other {
                 Reply::Json(v) => v.to_string(),
                 Reply::Text(t) => t.clone(),
+                Reply::WebSearch { text, .. } | Reply::CodeExecution { text, .. } => text.clone(),
                 _ => String::new(),
             };
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}]})
@@ -432,6 +668,9 @@ fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -
             out["model"] = model;
             if usage {
                 out["usage"] = json!({"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT});
+                if matches!(reply, Reply::WebSearch { .. } | Reply::PauseTurn { .. }) {
+                    out["usage"]["server_tool_use"] = json!({"web_search_requests": 1});
+                }
             }
         }
         Wire::Gemini => {

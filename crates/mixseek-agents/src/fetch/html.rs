@@ -217,7 +217,24 @@ fn named_entity(name: &str) -> Option<char> {
     })
 }
 
-/// Decodes `&name;`, `&#123;` and `&#x1F600;`; unknown entities stay as written.
+/// The text of a named entity (`name` without `&` and `;`): the common ones from a small
+/// table, every other HTML5 name (2 000+, e.g. `percnt`, `NotEqualTilde`) from html-escape's.
+fn entity_text(name: &str) -> Option<String> {
+    if let Some(c) = named_entity(name) {
+        return Some(c.to_string());
+    }
+    let written = format!("&{name};");
+    match html_escape::decode_html_entities(&written) {
+        std::borrow::Cow::Owned(decoded) if decoded != written => Some(decoded),
+        _ => None,
+    }
+}
+
+/// Longest HTML5 entity name (`CounterClockwiseContourIntegral`) plus margin.
+const MAX_ENTITY_LEN: usize = 40;
+
+/// Decodes `&name;` (every HTML5 named entity), `&#123;` and `&#x1F600;`; unknown or
+/// malformed entities stay as written.
 pub fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
@@ -229,22 +246,30 @@ pub fn decode_entities(s: &str) -> String {
         let tail = &rest[amp..];
         let decoded = tail[1..]
             .find(';')
-            .filter(|semi| *semi <= 10)
+            .filter(|semi| *semi <= MAX_ENTITY_LEN)
             .and_then(|semi| {
                 let ent = &tail[1..=semi];
-                let c = if let Some(num) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X"))
-                {
-                    u32::from_str_radix(num, 16).ok().and_then(char::from_u32)
-                } else if let Some(num) = ent.strip_prefix('#') {
-                    num.parse::<u32>().ok().and_then(char::from_u32)
-                } else {
-                    named_entity(ent)
-                };
-                c.map(|c| (c, semi + 2))
+                let text =
+                    if let Some(num) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X")) {
+                        u32::from_str_radix(num, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .map(String::from)
+                    } else if let Some(num) = ent.strip_prefix('#') {
+                        num.parse::<u32>()
+                            .ok()
+                            .and_then(char::from_u32)
+                            .map(String::from)
+                    } else if ent.chars().all(|c| c.is_ascii_alphanumeric()) {
+                        entity_text(ent)
+                    } else {
+                        None
+                    };
+                text.map(|t| (t, semi + 2))
             });
         match decoded {
-            Some((c, len)) => {
-                out.push(c);
+            Some((t, len)) => {
+                out.push_str(&t);
                 rest = &tail[len..];
             }
             None => {
@@ -288,5 +313,19 @@ mod tests {
         assert_eq!(html_to_text("text <b unclosed").text, "text <b unclosed");
         assert_eq!(html_to_text("<script>never closed").text, "");
         assert_eq!(decode_entities("&#99999999; &amp"), "&#99999999; &amp");
+    }
+
+    #[test]
+    fn every_html5_named_entity_is_decoded() {
+        assert_eq!(
+            decode_entities(
+                "5&percnt; &hearts; &frac12; &Alpha;&beta; &rarr; &EqualTilde; &CounterClockwiseContourIntegral;"
+            ),
+            "5% ♥ ½ Αβ → ≂ ∳"
+        );
+        assert_eq!(
+            decode_entities("&nosuchentity; &a b; & &;"),
+            "&nosuchentity; &a b; & &;"
+        );
     }
 }

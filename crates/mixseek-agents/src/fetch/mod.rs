@@ -2,7 +2,9 @@
 //! time limit, a size limit, redirects followed by hand (each hop checked again), the
 //! resolved address pinned for the connection (no DNS rebinding between check and use),
 //! private and loopback addresses refused unless `allow_private_network = true`, optional
-//! allowed/blocked domain lists, and HTML turned into text.
+//! allowed/blocked domain lists, the body decoded from its charset (byte-order mark, then
+//! the `Content-Type` charset, then an HTML `<meta charset>` / `http-equiv`, else UTF-8 — the
+//! WHATWG order), and HTML turned into text.
 
 pub mod address;
 pub mod html;
@@ -108,6 +110,8 @@ pub struct FetchedPage {
     pub url: String,
     pub status: u16,
     pub content_type: String,
+    /// The encoding the body was decoded from (e.g. `Shift_JIS`, `UTF-8`).
+    pub encoding: String,
     pub title: Option<String>,
     pub text: String,
     /// The body or the text was cut at a limit.
@@ -349,7 +353,7 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
             }
             body.extend_from_slice(&chunk);
         }
-        let raw = String::from_utf8_lossy(&body);
+        let (raw, encoding) = decode_body(&body, &content_type, is_html);
         let (title, mut text) = if is_html {
             let page = html::html_to_text(&raw);
             (page.title, page.text)
@@ -364,6 +368,7 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
             url: url.to_string(),
             status: status.as_u16(),
             content_type: mime,
+            encoding: encoding.name().to_string(),
             title,
             text,
             truncated,
@@ -373,4 +378,159 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
         url: start.to_string(),
         max: settings.max_redirects,
     })
+}
+
+/// How far into an HTML body a `<meta>` charset declaration is looked for (the WHATWG
+/// prescan reads 1024 bytes; pages in the wild often declare it a little later).
+const META_PRESCAN_BYTES: usize = 4096;
+
+/// Decodes a response body: a byte-order mark wins, then the `charset` parameter of
+/// `content_type`, then (HTML) a `<meta>` declaration near the start, else UTF-8. Bytes that
+/// are invalid in the chosen encoding become U+FFFD.
+pub fn decode_body(
+    body: &[u8],
+    content_type: &str,
+    is_html: bool,
+) -> (String, &'static encoding_rs::Encoding) {
+    if let Some((encoding, bom_len)) = encoding_rs::Encoding::for_bom(body) {
+        let rest = body.get(bom_len..).unwrap_or_default();
+        return (
+            encoding.decode_without_bom_handling(rest).0.into_owned(),
+            encoding,
+        );
+    }
+    let declared = header_charset(content_type)
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .or_else(|| {
+            is_html
+                .then(|| meta_charset(body))
+                .flatten()
+                .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+                // A page cannot declare UTF-16 in its own (ASCII-compatible) markup.
+                .map(|e| {
+                    if e == encoding_rs::UTF_16BE || e == encoding_rs::UTF_16LE {
+                        encoding_rs::UTF_8
+                    } else {
+                        e
+                    }
+                })
+        });
+    let encoding = declared.unwrap_or(encoding_rs::UTF_8);
+    (
+        encoding.decode_without_bom_handling(body).0.into_owned(),
+        encoding,
+    )
+}
+
+/// The `charset` parameter of a `Content-Type` value.
+fn header_charset(content_type: &str) -> Option<String> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (k, v) = param.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| {
+                v.trim()
+                    .trim_matches(|c: char| c == '"' || c == '\'')
+                    .trim()
+                    .to_string()
+            })
+            .filter(|v| !v.is_empty())
+    })
+}
+
+/// The charset of the first `<meta charset=...>` or `<meta http-equiv="Content-Type"
+/// content="...; charset=...">` near the start of an HTML body.
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = body.get(..META_PRESCAN_BYTES.min(body.len()))?;
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    let mut from = 0;
+    while let Some(pos) = find(&lower[from..], b"<meta") {
+        let start = from + pos + 5;
+        let end = find(&lower[start..], b">").map_or(lower.len(), |e| start + e);
+        let tag = &lower[start..end];
+        if let Some(c) = find(tag, b"charset") {
+            let mut rest = &tag[c + 7..];
+            rest = trim_ascii_start(rest);
+            if let Some(r) = rest.strip_prefix(b"=") {
+                let r = trim_ascii_start(r);
+                let r = r
+                    .strip_prefix(b"\"")
+                    .or_else(|| r.strip_prefix(b"'"))
+                    .unwrap_or(r);
+                let value: Vec<u8> = r
+                    .iter()
+                    .copied()
+                    .take_while(|&b| {
+                        !matches!(b, b'"' | b'\'' | b';' | b'/' | b'>') && !b.is_ascii_whitespace()
+                    })
+                    .collect();
+                if !value.is_empty() {
+                    return String::from_utf8(value).ok();
+                }
+            }
+        }
+        from = end;
+    }
+    None
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn trim_ascii_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_charset_comes_from_bom_header_meta_then_utf8() {
+        // 「日本語」 in Shift_JIS.
+        let sjis = [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea];
+        let (text, enc) = decode_body(&sjis, "text/html; charset=Shift_JIS", true);
+        assert_eq!((text.as_str(), enc.name()), ("日本語", "Shift_JIS"));
+        let (text, _) = decode_body(&sjis, "text/plain; charset=\"shift_jis\"", false);
+        assert_eq!(text, "日本語");
+
+        let mut page = b"<html><head><META http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\"></head><body>".to_vec();
+        page.extend_from_slice(&sjis);
+        let (text, enc) = decode_body(&page, "text/html", true);
+        assert!(text.ends_with("<body>日本語"), "{text}");
+        assert_eq!(enc.name(), "Shift_JIS");
+
+        // 「日本」 in EUC-JP, declared with <meta charset>.
+        let mut page = b"<meta charset='euc-jp'>".to_vec();
+        page.extend_from_slice(&[0xc6, 0xfc, 0xcb, 0xdc]);
+        assert_eq!(
+            decode_body(&page, "", true).0,
+            "<meta charset='euc-jp'>日本"
+        );
+        // The header wins over the meta declaration; a BOM wins over both.
+        assert_eq!(
+            decode_body(&page, "text/html; charset=utf-8", true).1,
+            encoding_rs::UTF_8
+        );
+        let bom = [0xef, 0xbb, 0xbf, b'h', b'i'];
+        let (text, enc) = decode_body(&bom, "text/html; charset=Shift_JIS", true);
+        assert_eq!((text.as_str(), enc), ("hi", encoding_rs::UTF_8));
+        // Meta is only read in HTML; unknown labels fall back to UTF-8; bad bytes become U+FFFD.
+        assert_eq!(
+            decode_body(&page, "text/plain", false).1,
+            encoding_rs::UTF_8
+        );
+        assert_eq!(
+            decode_body("é".as_bytes(), "text/html; charset=nonsense", true).0,
+            "é"
+        );
+        assert_eq!(decode_body(&[b'a', 0xff], "", true).0, "a\u{fffd}");
+        // A page that claims UTF-16 in its markup is read as UTF-8.
+        assert_eq!(
+            decode_body(b"<meta charset=utf-16>x", "", true).1,
+            encoding_rs::UTF_8
+        );
+    }
 }

@@ -1,5 +1,7 @@
 //! `plain` members: one LLM call with the member's instruction (plus the member-phase
-//! injection rules: domain context, language) and the task.
+//! injection rules: domain context, language) and the task. `web_search` and
+//! `code_execution` members are the same call carrying the provider's native tool
+//! ([`LlmMember::with_native_tool`], see [`crate::member::native`]).
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
@@ -9,6 +11,7 @@ use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use crate::params::{generation_params, request_timeout};
 use mixseek_config::MemberSettings;
 use mixseek_core::{MemberStatus, Role, Usage};
+use mixseek_llm::types::NativeTool;
 use mixseek_llm::{ChatModel, ChatRequest, FinishReason, GenerationParams, Message};
 use mixseek_prompt::InjectionPhase;
 use std::sync::Arc;
@@ -24,6 +27,8 @@ pub(crate) struct LlmSetup {
     pub params: GenerationParams,
     pub timeout: Option<Duration>,
     pub deps: AgentDeps,
+    /// Provider-native tools sent with every request (`web_search` / `code_execution`).
+    pub native_tools: Vec<NativeTool>,
 }
 
 impl LlmSetup {
@@ -60,6 +65,7 @@ impl LlmSetup {
             agent_type,
             model,
             deps: deps.clone(),
+            native_tools: Vec::new(),
         })
     }
 
@@ -86,6 +92,7 @@ impl LlmSetup {
             system,
             messages,
             params: self.params.clone(),
+            native_tools: self.native_tools.clone(),
             timeout: self.timeout,
             caller: ctx.caller(Role::Member),
             ..ChatRequest::default()
@@ -93,7 +100,7 @@ impl LlmSetup {
     }
 }
 
-/// A `plain` member.
+/// A `plain` member, or (with a native tool) a `web_search` / `code_execution` member.
 pub struct LlmMember {
     setup: LlmSetup,
 }
@@ -103,6 +110,18 @@ impl LlmMember {
         Ok(Self {
             setup: LlmSetup::new(settings, deps)?,
         })
+    }
+
+    /// A member whose call carries the provider-native `tool`. The caller has checked that
+    /// the provider can run it ([`crate::member::native::check_with_registry`]).
+    pub fn with_native_tool(
+        settings: &MemberSettings,
+        deps: &AgentDeps,
+        tool: NativeTool,
+    ) -> Result<Self, AgentError> {
+        let mut setup = LlmSetup::new(settings, deps)?;
+        setup.native_tools = vec![tool];
+        Ok(Self { setup })
     }
 }
 

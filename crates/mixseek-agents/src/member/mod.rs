@@ -4,8 +4,8 @@
 //!
 //! Types: `plain` (one LLM call, [`llm::LlmMember`]), `web_fetch` (an LLM with a `fetch_url`
 //! tool doing real HTTP GETs, [`web_fetch::WebFetchMember`]), `command` (an external program
-//! speaking JSON on stdin/stdout, [`command::CommandMember`]). `web_search` and
-//! `code_execution` need a provider-native tool; see [`native`].
+//! speaking JSON on stdin/stdout, [`command::CommandMember`]), `web_search` and
+//! `code_execution` (one LLM call carrying the provider's native tool, [`native`]).
 
 pub mod command;
 pub mod llm;
@@ -77,7 +77,10 @@ pub trait MemberAgent: Send + Sync {
 pub const EMPTY_TASK: &str = "Task cannot be empty or contain only whitespace";
 
 /// Checks what can be checked without building: the type is supported and, for
-/// provider-native types, that the model's provider can offer the tool. For preflight.
+/// provider-native types, the tool settings and that the model's provider (and each
+/// fallback's) can offer the tool — decided here for the built-in providers; a
+/// `[providers.<name>]` provider is checked against its kind when the member is built
+/// ([`build_member`]). For preflight.
 pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
     let name = settings.name.clone().unwrap_or_else(|| "member".into());
     let unsupported = |message: String, hint: &str| AgentError::Unsupported {
@@ -101,7 +104,14 @@ pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
             Ok(())
         }
         Some(t @ ("web_search" | "code_execution")) => {
-            native::check(&name, t, settings.model.as_deref().unwrap_or(""))
+            let tool = native::tool_for(settings, t)?;
+            native::check(
+                &name,
+                t,
+                settings.model.as_deref().unwrap_or(""),
+                &settings.fallback_models,
+                &tool,
+            )
         }
         Some("custom") => Err(unsupported(
             "type = \"custom\" (Python plugins) is not supported".into(),
@@ -118,6 +128,28 @@ pub fn check_member(settings: &MemberSettings) -> Result<(), AgentError> {
     }
 }
 
+/// [`check_member`] plus what needs the registry's `[providers.<name>]` settings: that a
+/// configured provider of a `web_search` / `code_execution` member (and of each fallback)
+/// has the native tool. For preflight when a registry is at hand (`mixseek exec`).
+pub fn check_member_with_registry(
+    settings: &MemberSettings,
+    registry: &mixseek_llm::ModelRegistry,
+) -> Result<(), AgentError> {
+    check_member(settings)?;
+    if let Some(t @ ("web_search" | "code_execution")) = settings.agent_type.as_deref() {
+        let tool = native::tool_for(settings, t)?;
+        native::check_with_registry(
+            settings.name.as_deref().unwrap_or("member"),
+            t,
+            settings.model.as_deref().unwrap_or(""),
+            &settings.fallback_models,
+            &tool,
+            registry,
+        )?;
+    }
+    Ok(())
+}
+
 /// Builds a member from its settings. `base_dir` is the folder of the file that defined it
 /// (the working directory of a `command` member).
 pub fn build_member(
@@ -129,6 +161,13 @@ pub fn build_member(
     match settings.agent_type.as_deref() {
         Some("command") => Ok(Arc::new(command::CommandMember::new(settings, base_dir)?)),
         Some("web_fetch") => Ok(Arc::new(web_fetch::WebFetchMember::new(settings, deps)?)),
+        Some(t @ ("web_search" | "code_execution")) => {
+            check_member_with_registry(settings, &deps.registry)?;
+            let tool = native::tool_for(settings, t)?;
+            Ok(Arc::new(llm::LlmMember::with_native_tool(
+                settings, deps, tool,
+            )?))
+        }
         _ => Ok(Arc::new(llm::LlmMember::new(settings, deps)?)),
     }
 }

@@ -1,6 +1,8 @@
 //! `web_fetch` members: an LLM with a `fetch_url` tool that mixseek executes itself — a real
 //! HTTP GET through [`crate::fetch`] (limits, private-address refusal, HTML to text). The
-//! model may fetch up to `max_uses` pages per task, then answers.
+//! model may fetch up to `max_uses` pages per task, then answers. Invalid calls (no `url`, an
+//! unknown tool) are tool errors the model can correct, up to the member's `max_retries`
+//! (default 3) per tool; one more fails the task.
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
@@ -36,25 +38,37 @@ pub const FINAL_ANSWER_REQUEST: &str = "You have used all the fetches you may ma
 pub struct WebFetchMember {
     setup: LlmSetup,
     fetch: FetchSettings,
+    /// Invalid tool calls (bad `fetch_url` arguments, unknown tools) allowed per tool before
+    /// the task fails (the member's `max_retries`, default 3).
+    max_retries: u32,
 }
+
+/// `max_retries` of a member when unset (the original's default).
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
 impl WebFetchMember {
     pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         Ok(Self {
             setup: LlmSetup::new(settings, deps)?,
             fetch: FetchSettings::from_member(settings),
+            max_retries: settings.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
         })
     }
 
     /// Runs one `fetch_url` call; the result text (errors included) goes back to the model.
-    async fn run_tool(&self, args: &serde_json::Value, uses: &mut u32) -> String {
+    /// `Err` is an invalid call (it counts against `max_retries`).
+    async fn run_tool(&self, args: &serde_json::Value, uses: &mut u32) -> Result<String, String> {
         let Some(url) = args
             .get("url")
             .and_then(|u| u.as_str())
             .filter(|u| !u.trim().is_empty())
         else {
-            return "Error: the `url` argument (a non-empty string) is required".into();
+            return Err("Error: the `url` argument (a non-empty string) is required".into());
         };
+        Ok(self.fetch_url(url, uses).await)
+    }
+
+    async fn fetch_url(&self, url: &str, uses: &mut u32) -> String {
         if *uses >= self.fetch.max_uses {
             return format!(
                 "Error: fetch limit reached ({} fetches per task); answer with what you have",
@@ -94,6 +108,8 @@ impl MemberAgent for WebFetchMember {
         history.push(message_json(&messages[0]));
         let mut usage = Usage::default();
         let mut uses = 0u32;
+        let mut invalid_calls: std::collections::HashMap<String, u32> =
+            std::collections::HashMap::new();
         let mut final_requested = false;
         // One turn per allowed fetch, one to answer, one more after the final request.
         let turns = self.fetch.max_uses.saturating_add(2);
@@ -116,10 +132,28 @@ impl MemberAgent for WebFetchMember {
                 let result = if call.name == FETCH_TOOL {
                     self.run_tool(&call.arguments, &mut uses).await
                 } else {
-                    format!(
+                    Err(format!(
                         "Error: unknown tool `{}`; the only tool is `{FETCH_TOOL}`",
                         call.name
-                    )
+                    ))
+                };
+                let result = match result {
+                    Ok(text) => text,
+                    Err(invalid) => {
+                        let n = invalid_calls.entry(call.name.clone()).or_insert(0);
+                        *n += 1;
+                        if *n > self.max_retries {
+                            return MemberOutput::error(
+                                format!(
+                                    "Tool '{}' exceeded max retries count of {}: {invalid}",
+                                    call.name, self.max_retries
+                                ),
+                                usage,
+                                history,
+                            );
+                        }
+                        invalid
+                    }
                 };
                 let msg = Message::tool_result(&call.id, &call.name, result);
                 history.push(message_json(&msg));

@@ -36,21 +36,44 @@ pub struct Args {
     /// Run the preflight checks only (no LLM call); exit 0 when valid, 2 otherwise
     #[arg(long)]
     pub dry_run: bool,
-    /// Continue an interrupted execution from each team's last completed round
-    #[arg(long, value_name = "EXECUTION_ID")]
+    /// Continue an interrupted execution from each team's last completed round (its stored
+    /// task is used: no PROMPT)
+    #[arg(long, value_name = "EXECUTION_ID", conflicts_with_all = ["prompt", "prompt_file"])]
     pub resume: Option<String>,
     /// Resume even if the configuration changed since the execution started
     #[arg(long, requires = "resume")]
     pub force: bool,
-    /// Use the response cache (WORKSPACE/cache)
+    /// Use the response cache ([cache] dir, default WORKSPACE/.cache/llm)
     #[arg(long)]
     pub cache: bool,
-    /// Stop starting rounds once this many US dollars are spent
-    #[arg(long, value_name = "USD")]
+    /// Stop starting teams and rounds once this many US dollars are spent (> 0; overrides
+    /// max_cost_usd)
+    #[arg(
+        long,
+        value_name = "USD",
+        value_parser = parse_max_cost,
+        allow_negative_numbers = true
+    )]
     pub max_cost_usd: Option<f64>,
-    /// Stop starting rounds once this many tokens are used
-    #[arg(long, value_name = "N")]
+    /// Stop starting teams and rounds once this many tokens are used (≥ 1; overrides
+    /// max_total_tokens)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+}
+
+/// `--max-cost-usd`: a finite amount > 0.
+fn parse_max_cost(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number (US dollars, e.g. 0.50)"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s} is not a budget: give an amount > 0 (omit the flag for no limit)"
+        ))
+    }
 }
 
 /// Loads the configuration and runs every preflight check.
@@ -87,15 +110,60 @@ pub fn preflight(
                 source_file: None,
             });
         } else {
+            let file = report
+                .prompt_builder
+                .origin
+                .file()
+                .map(|p| p.display().to_string());
             for m in messages {
                 cat.checks.push(preflight::Check {
                     name: "templates".into(),
                     status: CheckStatus::Error,
                     message: m,
-                    source_file: None,
+                    source_file: file.clone(),
                 });
             }
         }
+    }
+    // Members: what mixseek-agents can check without building anything (type, command,
+    // provider-native tool), for every team that loaded.
+    let mut member_checks = Vec::new();
+    for (entry, part) in &report.teams {
+        let Some(team) = &part.value else { continue };
+        let team_id = &team.settings.team_id;
+        let problems = mixseek_agents::check_team(&team.settings);
+        if problems.is_empty() {
+            member_checks.push(preflight::Check {
+                name: format!("{team_id}_members"),
+                status: CheckStatus::Ok,
+                message: format!(
+                    "メンバーを確認しました ({} 件)",
+                    team.settings.members.len()
+                ),
+                source_file: Some(entry.clone()),
+            });
+        }
+        for p in problems {
+            let hint = p
+                .hint()
+                .map(|h| format!(" (hint: {h})"))
+                .unwrap_or_default();
+            member_checks.push(preflight::Check {
+                name: format!("{team_id}_members"),
+                status: CheckStatus::Error,
+                message: format!("team `{team_id}`: {p}{hint}"),
+                source_file: Some(entry.clone()),
+            });
+        }
+    }
+    if !member_checks.is_empty() {
+        pf.insert_after(
+            "チーム",
+            preflight::Category {
+                category: "メンバー".into(),
+                checks: member_checks,
+            },
+        );
     }
     Ok((pf, report))
 }
@@ -143,15 +211,29 @@ pub fn print_preflight(report: &PreflightReport, format: TextOrJson) {
 
 pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let Some(config) = args.config.clone() else {
-        return Err(
-            CliError::usage("--config is required (the orchestrator TOML)")
-                .with_hint("e.g. mixseek exec \"...\" -c configs/quickstart/orchestrator.toml"),
-        );
+        // The original's wording ("--config option is required").
+        return Err(CliError::usage("--config オプションは必須です").with_hint(
+            "--config (-c) names the orchestrator TOML, e.g. mixseek exec \"...\" -c configs/quickstart/orchestrator.toml",
+        ));
     };
     let overrides = Overrides {
         timeout_per_team_seconds: args.timeout,
     };
-    let (report, loaded) = preflight(ctx, &config, &overrides)?;
+    let (report, loaded) = match preflight(ctx, &config, &overrides) {
+        Ok(r) => r,
+        // `--dry-run -f json` always prints a parseable report, even without a config file.
+        Err(e) if args.dry_run && args.format == TextOrJson::Json => {
+            let message = match &e.hint {
+                Some(h) => format!("{} ({h})", e.message),
+                None => e.message.clone(),
+            };
+            let report =
+                preflight::orchestrator_unavailable(&config.display().to_string(), &message);
+            print_preflight(&report, args.format);
+            return Ok(ExitCode::from(2));
+        }
+        Err(e) => return Err(e),
+    };
     if args.dry_run || !report.is_valid() {
         print_preflight(&report, args.format);
         return Ok(if report.is_valid() {
@@ -185,17 +267,30 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             }
         }
     });
-    if args.format == TextOrJson::Text && args.resume.is_none() {
-        print!(
-            "{}",
-            crate::commands::exec_output::header(user_prompt.trim(), config.teams.len())
-        );
+    // The header: now for a new execution; for a resumed one when its stored task is known.
+    let mut resume_header = None;
+    if args.format == TextOrJson::Text {
+        if args.resume.is_none() {
+            print!(
+                "{}",
+                crate::commands::exec_output::header(user_prompt.trim(), config.teams.len())
+            );
+        } else {
+            resume_header = Some(crate::commands::exec_output::ResumeHeader::new(
+                config.teams.len(),
+            ));
+        }
     }
     let display: Option<std::sync::Arc<dyn mixseek_core::EventSink>> =
-        if crate::progress::wanted(ctx.quiet) {
-            Some(std::sync::Arc::new(crate::progress::ProgressBars::new()))
-        } else {
-            None
+        match (crate::progress::wanted(ctx.quiet), resume_header) {
+            (true, Some(h)) => Some(std::sync::Arc::new(
+                mixseek_orchestrator::EventBus::new()
+                    .with_secondary(std::sync::Arc::new(h))
+                    .with_secondary(std::sync::Arc::new(crate::progress::ProgressBars::new())),
+            )),
+            (true, None) => Some(std::sync::Arc::new(crate::progress::ProgressBars::new())),
+            (false, Some(h)) => Some(std::sync::Arc::new(h)),
+            (false, None) => None,
         };
     let opts = mixseek_orchestrator::RunOptions {
         user_prompt,
@@ -226,23 +321,55 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         TextOrJson::Text => print!("{}", crate::commands::exec_output::results(&summary)),
         TextOrJson::Json => println!("{}", to_json_pretty(&summary)),
     }
+    // The response cache's hits and misses over the run (when it was on).
+    let cache = mixseek_llm::cache::process_stats();
+    if args.cache || cache.hits + cache.misses > 0 {
+        match args.format {
+            TextOrJson::Text => println!("cache: {}", cache.summary()),
+            TextOrJson::Json => tracing::info!(
+                hits = cache.hits,
+                misses = cache.misses,
+                "cache: {}",
+                cache.summary()
+            ),
+        }
+    }
     if summary.status == mixseek_core::ExecutionStatus::Interrupted {
         eprintln!(
-            "Execution {} interrupted. Resume it with:\n  mixseek exec --resume {} -c {}",
+            "Execution {} interrupted. Resume it with:\n  {}",
             summary.execution_id,
-            summary.execution_id,
-            config_arg(&args)
+            resume_command(&summary.execution_id, &args, ctx)
         );
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::from(summary.exit_code() as u8))
 }
 
-fn config_arg(args: &Args) -> String {
-    args.config
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default()
+/// The command that resumes `execution_id`: the same workspace (when one was given with
+/// `-w` or MIXSEEK_WORKSPACE) and configuration, paths quoted for a POSIX shell.
+fn resume_command(execution_id: &str, args: &Args, ctx: &Ctx) -> String {
+    let mut cmd = String::from("mixseek");
+    if ctx.workspace.source != mixseek_config::WorkspaceSource::Default {
+        cmd.push_str(" -w ");
+        cmd.push_str(&shell_quote(&ctx.workspace.root.display().to_string()));
+    }
+    cmd.push_str(" exec --resume ");
+    cmd.push_str(&shell_quote(execution_id));
+    if let Some(c) = &args.config {
+        cmd.push_str(" -c ");
+        cmd.push_str(&shell_quote(&c.display().to_string()));
+    }
+    cmd
+}
+
+/// `s` as one POSIX shell word: as is when it only has safe characters, else single-quoted.
+fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 /// The task: the argument, stdin for `-`, or `--prompt-file`.
@@ -261,5 +388,26 @@ fn read_prompt(args: &Args) -> Result<String, CliError> {
         }
         Some(p) => Ok(p.to_string()),
         None => Ok(String::new()),
+    }
+}
+
+#[cfg(test)]
+mod resume_command_tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_quoted_for_the_shell() {
+        assert_eq!(shell_quote("/tmp/ws-1/orch.toml"), "/tmp/ws-1/orch.toml");
+        assert_eq!(shell_quote("/tmp/my ws"), "'/tmp/my ws'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn max_cost_must_be_a_positive_amount() {
+        assert_eq!(parse_max_cost("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "NaN", "inf", "abc"] {
+            assert!(parse_max_cost(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -3,13 +3,53 @@
 
 use crate::commands::exec::RULE;
 use crate::textwidth::{pad_left, pad_right, width, wrap};
-use mixseek_core::ExecutionSummary;
+use mixseek_core::{Event, EventSink, ExecutionSummary, SinkError};
+use std::io::Write;
 
 /// Printed before the run starts.
 pub fn header(user_prompt: &str, team_count: usize) -> String {
     format!(
         "🚀 MixSeek Orchestrator\n{RULE}\n\n📝 Task: {user_prompt}\n\n🔄 Running {team_count} teams in parallel...\n\n"
     )
+}
+
+/// The header of a resumed execution: its stored task, then which execution continues.
+pub fn resume_header(user_prompt: &str, team_count: usize, execution_id: &str) -> String {
+    format!(
+        "{}🔁 Resuming execution {execution_id} (completed rounds are kept)\n\n",
+        header(user_prompt.trim(), team_count)
+    )
+}
+
+/// Prints [`resume_header`] on stdout when the resumed execution starts (its task comes from
+/// the database).
+#[derive(Debug)]
+pub struct ResumeHeader {
+    team_count: usize,
+}
+
+impl ResumeHeader {
+    pub fn new(team_count: usize) -> Self {
+        Self { team_count }
+    }
+}
+
+#[async_trait::async_trait]
+impl EventSink for ResumeHeader {
+    async fn emit(&self, event: &Event) -> Result<(), SinkError> {
+        if let Event::ExecutionStarted {
+            execution_id,
+            user_prompt,
+            ..
+        } = event
+        {
+            let mut out = std::io::stdout().lock();
+            let _ =
+                out.write_all(resume_header(user_prompt, self.team_count, execution_id).as_bytes());
+            let _ = out.flush();
+        }
+        Ok(())
+    }
 }
 
 /// The leaderboard table: rows sorted by score (stable), partial teams marked, fully failed
@@ -179,6 +219,12 @@ pub fn results(summary: &ExecutionSummary) -> String {
     if let Some(reason) = &summary.stop_reason {
         s.push_str(&format!("Stopped Early:    {reason}\n"));
     }
+    if !summary.stopped_team_ids.is_empty() {
+        s.push_str(&format!(
+            "Not Finished:     {}\n",
+            summary.stopped_team_ids.join(", ")
+        ));
+    }
     s.push_str("\n💾 Results saved to DuckDB\n");
     s
 }
@@ -240,6 +286,7 @@ mod tests {
             usage: Usage::default(),
             usage_by_role: UsageByRole::default(),
             stop_reason: None,
+            stopped_team_ids: Vec::new(),
         };
         let expected = concat!(
             "                      🏆 Leaderboard                       \n",

@@ -38,9 +38,105 @@ pub const FILES: &[(&str, &str)] = &[
         "configs/quickstart/judgment.toml",
         include_str!("../../../../configs/quickstart/judgment.toml"),
     ),
+    // Real-provider examples (a key or a local server needed); see configs/examples/README.md.
+    (
+        "configs/examples/README.md",
+        include_str!("../../../../configs/examples/README.md"),
+    ),
+    (
+        "configs/examples/openai/evaluator.toml",
+        include_str!("../../../../configs/examples/openai/evaluator.toml"),
+    ),
+    (
+        "configs/examples/openai/judgment.toml",
+        include_str!("../../../../configs/examples/openai/judgment.toml"),
+    ),
+    (
+        "configs/examples/openai/orchestrator.toml",
+        include_str!("../../../../configs/examples/openai/orchestrator.toml"),
+    ),
+    (
+        "configs/examples/openai/team_analyst.toml",
+        include_str!("../../../../configs/examples/openai/team_analyst.toml"),
+    ),
+    (
+        "configs/examples/openai/team_writer.toml",
+        include_str!("../../../../configs/examples/openai/team_writer.toml"),
+    ),
+    (
+        "configs/examples/anthropic/evaluator.toml",
+        include_str!("../../../../configs/examples/anthropic/evaluator.toml"),
+    ),
+    (
+        "configs/examples/anthropic/judgment.toml",
+        include_str!("../../../../configs/examples/anthropic/judgment.toml"),
+    ),
+    (
+        "configs/examples/anthropic/orchestrator.toml",
+        include_str!("../../../../configs/examples/anthropic/orchestrator.toml"),
+    ),
+    (
+        "configs/examples/anthropic/team_haiku.toml",
+        include_str!("../../../../configs/examples/anthropic/team_haiku.toml"),
+    ),
+    (
+        "configs/examples/anthropic/team_sonnet.toml",
+        include_str!("../../../../configs/examples/anthropic/team_sonnet.toml"),
+    ),
+    (
+        "configs/examples/gemini/evaluator.toml",
+        include_str!("../../../../configs/examples/gemini/evaluator.toml"),
+    ),
+    (
+        "configs/examples/gemini/judgment.toml",
+        include_str!("../../../../configs/examples/gemini/judgment.toml"),
+    ),
+    (
+        "configs/examples/gemini/orchestrator.toml",
+        include_str!("../../../../configs/examples/gemini/orchestrator.toml"),
+    ),
+    (
+        "configs/examples/gemini/team_flash.toml",
+        include_str!("../../../../configs/examples/gemini/team_flash.toml"),
+    ),
+    (
+        "configs/examples/gemini/team_lite.toml",
+        include_str!("../../../../configs/examples/gemini/team_lite.toml"),
+    ),
+    (
+        "configs/examples/local/evaluator.toml",
+        include_str!("../../../../configs/examples/local/evaluator.toml"),
+    ),
+    (
+        "configs/examples/local/judgment.toml",
+        include_str!("../../../../configs/examples/local/judgment.toml"),
+    ),
+    (
+        "configs/examples/local/orchestrator.toml",
+        include_str!("../../../../configs/examples/local/orchestrator.toml"),
+    ),
+    (
+        "configs/examples/local/team_a.toml",
+        include_str!("../../../../configs/examples/local/team_a.toml"),
+    ),
+    (
+        "configs/examples/local/team_b.toml",
+        include_str!("../../../../configs/examples/local/team_b.toml"),
+    ),
 ];
 
-const DIRS: &[&str] = &["", "logs", "configs", "configs/quickstart", "templates"];
+const DIRS: &[&str] = &[
+    "",
+    "logs",
+    "configs",
+    "configs/quickstart",
+    "configs/examples",
+    "configs/examples/openai",
+    "configs/examples/anthropic",
+    "configs/examples/gemini",
+    "configs/examples/local",
+    "templates",
+];
 
 pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let root = ctx.workspace()?;
@@ -91,6 +187,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     println!(
         "  mixseek exec \"Write a haiku about autumn\" -w {} -c configs/quickstart/orchestrator.toml",
         root.display()
+    );
+    println!();
+    println!(
+        "Examples for OpenAI, Anthropic, Gemini and local servers: {}",
+        root.join("configs/examples").display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::TextOrJson;
 use chrono::{DateTime, Utc};
-use mixseek_prompt::load::{load_settings, load_workspace_settings, parse_context};
+use mixseek_prompt::load::{load_for_run, parse_context};
 use mixseek_prompt::{
     FixedClock, INJECTION_VARS, PromptBuilder, PromptError, TemplateKind, TimeZoneSource, env_tz,
     parse_time_zone, resolve_time_zone, template_variables,
@@ -58,12 +58,16 @@ pub struct RenderArgs {
     /// Context JSON: {"user_prompt", "round_number", "team_id", "team_name", "execution_id"?,
     /// "round_history": [{"round_number", "submission_content", "evaluation_score",
     /// "score_details"}], "ranking": [{"team_id", "team_name", "max_score", "total_rounds"}] or
-    /// null (no store), "submission"?, "domain_context"?, "language"?}. `-` reads stdin.
+    /// null (no store; required for team and judgment), "submission"?, "domain_context"?,
+    /// "language"?, "system_prompt_suffix"?, "prompt_suffix"?}. Unknown keys are errors.
+    /// `-` reads stdin.
     #[arg(long, value_name = "CTX.json")]
     pub context: PathBuf,
-    /// A file with a [prompt_builder] table (or an orchestrator file with one, or with
-    /// `prompt_builder_config`). Default: WORKSPACE/configs/prompt_builder.toml, else the
-    /// shipped templates.
+    /// An orchestrator file (its prompt builder settings are loaded exactly as `mixseek exec`
+    /// loads them: `prompt_builder_config`, else its inline [prompt_builder], else
+    /// WORKSPACE/configs/prompt_builder.toml) or a file with a [prompt_builder] table.
+    /// Default: WORKSPACE/configs/prompt_builder.toml, else the shipped templates.
+    /// MIXSEEK_PROMPT_BUILDER__* variables override either, as in a run.
     #[arg(short = 'c', long, value_name = "CONFIG")]
     pub config: Option<PathBuf>,
     /// Fix the clock: an RFC 3339 instant with an offset or `Z` (e.g. 2025-11-25T14:30:00+09:00).
@@ -128,11 +132,23 @@ fn parse_now(s: &str) -> Result<DateTime<Utc>, CliError> {
 fn render(args: RenderArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let kind = TemplateKind::from(args.kind);
     let workspace = ctx.workspace()?;
-    let settings = match &args.config {
-        Some(path) => load_settings(&ctx.resolve_config_path(path)?, &workspace),
-        None => load_workspace_settings(&workspace),
-    }
+    let config = match &args.config {
+        Some(path) => Some(ctx.resolve_config_path(path)?),
+        None => None,
+    };
+    // Exactly as a run loads them: the same loader, MIXSEEK_PROMPT_BUILDER__* overrides and
+    // precedence (prompt_builder_config, else inline [prompt_builder], else the workspace
+    // file, else the defaults).
+    let loaded = load_for_run(
+        config.as_deref(),
+        &workspace,
+        &mixseek_config::EnvVars::from_process(),
+    )
     .map_err(|e| prompt_error(e, kind))?;
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    let settings = loaded.settings;
     let tz = match &args.tz {
         Some(zone) => parse_time_zone(zone, TimeZoneSource::Cli),
         None => resolve_time_zone(settings.timezone.as_deref(), env_tz().as_deref()),

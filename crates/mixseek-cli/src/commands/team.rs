@@ -1,6 +1,8 @@
 //! `mixseek team PROMPT -c TEAM.toml`: runs one team through its rounds (evaluation and
 //! judgment from the workspace's configs, else the defaults; no store) and prints each
-//! round's score and the final submission. The logic lives in `mixseek_round::standalone`.
+//! round's score and the final submission. Exit 0 when the team completed, 1 when it failed,
+//! 2 on bad input or when every member call failed (`All member agents failed. No successful
+//! submissions.`, as the original). The logic lives in `mixseek_round::standalone`.
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -66,6 +68,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     #[allow(clippy::print_stdout)]
     {
         println!("{out}");
+    }
+    if run.report.all_member_calls_failed() {
+        // The original's text and exit code (2), after the report.
+        return Err(
+            CliError::usage("All member agents failed. No successful submissions.").with_hint(
+                "each member's error is in the report above (often its model, API key or command)",
+            ),
+        );
     }
     Ok(if run.completed {
         ExitCode::SUCCESS

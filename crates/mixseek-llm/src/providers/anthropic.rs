@@ -6,17 +6,68 @@
 //! as the response text (a schema whose root is not an object is wrapped in
 //! `{"value": …}` and unwrapped again). `max_tokens` is required by the API: 4096 when
 //! the request sets none. `seed` is not supported and not sent.
+//!
+//! Provider-native tools are server tools: web search is
+//! `{"type": "web_search_20250305", "name": "web_search", "max_uses"?, "allowed_domains"?,
+//! "blocked_domains"?}`, code execution `{"type": "code_execution_20250825", "name":
+//! "code_execution"}` with the header `anthropic-beta: code-execution-2025-08-25`. In the
+//! answer, `server_tool_use` blocks and their `*_tool_result` blocks become code and output
+//! blocks of the text, and text `citations` its `Sources:` (see
+//! [`NativeTool`](crate::types::NativeTool)); the legacy `code_execution_20250522` blocks
+//! are read too. A `pause_turn` stop (a long server-tool turn the API paused) is continued
+//! at once by sending the answer back, up to [`MAX_CONTINUATIONS`] times; each resend
+//! counts as an attempt and the usage of every part is summed. Server tool use counts
+//! (`usage.server_tool_use`) are logged at debug level: the usage record has no field
+//! for them.
 
 use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
-use crate::providers::HttpCommon;
-use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
+use crate::providers::{HttpCommon, NativeText, check_native_tools};
+use crate::types::{ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall};
+use mixseek_config::providers::ProviderKind;
 use serde_json::{Value, json};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `max_tokens` when the request sets none.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 pub const API_VERSION: &str = "2023-06-01";
+/// The server tool type of web search.
+pub const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+/// The server tool type of code execution.
+pub const CODE_EXECUTION_TOOL: &str = "code_execution_20250825";
+/// The `anthropic-beta` value code execution needs.
+pub const CODE_EXECUTION_BETA: &str = "code-execution-2025-08-25";
+/// How many times a `pause_turn` answer is continued within one attempt.
+pub const MAX_CONTINUATIONS: u32 = 4;
+
+/// The server-tool object of a native tool.
+pub fn native_tool_json(tool: &NativeTool) -> Value {
+    match tool {
+        NativeTool::WebSearch(o) => {
+            let mut t = json!({"type": WEB_SEARCH_TOOL, "name": "web_search"});
+            if let Some(m) = o.max_uses {
+                t["max_uses"] = json!(m);
+            }
+            if !o.allowed_domains.is_empty() {
+                t["allowed_domains"] = json!(o.allowed_domains);
+            }
+            if !o.blocked_domains.is_empty() {
+                t["blocked_domains"] = json!(o.blocked_domains);
+            }
+            t
+        }
+        NativeTool::CodeExecution => json!({"type": CODE_EXECUTION_TOOL, "name": "code_execution"}),
+    }
+}
+
+/// The `anthropic-beta` header value `request` needs, if any.
+pub fn beta_header(request: &ChatRequest) -> Option<&'static str> {
+    request
+        .native_tools
+        .iter()
+        .any(|t| matches!(t, NativeTool::CodeExecution))
+        .then_some(CODE_EXECUTION_BETA)
+}
 
 pub(crate) struct AnthropicBackend {
     c: HttpCommon,
@@ -70,12 +121,17 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
                 }
             }
             Message::Tool {
-                call_id, content, ..
+                call_id,
+                content,
+                is_error,
+                ..
             } => {
-                push(
-                    "user",
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content}),
-                );
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                push("user", block);
             }
         }
     }
@@ -93,6 +149,7 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
             |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
         )
         .collect();
+    tools.extend(request.native_tools.iter().map(native_tool_json));
     if let Some(s) = &request.response_schema {
         let input_schema = if is_object_schema(&s.schema) {
             s.schema.clone()
@@ -104,7 +161,7 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
             "description": "Give your final answer by calling this tool with an input that follows its schema.",
             "input_schema": input_schema,
         }));
-        if request.tools.is_empty() {
+        if request.tools.is_empty() && request.native_tools.is_empty() {
             body["tool_choice"] = json!({"type": "tool", "name": s.name});
         } else {
             if !system.is_empty() {
@@ -142,16 +199,26 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
         .and_then(|c| c.as_array())
         .ok_or_else(|| "the answer has no `content`".to_string())?;
     let schema_tool = request.response_schema.as_ref();
-    let mut text = String::new();
-    let mut has_text = false;
+    let mut text = NativeText::default();
     let mut structured: Option<String> = None;
     let mut tool_calls = Vec::new();
     for block in content {
         match block.get("type").and_then(|t| t.as_str()) {
             Some("text") => {
-                has_text = true;
-                text.push_str(block.get("text").and_then(|t| t.as_str()).unwrap_or(""));
+                text.text(block.get("text").and_then(|t| t.as_str()).unwrap_or(""));
+                for c in block
+                    .get("citations")
+                    .and_then(|c| c.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(url) = c.get("url").and_then(|u| u.as_str()) {
+                        text.source(url, c.get("title").and_then(|t| t.as_str()));
+                    }
+                }
             }
+            Some("server_tool_use") => server_tool_use(block, &mut text),
+            Some(t) if t.ends_with("_tool_result") => server_tool_result(t, block, &mut text),
             Some("tool_use") => {
                 let name = block
                     .get("name")
@@ -174,19 +241,14 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
                     .and_then(|i| i.as_str())
                     .unwrap_or("")
                     .to_string();
-                tool_calls.push(ToolCall {
-                    id,
-                    name: name.to_string(),
-                    arguments: input,
-                });
+                tool_calls.push(ToolCall::new(id, name, input));
             }
             _ => {}
         }
     }
     let text = match structured {
         Some(s) => Some(s),
-        None if has_text => Some(text),
-        None => None,
+        None => text.finish(),
     };
     let finish_reason = match v.get("stop_reason").and_then(|s| s.as_str()) {
         Some("end_turn") | Some("stop_sequence") | None => FinishReason::Stop,
@@ -196,6 +258,12 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
         Some("refusal") => FinishReason::ContentFilter,
         Some(o) => FinishReason::Other(o.to_string()),
     };
+    if let Some(stu) = v
+        .pointer("/usage/server_tool_use")
+        .filter(|s| s.is_object())
+    {
+        tracing::debug!(server_tool_use = %stu, "Anthropic server tool use");
+    }
     let usage = v.get("usage").filter(|u| u.is_object()).and_then(|u| {
         let input = u.get("input_tokens").and_then(|x| x.as_u64());
         let output = u.get("output_tokens").and_then(|x| x.as_u64());
@@ -225,13 +293,111 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
     })
 }
 
+/// A `server_tool_use` block: the code of a code run (web searches leave no trace: their
+/// sources come from the citations).
+fn server_tool_use(block: &Value, text: &mut NativeText) {
+    let name = block.get("name").and_then(|n| n.as_str()).unwrap_or("");
+    let input = block.get("input").cloned().unwrap_or(Value::Null);
+    let s = |k: &str| input.get(k).and_then(|v| v.as_str());
+    match name {
+        // code_execution_20250522
+        "code_execution" => {
+            if let Some(code) = s("code") {
+                text.code("python", code);
+            }
+        }
+        "bash_code_execution" => {
+            if let Some(cmd) = s("command") {
+                text.code("bash", cmd);
+            }
+        }
+        "text_editor_code_execution" => {
+            if let (Some(path), Some(content)) = (s("path"), s("file_text")) {
+                let lang = path.rsplit_once('.').map_or("", |(_, ext)| match ext {
+                    "py" => "python",
+                    "sh" => "bash",
+                    other => other,
+                });
+                text.code(lang, &format!("# {path}\n{content}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `*_tool_result` block: the output of a code run, or the error of a server tool.
+fn server_tool_result(kind: &str, block: &Value, text: &mut NativeText) {
+    let Some(content) = block.get("content") else {
+        return;
+    };
+    if let Some(code) = content
+        .get("error_code")
+        .and_then(|c| c.as_str())
+        .filter(|_| {
+            content
+                .get("type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| t.ends_with("_error"))
+        })
+    {
+        let tool = kind.trim_end_matches("_tool_result");
+        text.output(&format!("({tool} failed: {code})"));
+        return;
+    }
+    if kind == "web_search_tool_result" || kind == "text_editor_code_execution_tool_result" {
+        return;
+    }
+    let stdout = content.get("stdout").and_then(|s| s.as_str()).unwrap_or("");
+    let stderr = content.get("stderr").and_then(|s| s.as_str()).unwrap_or("");
+    if content.get("stdout").is_none() && content.get("stderr").is_none() {
+        return;
+    }
+    let mut out = stdout.trim_end().to_string();
+    if !stderr.trim().is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(stderr.trim_end());
+    }
+    if let Some(rc) = content.get("return_code").and_then(|r| r.as_i64())
+        && rc != 0
+    {
+        out.push_str(&format!("\n(exit code {rc})"));
+    }
+    text.output(&out);
+}
+
+/// Sums the numeric fields of two `usage` objects (the parts of a continued turn).
+fn add_usage(total: &mut Value, part: &Value) {
+    let (Some(t), Some(p)) = (total.as_object_mut(), part.as_object()) else {
+        if part.is_object() {
+            *total = part.clone();
+        }
+        return;
+    };
+    for (k, v) in p {
+        match (t.get_mut(k), v) {
+            (Some(Value::Number(a)), Value::Number(b)) => {
+                if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+                    *a = (x + y).into();
+                }
+            }
+            (Some(a @ Value::Object(_)), Value::Object(_)) => add_usage(a, v),
+            (None, _) => {
+                t.insert(k.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Backend for AnthropicBackend {
     async fn send(
         &self,
         model: &str,
         request: &ChatRequest,
-        _attempts: &AtomicU32,
+        attempts: &AtomicU32,
     ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
         let ex = Exchange {
@@ -240,13 +406,44 @@ impl Backend for AnthropicBackend {
             secrets: &secrets,
             base_url: &self.c.base_url,
         };
+        check_native_tools(&ex, ProviderKind::Anthropic, request)?;
         let url = format!("{}/v1/messages", self.c.base_url);
-        let mut builder = self.c.post(&url).header("anthropic-version", API_VERSION);
-        if let Some(k) = &self.c.api_key {
-            builder = builder.header("x-api-key", k);
+        let mut body = request_body(model, request);
+        // The blocks and usage of every part of a turn continued after `pause_turn`.
+        let mut blocks: Vec<Value> = Vec::new();
+        let mut usage = Value::Null;
+        let mut continuations = 0;
+        loop {
+            let mut builder = self.c.post(&url).header("anthropic-version", API_VERSION);
+            if let Some(k) = &self.c.api_key {
+                builder = builder.header("x-api-key", k);
+            }
+            if let Some(beta) = beta_header(request) {
+                builder = builder.header("anthropic-beta", beta);
+            }
+            let mut v = ex.post_json(builder, &body).await?;
+            let paused = v.get("stop_reason").and_then(|s| s.as_str()) == Some("pause_turn");
+            let content = v.get("content").cloned().unwrap_or(Value::Null);
+            if let Some(u) = v.get("usage") {
+                add_usage(&mut usage, u);
+            }
+            if paused && continuations < MAX_CONTINUATIONS && content.is_array() {
+                continuations += 1;
+                attempts.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(provider = %self.c.provider, model, continuations, "pause_turn: continuing the server-tool turn");
+                blocks.extend(content.as_array().into_iter().flatten().cloned());
+                if let Some(m) = body["messages"].as_array_mut() {
+                    m.push(json!({"role": "assistant", "content": content}));
+                }
+                continue;
+            }
+            if continuations > 0 {
+                blocks.extend(content.as_array().into_iter().flatten().cloned());
+                v["content"] = Value::Array(blocks);
+                v["usage"] = usage;
+            }
+            return parse_response(&v, request).map_err(|m| ex.error(ErrorKind::Parse, m));
         }
-        let v = ex.post_json(builder, &request_body(model, request)).await?;
-        parse_response(&v, request).map_err(|m| ex.error(ErrorKind::Parse, m))
     }
 }
 
@@ -263,16 +460,8 @@ mod tests {
         r.messages.push(Message::assistant_tool_calls(
             Some("thinking".into()),
             vec![
-                ToolCall {
-                    id: "a".into(),
-                    name: "f".into(),
-                    arguments: json!({"x": 1}),
-                },
-                ToolCall {
-                    id: "b".into(),
-                    name: "f".into(),
-                    arguments: json!({"x": 2}),
-                },
+                ToolCall::new("a", "f", json!({"x": 1})),
+                ToolCall::new("b", "f", json!({"x": 2})),
             ],
         ));
         r.messages.push(Message::tool_result("a", "f", "ra"));
@@ -329,5 +518,76 @@ mod tests {
             (Some("a"), 1, None)
         );
         assert_eq!(p.finish_reason, FinishReason::ToolCalls);
+    }
+
+    #[test]
+    fn native_tools_are_server_tools_with_the_beta_header() {
+        use crate::types::WebSearchOptions;
+        let r = ChatRequest::user("x").with_native_tools(vec![
+            NativeTool::WebSearch(WebSearchOptions {
+                max_uses: Some(2),
+                allowed_domains: Vec::new(),
+                blocked_domains: vec!["spam.example".into()],
+            }),
+            NativeTool::CodeExecution,
+        ]);
+        let b = request_body("claude", &r);
+        assert_eq!(
+            b["tools"],
+            json!([
+                {"type": "web_search_20250305", "name": "web_search", "max_uses": 2, "blocked_domains": ["spam.example"]},
+                {"type": "code_execution_20250825", "name": "code_execution"}
+            ])
+        );
+        assert_eq!(beta_header(&r), Some("code-execution-2025-08-25"));
+        let ws = ChatRequest::user("x").with_native_tools(vec![NativeTool::web_search()]);
+        assert_eq!(beta_header(&ws), None);
+        assert_eq!(
+            request_body("claude", &ws)["tools"],
+            json!([{"type": "web_search_20250305", "name": "web_search"}])
+        );
+    }
+
+    #[test]
+    fn server_tool_blocks_become_code_output_and_sources() {
+        let v = json!({"content": [
+            {"type": "text", "text": "Let me compute."},
+            {"type": "server_tool_use", "id": "s1", "name": "bash_code_execution", "input": {"command": "python -c 'print(6*7)'"}},
+            {"type": "bash_code_execution_tool_result", "tool_use_id": "s1", "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "", "return_code": 0}},
+            {"type": "server_tool_use", "id": "s2", "name": "code_execution", "input": {"code": "1/0"}},
+            {"type": "code_execution_tool_result", "tool_use_id": "s2", "content": {"type": "code_execution_result", "stdout": "", "stderr": "ZeroDivisionError", "return_code": 1}},
+            {"type": "server_tool_use", "id": "s3", "name": "web_search", "input": {"query": "q"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s3", "content": [{"type": "web_search_result", "url": "https://ignored.example", "title": "not cited"}]},
+            {"type": "server_tool_use", "id": "s4", "name": "web_search", "input": {"query": "q2"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s4", "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
+            {"type": "text", "text": "The answer is 42.", "citations": [{"type": "web_search_result_location", "url": "https://a.example", "title": "A", "cited_text": "42"}]}
+        ], "stop_reason": "end_turn", "usage": {"input_tokens": 100, "output_tokens": 20, "server_tool_use": {"web_search_requests": 2}}});
+        let p = parse_response(&v, &ChatRequest::user("x")).expect("ok");
+        assert_eq!(
+            p.text.as_deref(),
+            Some(
+                "Let me compute.\n\n```bash\npython -c 'print(6*7)'\n```\n\nOutput:\n```\n42\n```\n\n```python\n1/0\n```\n\nOutput:\n```\nZeroDivisionError\n(exit code 1)\n```\n\nOutput:\n```\n(web_search failed: max_uses_exceeded)\n```\n\nThe answer is 42.\n\nSources:\n- A — https://a.example"
+            )
+        );
+        assert_eq!(p.finish_reason, FinishReason::Stop);
+        assert!(p.tool_calls.is_empty());
+        assert_eq!(p.usage.map(|u| u.input_tokens), Some(100));
+    }
+
+    #[test]
+    fn continued_usage_is_summed() {
+        let mut total = Value::Null;
+        add_usage(
+            &mut total,
+            &json!({"input_tokens": 10, "output_tokens": 2, "server_tool_use": {"web_search_requests": 1}}),
+        );
+        add_usage(
+            &mut total,
+            &json!({"input_tokens": 30, "output_tokens": 5, "cache_read_input_tokens": 4, "server_tool_use": {"web_search_requests": 1}}),
+        );
+        assert_eq!(
+            total,
+            json!({"input_tokens": 40, "output_tokens": 7, "cache_read_input_tokens": 4, "server_tool_use": {"web_search_requests": 2}})
+        );
     }
 }

@@ -8,11 +8,25 @@
 //! `additionalProperties`, `title`, …). The answer is still validated against the original
 //! schema by [`generate_structured`](crate::generate_structured). Tool parameters are
 //! converted the same way. Function calls get ids `call_<n>` when Gemini sends none.
+//!
+//! A function call's `thoughtSignature` (thinking models sign their calls and require the
+//! signature back with the call in the next request) is kept as the call's
+//! [`provider_data`](crate::types::ToolCall::provider_data) and echoed beside the
+//! `functionCall` part when the conversation is sent again.
+//!
+//! Provider-native tools: web search is `{"google_search": {}}`, code execution
+//! `{"code_execution": {}}` (each its own entry of `tools`, after the function
+//! declarations). In the answer, `executableCode` / `codeExecutionResult` parts become code
+//! and output blocks of the text, and the web pages of `groundingMetadata.groundingChunks`
+//! its `Sources:` (see [`NativeTool`](crate::types::NativeTool)); the search queries and
+//! the rendered search widget are dropped. `toolUsePromptTokenCount` (the search results
+//! read by the model) counts as input tokens.
 
 use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
-use crate::providers::HttpCommon;
-use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
+use crate::providers::{HttpCommon, NativeText, check_native_tools};
+use crate::types::{ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall};
+use mixseek_config::providers::ProviderKind;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::AtomicU32;
 
@@ -205,6 +219,17 @@ fn c_to_string(v: &Value) -> String {
     }
 }
 
+/// The part key of a function call's signature, kept in [`ToolCall::provider_data`].
+pub const THOUGHT_SIGNATURE: &str = "thoughtSignature";
+
+/// The `tools` entry of a native tool.
+pub fn native_tool_json(tool: &NativeTool) -> Value {
+    match tool {
+        NativeTool::WebSearch(_) => json!({"google_search": {}}),
+        NativeTool::CodeExecution => json!({"code_execution": {}}),
+    }
+}
+
 /// The generateContent body of `request`.
 pub fn request_body(request: &ChatRequest) -> Value {
     let mut contents: Vec<Value> = Vec::new();
@@ -234,10 +259,15 @@ pub fn request_body(request: &ChatRequest) -> Value {
                     } else {
                         json!({"value": t.arguments})
                     };
-                    push(
-                        "model",
-                        json!({"functionCall": {"name": t.name, "args": args}}),
-                    );
+                    let mut part = json!({"functionCall": {"name": t.name, "args": args}});
+                    if let Some(sig) = t
+                        .provider_data
+                        .as_ref()
+                        .and_then(|d| d.get(THOUGHT_SIGNATURE))
+                    {
+                        part[THOUGHT_SIGNATURE] = sig.clone();
+                    }
+                    push("model", part);
                 }
             }
             Message::Tool { name, content, .. } => {
@@ -256,13 +286,18 @@ pub fn request_body(request: &ChatRequest) -> Value {
     if let Some(s) = request.system.as_deref().filter(|s| !s.is_empty()) {
         body["systemInstruction"] = json!({"parts": [{"text": s}]});
     }
+    let mut tools: Vec<Value> = Vec::new();
     if !request.tools.is_empty() {
         let decls: Vec<Value> = request
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "parameters": to_gemini_schema(&t.parameters)}))
             .collect();
-        body["tools"] = json!([{"functionDeclarations": decls}]);
+        tools.push(json!({"functionDeclarations": decls}));
+    }
+    tools.extend(request.native_tools.iter().map(native_tool_json));
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
     }
     let p = &request.params;
     let mut cfg = Map::new();
@@ -311,16 +346,44 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         .and_then(|p| p.as_array())
         .cloned()
         .unwrap_or_default();
-    let mut text = String::new();
-    let mut has_text = false;
+    let mut text = NativeText::default();
     let mut tool_calls = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         if part.get("thought").and_then(|t| t.as_bool()) == Some(true) {
             continue;
         }
         if let Some(t) = part.get("text").and_then(|t| t.as_str()) {
-            has_text = true;
-            text.push_str(t);
+            text.text(t);
+        }
+        if let Some(code) = part.get("executableCode") {
+            let lang = code
+                .get("language")
+                .and_then(|l| l.as_str())
+                .filter(|l| *l != "LANGUAGE_UNSPECIFIED")
+                .unwrap_or("");
+            text.code(
+                lang,
+                code.get("code").and_then(|c| c.as_str()).unwrap_or(""),
+            );
+        }
+        if let Some(result) = part.get("codeExecutionResult") {
+            let mut out = result
+                .get("output")
+                .and_then(|o| o.as_str())
+                .unwrap_or("")
+                .trim_end()
+                .to_string();
+            if let Some(outcome) = result
+                .get("outcome")
+                .and_then(|o| o.as_str())
+                .filter(|o| *o != "OUTCOME_OK")
+            {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("({outcome})"));
+            }
+            text.output(&out);
         }
         if let Some(fc) = part.get("functionCall") {
             let name = fc
@@ -331,11 +394,21 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 .get("id")
                 .and_then(|i| i.as_str())
                 .map_or_else(|| format!("call_{i}"), str::to_string);
-            tool_calls.push(ToolCall {
-                id,
-                name: name.to_string(),
-                arguments: fc.get("args").cloned().unwrap_or(json!({})),
-            });
+            let mut call = ToolCall::new(id, name, fc.get("args").cloned().unwrap_or(json!({})));
+            if let Some(sig) = part.get(THOUGHT_SIGNATURE) {
+                call.provider_data = Some(json!({ "thoughtSignature": sig }));
+            }
+            tool_calls.push(call);
+        }
+    }
+    for chunk in candidate
+        .pointer("/groundingMetadata/groundingChunks")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+    {
+        if let Some(url) = chunk.pointer("/web/uri").and_then(|u| u.as_str()) {
+            text.source(url, chunk.pointer("/web/title").and_then(|t| t.as_str()));
         }
     }
     let finish_reason = match candidate.get("finishReason").and_then(|f| f.as_str()) {
@@ -362,8 +435,12 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 .get("thoughtsTokenCount")
                 .and_then(|x| x.as_u64())
                 .unwrap_or(0);
+            let tool_prompt = u
+                .get("toolUsePromptTokenCount")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0);
             Some(TokenCounts {
-                input_tokens: input.unwrap_or(0),
+                input_tokens: input.unwrap_or(0) + tool_prompt,
                 output_tokens: output.unwrap_or(0) + thoughts,
                 cached_tokens: u
                     .get("cachedContentTokenCount")
@@ -372,7 +449,7 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
             })
         });
     Ok(RawResponse {
-        text: has_text.then_some(text),
+        text: text.finish(),
         tool_calls,
         usage,
         finish_reason,
@@ -394,6 +471,7 @@ impl Backend for GeminiBackend {
             secrets: &secrets,
             base_url: &self.c.base_url,
         };
+        check_native_tools(&ex, ProviderKind::Gemini, request)?;
         let model_path = model.strip_prefix("models/").unwrap_or(model);
         let url = format!(
             "{}/v1beta/models/{model_path}:generateContent",
@@ -461,11 +539,7 @@ mod tests {
         r.params.seed = Some(7);
         r.messages.push(Message::assistant_tool_calls(
             None,
-            vec![ToolCall {
-                id: "c".into(),
-                name: "f".into(),
-                arguments: json!({"q": 1}),
-            }],
+            vec![ToolCall::new("c", "f", json!({"q": 1}))],
         ));
         r.messages.push(Message::tool_result("c", "f", "plain"));
         let b = request_body(&r);
@@ -507,6 +581,73 @@ mod tests {
                 fc.text
             ),
             ("call_0", FinishReason::ToolCalls, None)
+        );
+    }
+
+    #[test]
+    fn native_tools_follow_the_function_declarations() {
+        let r = ChatRequest::user("x")
+            .with_tools(vec![crate::types::ToolSpec {
+                name: "f".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }])
+            .with_native_tools(vec![NativeTool::web_search(), NativeTool::CodeExecution]);
+        let b = request_body(&r);
+        assert_eq!(b["tools"][1], json!({"google_search": {}}));
+        assert_eq!(b["tools"][2], json!({"code_execution": {}}));
+        assert_eq!(b["tools"][0]["functionDeclarations"][0]["name"], "f");
+    }
+
+    #[test]
+    fn code_parts_and_grounding_become_text() {
+        let v = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "Computing."},
+            {"executableCode": {"language": "PYTHON", "code": "print(2**10)"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1024\n"}},
+            {"executableCode": {"language": "PYTHON", "code": "while True: pass"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_DEADLINE_EXCEEDED"}},
+            {"text": "It is 1024."}
+        ]}, "finishReason": "STOP",
+            "groundingMetadata": {"webSearchQueries": ["two to the ten"], "groundingChunks": [
+                {"web": {"uri": "https://b.example/p", "title": "b.example"}},
+                {"web": {"uri": "https://b.example/p", "title": "b.example"}}],
+                "searchEntryPoint": {"renderedContent": "<div/>"}}}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 4, "toolUsePromptTokenCount": 50}});
+        let p = parse_response(&v).expect("ok");
+        assert_eq!(
+            p.text.as_deref(),
+            Some(
+                "Computing.\n\n```python\nprint(2**10)\n```\n\nOutput:\n```\n1024\n```\n\n```python\nwhile True: pass\n```\n\nOutput:\n```\n(OUTCOME_DEADLINE_EXCEEDED)\n```\n\nIt is 1024.\n\nSources:\n- b.example — https://b.example/p"
+            )
+        );
+        assert_eq!(p.usage.map(|u| u.input_tokens), Some(60));
+    }
+
+    #[test]
+    fn thought_signatures_are_kept_and_echoed() {
+        let v = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "f", "args": {"x": 1}}, "thoughtSignature": "c2lnbmF0dXJl"},
+            {"functionCall": {"name": "g", "args": {}}}
+        ]}, "finishReason": "STOP"}]});
+        let p = parse_response(&v).expect("ok");
+        assert_eq!(
+            p.tool_calls[0].provider_data,
+            Some(json!({"thoughtSignature": "c2lnbmF0dXJl"}))
+        );
+        assert_eq!(p.tool_calls[1].provider_data, None);
+        let mut r = ChatRequest::user("go");
+        r.messages
+            .push(Message::assistant_tool_calls(None, p.tool_calls.clone()));
+        r.messages.push(Message::tool_result("call_0", "f", "{}"));
+        r.messages.push(Message::tool_result("call_1", "g", "{}"));
+        let b = request_body(&r);
+        assert_eq!(
+            b["contents"][1]["parts"],
+            json!([
+                {"functionCall": {"name": "f", "args": {"x": 1}}, "thoughtSignature": "c2lnbmF0dXJl"},
+                {"functionCall": {"name": "g", "args": {}}}
+            ])
         );
     }
 }

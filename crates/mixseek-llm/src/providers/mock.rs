@@ -15,6 +15,11 @@
 //!   `enum`, `const`, bounds and lengths honoured). A number or integer named `score` is
 //!   spread over 0..=100 by a hash of the input and the caller; `should_continue` follows
 //!   the model name's policy (below); other values are derived from the hash.
+//! * **Native tools** ([`NativeTool`]: web search, code execution): accepted, but nothing
+//!   is searched or run. The text answer says so in a line per tool, e.g.
+//!   `[mock web_search: offline, nothing was searched; no sources]` and
+//!   `[mock code_execution: offline, no code was run]`, so a `web_search` or
+//!   `code_execution` member works offline and is never mistaken for a real one.
 //! * **Usage**: about one token per four characters of input and output.
 //!
 //! # Model name syntax
@@ -34,7 +39,9 @@
 
 use crate::backend::{Backend, RawResponse, estimate_tokens};
 use crate::error::{ErrorKind, LlmError};
-use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall, ToolSpec};
+use crate::types::{
+    ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall, ToolSpec,
+};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -194,11 +201,11 @@ pub fn answer(model: &str, request: &ChatRequest) -> RawResponse {
                         task: last_user(request),
                         depth: 0,
                     };
-                    ToolCall {
-                        id: format!("mock_call_{:08x}_{i}", seed as u32),
-                        name: t.name.clone(),
-                        arguments: g.value(&t.parameters, ""),
-                    }
+                    ToolCall::new(
+                        format!("mock_call_{:08x}_{i}", seed as u32),
+                        t.name.clone(),
+                        g.value(&t.parameters, ""),
+                    )
                 })
                 .collect();
             (None, calls)
@@ -248,6 +255,14 @@ fn text_answer(model: &str, request: &ChatRequest, seed: u64) -> String {
         for (name, content) in results {
             out.push_str(&format!("- {name}: {}\n", shorten(content, 120)));
         }
+    }
+    for t in &request.native_tools {
+        out.push_str(match t {
+            NativeTool::WebSearch(_) => {
+                "[mock web_search: offline, nothing was searched; no sources]\n"
+            }
+            NativeTool::CodeExecution => "[mock code_execution: offline, no code was run]\n",
+        });
     }
     out.push_str(&format!("Answer variant {}.", seed % 10_000));
     out
@@ -655,5 +670,26 @@ mod tests {
         scores.sort_unstable();
         scores.dedup();
         assert!(scores.len() >= 10, "scores should differ: {scores:?}");
+    }
+
+    #[test]
+    fn native_tools_are_answered_offline_and_say_so() {
+        let r = ChatRequest::user("latest rust release")
+            .with_native_tools(vec![NativeTool::web_search(), NativeTool::CodeExecution]);
+        let a = answer("searcher", &r);
+        let text = a.text.unwrap_or_default();
+        assert!(
+            text.starts_with("[mock answer from mock:searcher]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[mock web_search: offline, nothing was searched; no sources]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[mock code_execution: offline, no code was run]"),
+            "{text}"
+        );
+        assert!(a.tool_calls.is_empty());
     }
 }

@@ -2,7 +2,8 @@
 //! backend, base URL and API key.
 //!
 //! **Why hand-written `reqwest` code and not `genai`.** Each format needs only one endpoint
-//! (Chat Completions, Messages, generateContent) and a few hundred lines; writing them
+//! (Chat Completions, Messages, generateContent; plus the Responses API for OpenAI's and
+//! xAI's native tools) and a few hundred lines; writing them
 //! ourselves gives exactly what the layers above rely on and `genai` (0.x, churning) does
 //! not expose uniformly: the HTTP status and headers of every failure (for `Retry-After`
 //! and rate-limit reset headers), the server's message with our key masking, the
@@ -26,15 +27,24 @@
 //!
 //! A built-in provider without its key, or a configured `api_key_env` that is unset, is a
 //! [`Config`](crate::ErrorKind::Config) error when the model is resolved.
+//!
+//! **Provider-native tools** ([`NativeTool`]: web search, code execution) are sent by the
+//! Anthropic and Gemini wires (any provider of that `kind`), by `openai`, `grok` and `xai`
+//! through the Responses API (`POST {base_url}/responses`, see [`responses`]), and answered
+//! offline by `mock`. Any other OpenAI-compatible provider (`[providers.<name>]`, kind
+//! `openai-compatible`) is refused: Chat Completions has no such tools, and whether a
+//! server also speaks the Responses API cannot be known. [`native_tool_support`] says which.
 
 pub mod anthropic;
 pub mod gemini;
 pub mod mock;
 pub mod openai;
+pub mod responses;
 
 use crate::backend::Backend;
 use crate::env::Env;
 use crate::error::LlmError;
+use crate::types::NativeTool;
 use mixseek_config::providers::{ProviderKind, ProviderSettings};
 use std::sync::Arc;
 
@@ -65,6 +75,112 @@ fn builtin(name: &str, env: &Env) -> Option<(ProviderKind, String, &'static [&'s
             &["GROK_API_KEY", "XAI_API_KEY"],
         )),
         _ => None,
+    }
+}
+
+/// The wire kind of provider `name` with its settings (`None`: the offline `mock`).
+fn kind_of(name: &str, settings: Option<&ProviderSettings>) -> Option<ProviderKind> {
+    if name == "mock" {
+        return None;
+    }
+    let builtin_kind = match name {
+        "anthropic" => Some(ProviderKind::Anthropic),
+        "google-gla" => Some(ProviderKind::Gemini),
+        _ => None,
+    };
+    Some(
+        settings
+            .and_then(|s| s.kind)
+            .or(builtin_kind)
+            .unwrap_or(ProviderKind::OpenaiCompatible),
+    )
+}
+
+/// Whether provider `name` (with its `[providers.<name>]` settings, if any) can run the
+/// provider-native `tool` with its options. `Err` says why not, naming the provider.
+///
+/// | provider | web search | code execution |
+/// |---|---|---|
+/// | kind `anthropic` | yes (`max_uses`; `allowed_domains` or `blocked_domains`, not both) | yes |
+/// | kind `gemini` | yes (no options: `google_search` has none) | yes |
+/// | `openai` | yes (`max_uses`, `allowed_domains`, `blocked_domains`) | yes |
+/// | `grok`, `xai` | yes (`max_uses`; no domain filters) | yes |
+/// | `mock` | yes (offline, labelled; options ignored) | yes |
+/// | other OpenAI-compatible | no | no |
+pub fn native_tool_support(
+    name: &str,
+    settings: Option<&ProviderSettings>,
+    tool: &NativeTool,
+) -> Result<(), String> {
+    match kind_of(name, settings) {
+        Some(kind) => native_support_for_kind(name, kind, tool),
+        None => Ok(()),
+    }
+}
+
+/// [`native_tool_support`] for a provider of wire `kind` (the backends check each request
+/// with it too).
+pub(crate) fn native_support_for_kind(
+    name: &str,
+    kind: ProviderKind,
+    tool: &NativeTool,
+) -> Result<(), String> {
+    let label = match tool {
+        NativeTool::WebSearch(_) => "web search",
+        NativeTool::CodeExecution => "code execution",
+    };
+    let options = match tool {
+        NativeTool::WebSearch(o) => Some(o),
+        NativeTool::CodeExecution => None,
+    };
+    match kind {
+        ProviderKind::Anthropic => {
+            if let Some(o) = options
+                && !o.allowed_domains.is_empty()
+                && !o.blocked_domains.is_empty()
+            {
+                return Err(format!(
+                    "provider `{name}` (Anthropic) accepts allowed_domains or blocked_domains for web search, not both; keep one of them"
+                ));
+            }
+            Ok(())
+        }
+        ProviderKind::Gemini => {
+            if let Some(o) = options {
+                let set: Vec<&str> = [
+                    ("max_uses", o.max_uses.is_some()),
+                    ("allowed_domains", !o.allowed_domains.is_empty()),
+                    ("blocked_domains", !o.blocked_domains.is_empty()),
+                ]
+                .iter()
+                .filter(|(_, on)| *on)
+                .map(|(k, _)| *k)
+                .collect();
+                if !set.is_empty() {
+                    return Err(format!(
+                        "provider `{name}` (Gemini google_search) has no {} option; remove it from the web search settings",
+                        set.join(" / ")
+                    ));
+                }
+            }
+            Ok(())
+        }
+        ProviderKind::OpenaiCompatible => match responses::flavour(name) {
+            Some(responses::Flavour::OpenAi) => Ok(()),
+            Some(responses::Flavour::Xai) => {
+                if let Some(o) = options
+                    && (!o.allowed_domains.is_empty() || !o.blocked_domains.is_empty())
+                {
+                    return Err(format!(
+                        "provider `{name}` (xAI): mixseek sends no domain filters to xAI's web search; remove allowed_domains / blocked_domains"
+                    ));
+                }
+                Ok(())
+            }
+            None => Err(format!(
+                "provider `{name}` speaks the OpenAI-compatible Chat Completions API, which has no native {label} tool (only `openai`, `grok`/`xai` (Responses API), `anthropic`-kind and `gemini`-kind providers, and the offline `mock`, have one)"
+            )),
+        },
     }
 }
 
@@ -168,5 +284,172 @@ fn providers_common(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         http: http.clone(),
+    }
+}
+
+/// Refuses (as a [`Config`](crate::ErrorKind::Config) error, never retried) a request whose
+/// native tools a provider of wire `kind` cannot run.
+pub(crate) fn check_native_tools(
+    ex: &crate::backend::Exchange<'_>,
+    kind: ProviderKind,
+    request: &crate::types::ChatRequest,
+) -> Result<(), LlmError> {
+    for t in &request.native_tools {
+        native_support_for_kind(ex.provider, kind, t)
+            .map_err(|m| ex.error(crate::error::ErrorKind::Config, m))?;
+    }
+    Ok(())
+}
+
+/// Builds the answer text of a response that may hold native-tool activity (see
+/// [`NativeTool`] for the format): text pieces, code runs and their output in order, then
+/// the cited sources.
+#[derive(Debug, Default)]
+pub(crate) struct NativeText {
+    text: String,
+    has_text: bool,
+    /// A code run or output was added.
+    blocks: bool,
+    sources: Vec<(String, String)>,
+}
+
+impl NativeText {
+    /// A piece of the model's text.
+    pub fn text(&mut self, t: &str) {
+        self.has_text = true;
+        self.text.push_str(t);
+    }
+
+    fn block(&mut self, block: String) {
+        self.blocks = true;
+        if !self.text.is_empty() && !self.text.ends_with("\n\n") {
+            self.text.push_str(if self.text.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            });
+        }
+        self.text.push_str(&block);
+        self.text.push_str("\n\n");
+    }
+
+    /// Code the provider ran (`lang` for the fence: `python`, `bash`, …).
+    pub fn code(&mut self, lang: &str, code: &str) {
+        let lang = lang.to_ascii_lowercase();
+        self.block(format!("```{lang}\n{}\n```", code.trim_end()));
+    }
+
+    /// The output of the code run just before.
+    pub fn output(&mut self, output: &str) {
+        let out = output.trim_end();
+        let out = if out.is_empty() { "(no output)" } else { out };
+        self.block(format!("Output:\n```\n{out}\n```"));
+    }
+
+    /// A page the answer cites (kept once, in first-seen order).
+    pub fn source(&mut self, url: &str, title: Option<&str>) {
+        let url = url.trim();
+        if url.is_empty() || self.sources.iter().any(|(u, _)| u == url) {
+            return;
+        }
+        let title = title
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(url);
+        self.sources.push((url.to_string(), title.to_string()));
+    }
+
+    /// The text (`None` when the model wrote none and no tool ran). Without tool activity,
+    /// exactly the concatenated text pieces.
+    pub fn finish(mut self) -> Option<String> {
+        if !self.blocks && self.sources.is_empty() {
+            return self.has_text.then_some(self.text);
+        }
+        let mut t = self.text.trim_end().to_string();
+        if !self.sources.is_empty() {
+            if !t.is_empty() {
+                t.push_str("\n\n");
+            }
+            t.push_str("Sources:");
+            for (url, title) in std::mem::take(&mut self.sources) {
+                t.push_str(&format!("\n- {title} — {url}"));
+            }
+        }
+        Some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::WebSearchOptions;
+
+    fn kind(k: ProviderKind) -> ProviderSettings {
+        ProviderSettings {
+            kind: Some(k),
+            ..ProviderSettings::default()
+        }
+    }
+
+    #[test]
+    fn native_tool_support_by_provider_and_options() {
+        let ws = NativeTool::web_search();
+        let code = NativeTool::CodeExecution;
+        for name in ["openai", "anthropic", "google-gla", "grok", "xai", "mock"] {
+            assert_eq!(native_tool_support(name, None, &ws), Ok(()), "{name}");
+            assert_eq!(native_tool_support(name, None, &code), Ok(()), "{name}");
+        }
+        // A configured provider: its kind decides.
+        let claude = kind(ProviderKind::Anthropic);
+        assert_eq!(
+            native_tool_support("corp-claude", Some(&claude), &code),
+            Ok(())
+        );
+        let gem = kind(ProviderKind::Gemini);
+        assert_eq!(native_tool_support("corp-gemini", Some(&gem), &ws), Ok(()));
+        let local = kind(ProviderKind::OpenaiCompatible);
+        let e = native_tool_support("local", Some(&local), &ws).expect_err("no tool");
+        assert!(
+            e.starts_with("provider `local` speaks the OpenAI-compatible Chat Completions API, which has no native web search tool"),
+            "{e}"
+        );
+        assert!(native_tool_support("local", None, &code).is_err());
+
+        let both = NativeTool::WebSearch(WebSearchOptions {
+            max_uses: None,
+            allowed_domains: vec!["a.example".into()],
+            blocked_domains: vec!["b.example".into()],
+        });
+        assert!(
+            native_tool_support("anthropic", None, &both).is_err_and(|e| e.contains("not both"))
+        );
+        assert_eq!(native_tool_support("openai", None, &both), Ok(()));
+        assert!(
+            native_tool_support("xai", None, &both).is_err_and(|e| e.contains("domain filters"))
+        );
+        let max = NativeTool::WebSearch(WebSearchOptions {
+            max_uses: Some(3),
+            ..WebSearchOptions::default()
+        });
+        assert!(
+            native_tool_support("google-gla", None, &max)
+                .is_err_and(|e| e.contains("has no max_uses option"))
+        );
+        assert_eq!(native_tool_support("grok", None, &max), Ok(()));
+    }
+
+    #[test]
+    fn native_text_keeps_plain_text_untouched() {
+        let mut t = NativeText::default();
+        t.text("hello\n");
+        assert_eq!(t.finish().as_deref(), Some("hello\n"));
+        assert_eq!(NativeText::default().finish(), None);
+        let mut t = NativeText::default();
+        t.code("PYTHON", "print(1)\n");
+        t.output("");
+        assert_eq!(
+            t.finish().as_deref(),
+            Some("```python\nprint(1)\n```\n\nOutput:\n```\n(no output)\n```")
+        );
     }
 }

@@ -4,15 +4,18 @@
 //! Structured output asks with `response_format: {type: json_schema}`. A server that
 //! rejects it (HTTP 400/422 naming `response_format`/`json_schema`) is asked again at once
 //! with `json_object` plus the schema in the system prompt, and if that is rejected too,
-//! with the instruction alone; the mode that worked is remembered for this provider, so
-//! later calls start there. Each resend counts as an attempt.
+//! with the instruction alone; the mode that worked is remembered for this provider and
+//! base URL for the rest of the process (`crate::capability`), so later calls start there. Each resend counts as an attempt.
+//!
+//! A request with provider-native tools goes to the Responses API instead
+//! ([`responses`](crate::providers::responses)), for `openai`, `grok` and `xai` only.
 
 use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
 use crate::providers::HttpCommon;
 use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How structured output is requested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,20 +45,19 @@ impl StructuredMode {
 
 pub(crate) struct OpenAiBackend {
     c: HttpCommon,
-    mode: AtomicU8,
 }
 
 impl OpenAiBackend {
     pub fn new(c: HttpCommon) -> Self {
-        Self {
-            c,
-            mode: AtomicU8::new(StructuredMode::JsonSchema as u8),
-        }
+        Self { c }
     }
 
     /// The structured-output mode this provider currently starts with.
     pub fn structured_mode(&self) -> StructuredMode {
-        StructuredMode::from_u8(self.mode.load(Ordering::Relaxed))
+        StructuredMode::from_u8(crate::capability::structured_mode(
+            &self.c.provider,
+            &self.c.base_url,
+        ))
     }
 
     fn uses_max_completion_tokens(&self) -> bool {
@@ -199,11 +201,7 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 .get("id")
                 .and_then(|i| i.as_str())
                 .map_or_else(|| format!("call_{i}"), str::to_string);
-            tool_calls.push(ToolCall {
-                id,
-                name: name.to_string(),
-                arguments,
-            });
+            tool_calls.push(ToolCall::new(id, name, arguments));
         }
     }
     let finish_reason = match choice.get("finish_reason").and_then(|f| f.as_str()) {
@@ -271,6 +269,10 @@ impl Backend for OpenAiBackend {
             secrets: &secrets,
             base_url: &self.c.base_url,
         };
+        if !request.native_tools.is_empty() {
+            // Chat Completions has no native tools: the Responses API has.
+            return crate::providers::responses::send(&self.c, &ex, model, request).await;
+        }
         let url = format!("{}/chat/completions", self.c.base_url);
         let mut mode = self.structured_mode();
         loop {
@@ -287,7 +289,11 @@ impl Backend for OpenAiBackend {
                     };
                     tracing::warn!(provider = %self.c.provider, model, from = ?mode, to = ?next, error = %e.message, "the server rejected the structured-output mode; falling back");
                     // Remember the downgrade for the later calls of this provider.
-                    self.mode.fetch_max(next as u8, Ordering::Relaxed);
+                    crate::capability::downgrade_structured_mode(
+                        &self.c.provider,
+                        &self.c.base_url,
+                        next as u8,
+                    );
                     mode = next;
                     attempts.fetch_add(1, Ordering::Relaxed);
                 }
@@ -309,11 +315,7 @@ mod tests {
             .with_schema("Out", json!({"type": "object"}));
         r.messages.push(Message::assistant_tool_calls(
             None,
-            vec![ToolCall {
-                id: "c1".into(),
-                name: "f".into(),
-                arguments: json!({"a": 1}),
-            }],
+            vec![ToolCall::new("c1", "f", json!({"a": 1}))],
         ));
         r.messages.push(Message::tool_result("c1", "f", "result"));
         r.tools = vec![ToolSpec {

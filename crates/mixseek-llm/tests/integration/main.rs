@@ -2,6 +2,7 @@
 
 mod cache_and_usage;
 mod mock_provider;
+mod native_tools;
 mod providers;
 mod retries;
 mod structured;

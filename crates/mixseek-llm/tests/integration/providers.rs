@@ -485,3 +485,92 @@ async fn missing_usage_is_counted_not_mistaken_for_free() {
         (1, 1, 0)
     );
 }
+
+/// Collects what a `tracing` subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut g) = self.0.lock() {
+            g.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        self.0
+            .lock()
+            .map(|g| String::from_utf8_lossy(&g).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+#[tokio::test]
+async fn missing_usage_is_warned_about_once_per_provider_and_model() {
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::without_usage(Reply::text("hi")));
+    let local = FakeLlm::openai().await;
+    local.set_default(Reply::without_usage(Reply::text("hi")));
+    let reg = registry(
+        vec![(
+            "local",
+            ProviderSettings {
+                base_url: Some(local.base_url()),
+                ..fast()
+            },
+        )],
+        &[
+            ("OPENAI_API_KEY", OPENAI_KEY),
+            ("OPENAI_BASE_URL", fake.base_url().as_str()),
+        ],
+    );
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    // The test runs on one thread: the subscriber sees exactly this test's events.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    for id in [
+        "openai:gpt-4o",
+        "openai:gpt-4o",
+        "openai:gpt-4o-mini",
+        "local:gpt-4o",
+        "local:gpt-4o",
+    ] {
+        reg.model(id)
+            .expect("model")
+            .chat(&ChatRequest::user("x"))
+            .await
+            .expect("ok");
+    }
+    let log = captured.text();
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("reported no token usage"))
+        .collect();
+    assert_eq!(warnings.len(), 3, "one per provider and model:\n{log}");
+    for (provider, model) in [
+        ("openai", "gpt-4o"),
+        ("openai", "gpt-4o-mini"),
+        ("local", "gpt-4o"),
+    ] {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&format!("provider={provider}"))
+                    && w.contains(&format!("model=\"{model}\""))),
+            "{provider}:{model} in\n{log}"
+        );
+    }
+    assert!(log.contains("WARN"), "{log}");
+    assert!(!log.contains(OPENAI_KEY));
+}

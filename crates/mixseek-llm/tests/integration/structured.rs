@@ -223,6 +223,29 @@ async fn servers_rejecting_json_schema_fall_back_to_json_object_and_remember_it(
         fake.requests()[2].body["response_format"]["type"],
         "json_object"
     );
+    // Remembered for the process: another registry (as the standalone evaluator builds)
+    // talking to the same provider and base URL starts there too.
+    let reg2 = registry(
+        vec![(
+            "vllm",
+            ProviderSettings {
+                base_url: Some(fake.base_url()),
+                ..fast()
+            },
+        )],
+        &[],
+    );
+    let r = reg2
+        .model("vllm:qwen")
+        .expect("model")
+        .chat(&ChatRequest::user("rate").with_schema("S", json!({"type": "object"})))
+        .await
+        .expect("ok");
+    assert_eq!(r.attempts, 1);
+    assert_eq!(
+        fake.requests()[3].body["response_format"]["type"],
+        "json_object"
+    );
 }
 
 #[tokio::test]

@@ -569,6 +569,14 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
     if d.pii_masked {
         pairs.push(("PII", "masked (SHA-256 of the original kept)".into()));
     }
+    if !d.applied_injections.is_empty() {
+        let applied: Vec<String> = d
+            .applied_injections
+            .iter()
+            .map(|a| format!("{} {}: {}", a.phase, a.side, a.rules.join(", ")))
+            .collect();
+        pairs.push(("Injections", applied.join("; ")));
+    }
     let mut metrics = Grid::new(&[
         ("Metric", Align::Left),
         ("Score", Align::Right),

@@ -82,6 +82,7 @@ pub fn round(
         },
         agent_usage: usage(1000, 500, 0.01),
         evaluation_usage: usage(400, 100, 0.002),
+        applied_injections: Vec::new(),
     }
 }
 
@@ -372,10 +373,30 @@ pub async fn populate(writer: &StoreWriter) {
         usage: by_role.total(),
         usage_by_role: by_role,
         stop_reason: None,
+        stopped_team_ids: Vec::new(),
     };
     writer
         .write(&Event::ExecutionFinished(Box::new(summary)))
         .await
         .expect("finished");
     writer.flush().await.expect("flush");
+}
+
+/// Every round key has at most one row in each round table (nothing in the schema enforces
+/// it since version 3: the writer does).
+pub fn assert_unique_keys(store: &Store) {
+    let conn = store.connection().expect("conn");
+    for table in ["round_history", "leader_board", "round_status"] {
+        let duplicated: i64 = conn
+            .query_row(
+                &format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {table}
+                     GROUP BY execution_id, team_id, round_number HAVING count(*) > 1)"
+                ),
+                [],
+                |r| r.get(0),
+            )
+            .expect("count duplicates");
+        assert_eq!(duplicated, 0, "keys with more than one row in {table}");
+    }
 }
