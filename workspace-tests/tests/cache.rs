@@ -163,3 +163,38 @@ judgment_user_prompt = "Task: {{ user_prompt }} (round {{ round_number }})\n{{ s
     assert!(text.contains("A short report about tokio."), "{text}");
     assert!(!text.contains(KEY) && !stderr(&second).contains(KEY));
 }
+
+/// With the shipped templates every prompt carries `current_datetime`, which differs from
+/// one run to the next: the cache must still answer a rerun (the rendered datetime is left out
+/// of the key), members and later turns included, and give the same results.
+#[test]
+fn a_rerun_with_the_default_templates_is_answered_from_the_cache() {
+    let sb = Sandbox::new();
+    let cfg = workspace_tests::write_mock_competition(&sb, &["solo"]);
+    let run = || {
+        let mut cmd = sb.cmd();
+        cmd.args(["exec", "Write a haiku about autumn", "--cache", "-c"])
+            .arg(&cfg);
+        let out = cmd.output().expect("run");
+        assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+        stdout(&out)
+    };
+    let line = |text: &str, prefix: &str| {
+        text.lines()
+            .find(|l| l.contains(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line in {text}"))
+            .to_string()
+    };
+    let first = run();
+    assert!(
+        line(&first, "cache: ").starts_with("cache: 0 hits, "),
+        "{first}"
+    );
+    // The clock moves on between the runs (the datetime has microseconds; wait a second anyway).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = run();
+    let cache = line(&second, "cache: ");
+    assert!(cache.ends_with(" 0 misses"), "{cache}");
+    assert!(!cache.starts_with("cache: 0 hits"), "{cache}");
+    assert_eq!(line(&first, "Best Result"), line(&second, "Best Result"));
+}

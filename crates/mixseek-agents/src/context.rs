@@ -15,11 +15,24 @@ pub struct RoundContext {
     /// The round's prompt context: user prompt, round number, team, execution id, history,
     /// ranking, domain context, language.
     pub prompt: PromptContext,
+    /// Parts of the team prompt that change from run to run (its rendered
+    /// `current_datetime`): the leader's requests pass them on to the LLM cache
+    /// (`ChatRequest::cache_volatile`). Members get none: their task is the leader's output,
+    /// which a rerun takes from the cache unchanged.
+    pub cache_volatile: Vec<String>,
 }
 
 impl RoundContext {
     pub fn new(prompt: PromptContext) -> Self {
-        Self { prompt }
+        Self {
+            prompt,
+            cache_volatile: Vec::new(),
+        }
+    }
+    /// See [`RoundContext::cache_volatile`].
+    pub fn with_cache_volatile(mut self, volatile: Vec<String>) -> Self {
+        self.cache_volatile = volatile;
+        self
     }
     pub fn execution_id(&self) -> &str {
         self.prompt.execution_id.as_deref().unwrap_or("")

@@ -151,6 +151,7 @@ impl Leader {
             params: self.config.params.clone(),
             timeout: self.config.request_timeout,
             caller: ctx.caller(Role::Leader),
+            cache_volatile: ctx.cache_volatile.clone(),
             ..ChatRequest::default()
         }
     }

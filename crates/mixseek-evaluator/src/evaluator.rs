@@ -98,6 +98,8 @@ struct Done {
 struct Job {
     request: EvaluationRequest,
     user_prompt: String,
+    /// The rendered `current_datetime` (see `ChatRequest::cache_volatile`).
+    volatile: Vec<String>,
     caller: CallerTag,
     working_dir: Option<Arc<Path>>,
 }
@@ -162,10 +164,10 @@ impl Evaluator {
             .validated()
             .map_err(EvaluatorError::InvalidRequest)?;
         let ctx = request.prompt_context();
-        let user_prompt = self
+        let rendered = self
             .prompt_builder
-            .render_with_injections(TemplateKind::Evaluator, &ctx)?
-            .prompt;
+            .render_with_injections(TemplateKind::Evaluator, &ctx)?;
+        let (user_prompt, volatile) = (rendered.prompt, rendered.volatile);
         let mut systems = Vec::with_capacity(self.plans.len());
         for plan in self.plans.iter() {
             systems.push(match &plan.kind {
@@ -187,6 +189,7 @@ impl Evaluator {
         let job = Arc::new(Job {
             request,
             user_prompt,
+            volatile,
             caller,
             working_dir: self.working_dir.clone(),
         });
@@ -414,6 +417,7 @@ async fn ask_all(
             name,
             &system,
             &job.user_prompt,
+            &job.volatile,
             job.caller.clone(),
             0,
         )
@@ -444,6 +448,7 @@ async fn ask_all(
                         &plan.name,
                         &system,
                         &job.user_prompt,
+                        &job.volatile,
                         job.caller.clone(),
                         sample,
                     )

@@ -121,12 +121,14 @@ pub async fn ask(
     metric_name: &str,
     system: &str,
     user: &str,
+    volatile: &[String],
     caller: CallerTag,
     sample: u32,
 ) -> Result<JudgeAnswer, MetricFailure> {
     let mut request = ChatRequest::user(user)
         .with_system(system)
-        .with_caller(caller.with_repeat(sample));
+        .with_caller(caller.with_repeat(sample))
+        .with_cache_volatile(volatile.to_vec());
     request.params = metric.params.clone();
     request.timeout = metric.timeout;
     let options = StructuredOptions::default()

@@ -2,6 +2,9 @@
 //! workspace, valid for a TTL. The key is a SHA-256 of everything that shapes the answer
 //! (provider, base URL, model, system, messages, tools, schema, params and the caller's
 //! repeat index); API keys are not part of it and never written. Errors are never cached.
+//! The parts of the rendered prompt a request marks as volatile (`ChatRequest::cache_volatile`:
+//! the rendered `current_datetime`) are masked in the key, so a rerun hits although the clock
+//! moved on.
 
 use crate::error::LlmError;
 use crate::types::{ChatRequest, ChatResponse};
@@ -98,7 +101,7 @@ impl ResponseCache {
             h.update([0u8]);
         }
         // The request serialises without timeout and caller; the repeat index is added.
-        h.update(serde_json::to_vec(request).unwrap_or_default());
+        h.update(serde_json::to_vec(&*keyed(request)).unwrap_or_default());
         h.update([0u8]);
         h.update(request.caller.repeat.to_le_bytes());
         let digest = h.finalize();
@@ -176,6 +179,37 @@ impl ResponseCache {
     }
 }
 
+/// The request the key is computed from: `request` itself, or, when it marks volatile parts,
+/// a copy in which they are replaced by a placeholder in the parts mixseek rendered (the
+/// system prompt and the first user message). Model output that quotes them (tool-call
+/// arguments, later turns) stays as it is: on a rerun it comes from the cache unchanged.
+fn keyed(request: &ChatRequest) -> std::borrow::Cow<'_, ChatRequest> {
+    let parts: Vec<&str> = request
+        .cache_volatile
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return std::borrow::Cow::Borrowed(request);
+    }
+    let mask = |text: &mut String| {
+        for part in &parts {
+            if text.contains(part) {
+                *text = text.replace(part, "\u{0}volatile\u{0}");
+            }
+        }
+    };
+    let mut copy = request.clone();
+    if let Some(system) = copy.system.as_mut() {
+        mask(system);
+    }
+    if let Some(crate::Message::User { content }) = copy.messages.first_mut() {
+        mask(content);
+    }
+    std::borrow::Cow::Owned(copy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +264,44 @@ mod tests {
         let mut p = r.clone();
         p.params.temperature = Some(0.5);
         assert_ne!(k, ResponseCache::key("openai", "http://a", "gpt", &p));
+    }
+
+    #[test]
+    fn volatile_parts_are_left_out_of_the_key_and_nothing_else_is() {
+        let at = |when: &str| {
+            ChatRequest::user(format!("現在日時: {when}\nWrite a haiku"))
+                .with_cache_volatile(vec![when.to_string()])
+        };
+        let monday = at("2026-11-23T21:03:45.938622+00:00");
+        let tuesday = at("2026-11-24T08:00:00+09:00");
+        let key = |r: &ChatRequest| ResponseCache::key("openai", "http://a", "gpt", r);
+        assert_eq!(key(&monday), key(&tuesday));
+        // Without the marking the two differ, and the question itself still counts.
+        let mut unmarked = monday.clone();
+        unmarked.cache_volatile.clear();
+        assert_ne!(key(&unmarked), key(&monday));
+        let other_question =
+            ChatRequest::user("現在日時: 2026-11-23T21:03:45.938622+00:00\nWrite a poem")
+                .with_cache_volatile(vec!["2026-11-23T21:03:45.938622+00:00".into()]);
+        assert_ne!(key(&other_question), key(&monday));
+        // Only the rendered parts are masked: the same text in a later turn (model output
+        // quoting the prompt) still counts.
+        let mut quoted = monday.clone();
+        quoted.messages.push(crate::Message::assistant(
+            "It is 2026-11-23T21:03:45.938622+00:00",
+        ));
+        let mut quoted_later = tuesday.clone();
+        quoted_later
+            .messages
+            .push(crate::Message::assistant("It is 2026-11-24T08:00:00+09:00"));
+        assert_ne!(key(&quoted), key(&quoted_later));
+        // The system prompt is rendered too.
+        let sys = |when: &str| {
+            ChatRequest::user("q")
+                .with_system(format!("now: {when}"))
+                .with_cache_volatile(vec![when.to_string()])
+        };
+        assert_eq!(key(&sys("a1")), key(&sys("b2")));
     }
 
     #[tokio::test]

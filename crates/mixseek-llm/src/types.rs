@@ -263,6 +263,12 @@ pub struct ChatRequest {
     pub timeout: Option<Duration>,
     #[serde(skip)]
     pub caller: CallerTag,
+    /// Exact substrings of the rendered prompt (the system prompt and the first user message)
+    /// that change from one run to the next without changing what is asked — the rendered
+    /// `current_datetime`: the response cache masks them there in its key, so a rerun with
+    /// the cache on is answered from it. Never sent.
+    #[serde(skip)]
+    pub cache_volatile: Vec<String>,
 }
 
 impl ChatRequest {
@@ -279,6 +285,11 @@ impl ChatRequest {
     }
     pub fn with_caller(mut self, caller: CallerTag) -> Self {
         self.caller = caller;
+        self
+    }
+    /// See [`ChatRequest::cache_volatile`].
+    pub fn with_cache_volatile(mut self, volatile: Vec<String>) -> Self {
+        self.cache_volatile = volatile;
         self
     }
     pub fn with_schema(mut self, name: impl Into<String>, schema: serde_json::Value) -> Self {

@@ -420,10 +420,12 @@ impl PromptBuilder {
             .iter()
             .filter(|r| r.side == side && r.phases.contains(&phase))
             .peekable();
+        let volatile = current_datetime_of(&vars);
         if rules.peek().is_none() {
             return Injected {
                 prompt: base.to_string(),
                 applied: Vec::new(),
+                volatile,
             };
         }
         vars.push(("phase", Value::from(phase.as_str())));
@@ -463,6 +465,7 @@ impl PromptBuilder {
         Injected {
             prompt: assemble(base, &blocks, separator),
             applied,
+            volatile,
         }
     }
 
@@ -541,4 +544,13 @@ impl PromptBuilder {
             _ => self.referenced[kind_index(phase_kind(phase))].contains(name),
         }
     }
+}
+
+/// The rendered `current_datetime` among `vars` (none when the variables were not computed).
+fn current_datetime_of(vars: &[(&'static str, Value)]) -> Vec<String> {
+    vars.iter()
+        .filter(|(name, _)| *name == "current_datetime")
+        .filter_map(|(_, v)| v.as_str().map(str::to_string))
+        .filter(|s| !s.is_empty())
+        .collect()
 }

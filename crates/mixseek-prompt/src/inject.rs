@@ -15,6 +15,10 @@ pub struct Injected {
     pub prompt: String,
     /// Names of the rules that added a block, in the order their blocks appear.
     pub applied: Vec<String>,
+    /// Parts of `prompt` that change from one run to the next without changing what is asked:
+    /// the rendered `current_datetime`. The LLM cache leaves them out of its key
+    /// (`ChatRequest::cache_volatile`), so a rerun with the cache on can hit.
+    pub volatile: Vec<String>,
 }
 
 /// The suffixes set in `[prompt_builder]` (`system_prompt_suffix`, `prompt_suffix`): the

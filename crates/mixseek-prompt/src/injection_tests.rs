@@ -97,7 +97,8 @@ fn no_input_no_rules_leaves_prompts_unchanged() {
                 out,
                 Injected {
                     prompt: "base\n".into(),
-                    applied: vec![]
+                    applied: vec![],
+                    volatile: vec![],
                 },
                 "{phase:?} {side:?}"
             );
@@ -138,7 +139,8 @@ fn builtins_run_in_priority_order_with_the_system_separator() {
         user,
         Injected {
             prompt: "task\n\nAnswer in one page.".into(),
-            applied: vec!["prompt_suffix".into()]
+            applied: vec!["prompt_suffix".into()],
+            volatile: vec![],
         }
     );
 }
@@ -321,11 +323,8 @@ fn failing_rules_are_skipped_with_a_warning_naming_them() {
             .expect("inject")
     });
     assert_eq!(
-        out,
-        Injected {
-            prompt: "S\n\n---\n\nGOOD".into(),
-            applied: vec!["good".into()]
-        }
+        (out.prompt.as_str(), out.applied.as_slice()),
+        ("S\n\n---\n\nGOOD", ["good".to_string()].as_slice())
     );
     assert_eq!(warnings.len(), 2, "{warnings:#?}");
     assert!(
@@ -531,5 +530,34 @@ fn injecting_needs_a_valid_context_for_the_phase() {
             .expect_err("no team")
             .to_string(),
         "team_id cannot be empty"
+    );
+}
+
+#[test]
+fn the_rendered_datetime_is_reported_as_volatile_for_the_llm_cache() {
+    let b = builder_with(&PromptBuilderSettings::default());
+    let out = b
+        .render_with_injections(crate::TemplateKind::Team, &ctx())
+        .expect("render");
+    assert_eq!(out.volatile.len(), 1, "{:?}", out.volatile);
+    let when = &out.volatile[0];
+    assert!(
+        out.prompt.contains(when.as_str()),
+        "the prompt carries the datetime {when}"
+    );
+    // The datetime is the only thing that differs between two renders at different times.
+    let later = b
+        .clone()
+        .with_clock(std::sync::Arc::new(crate::FixedClock(
+            chrono::DateTime::parse_from_rfc3339("2031-01-02T03:04:05Z")
+                .expect("instant")
+                .with_timezone(&chrono::Utc),
+        )))
+        .render_with_injections(crate::TemplateKind::Team, &ctx())
+        .expect("render");
+    assert_ne!(out.prompt, later.prompt);
+    assert_eq!(
+        out.prompt.replace(when.as_str(), "*"),
+        later.prompt.replace(later.volatile[0].as_str(), "*")
     );
 }

@@ -354,16 +354,16 @@ impl RoundController {
         let started_at = Utc::now();
         let ranking = self.ranking_for(execution_id, n).await?;
         let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
-        let prompt = self
+        let rendered = self
             .prompts
             .render_with_injections(TemplateKind::Team, &ctx)
             .map_err(|e| RoundError::Prompt {
                 round: n,
                 source: Box::new(e),
-            })?
-            .prompt;
+            })?;
+        let prompt = rendered.prompt;
         let (domain_context, language) = (ctx.domain_context.clone(), ctx.language.clone());
-        let round_ctx = RoundContext::new(ctx);
+        let round_ctx = RoundContext::new(ctx).with_cache_volatile(rendered.volatile);
         let leader_run = self.agents.run_round(&prompt, &round_ctx);
         let outcome = match self.settings.submission_timeout {
             Some(t) => tokio::time::timeout(t, leader_run).await.map_err(|_| {

@@ -223,10 +223,10 @@ impl JudgmentClient {
         ctx: &PromptContext,
         timeout: Option<Duration>,
     ) -> Result<JudgmentAnswer, JudgmentError> {
-        let prompt = self
+        let rendered = self
             .prompts
-            .render_with_injections(TemplateKind::Judgment, ctx)?
-            .prompt;
+            .render_with_injections(TemplateKind::Judgment, ctx)?;
+        let (prompt, volatile) = (rendered.prompt, rendered.volatile);
         if prompt.trim().is_empty() {
             return Err(JudgmentError::EmptyPrompt);
         }
@@ -258,6 +258,7 @@ impl JudgmentClient {
                 role: Role::Judgment,
                 repeat: 0,
             },
+            cache_volatile: volatile,
             ..ChatRequest::default()
         };
         let options = StructuredOptions::<ImprovementJudgment>::default()
