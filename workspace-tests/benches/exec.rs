@@ -189,11 +189,26 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
     let out_path = workspace.with_extension("stdout.json");
     let err_path = workspace.with_extension("stderr.txt");
     let start = Instant::now();
-    let mut child = std::process::Command::new(bin)
+    // `MIXSEEK_BENCH_WRAP="heaptrack -o FILE"` (any profiler taking a command line) runs
+    // the binary under it; the times and RSS measured are then the wrapper's.
+    let wrap: Vec<String> = std::env::var("MIXSEEK_BENCH_WRAP")
+        .map(|w| w.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut command = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut c = std::process::Command::new(program);
+            c.args(args).arg(bin);
+            c
+        }
+        None => std::process::Command::new(bin),
+    };
+    let mut child = command
         .env_remove("MIXSEEK_WORKSPACE")
         // MIXSEEK_* variables are configuration overlays for the child.
         .env_remove("MIXSEEK_BENCH_TEAMS")
         .env_remove("MIXSEEK_BENCH_NO_RANKING")
+        .env_remove("MIXSEEK_BENCH_WRAP")
+        .env_remove("MIXSEEK_BENCH_ONLY")
         .arg("-w")
         .arg(workspace)
         .args([
@@ -256,10 +271,13 @@ fn main() -> Result<(), BoxError> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
 
+    // `MIXSEEK_BENCH_ONLY=1` or `2` runs one scenario.
+    let only = std::env::var("MIXSEEK_BENCH_ONLY").ok();
+    let run = |n: &str| only.as_deref().is_none_or(|o| o == n);
     let mut all_pass = true;
 
     // 1. Many teams, no latency: the orchestrator's own overhead.
-    {
+    if run("1") {
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
         let dir = tempfile::tempdir()?;
@@ -286,7 +304,7 @@ fn main() -> Result<(), BoxError> {
     }
 
     // 2. Ten teams at 200 ms: how close the run gets to its critical path.
-    {
+    if run("2") {
         let latency = Duration::from_millis(200);
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(latency, calls.clone()))?;

@@ -812,15 +812,16 @@ async fn hooks_get_the_events_and_the_prompt_may_come_from_stdin_or_a_file() {
     .expect("hook receiver");
     let sb = Sandbox::new();
     let log = sb.path().join("rounds.jsonl");
+    // One append per event (the hooks of two teams' rounds can run at the same time: a `cat`
+    // then an `echo` of each would interleave).
     let cfg = competition(
         &sb,
         &[Team("a", "mock:leader-a"), Team("b", "mock:leader-b")],
         &format!(
             "min_rounds = 2\nmax_rounds = 2\ntimeout_per_team_seconds = 60\n\n\
-             [[hooks]]\non = \"round_complete\"\ncommand = [\"sh\", \"-c\", \"cat >> '{}'; echo >> '{}'\"]\n\n\
+             [[hooks]]\non = \"round_complete\"\ncommand = [\"sh\", \"-c\", \"printf '%s\\\\n' \\\"$(cat)\\\" >> '{}'\"]\n\n\
              [[hooks]]\non = \"execution_complete\"\nurl = \"{}/hook\"\n\n\
              [[hooks]]\non = \"team_complete\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]",
-            log.display(),
             log.display(),
             receiver.uri()
         ),

@@ -2,11 +2,13 @@
 
 use assert_cmd::Command;
 use mixseek_store::Store;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const EXEC: &str = "5c0ffee0-0000-4000-8000-000000000001";
 
-/// A finished execution with two teams (rows written with SQL, as a run would leave them).
+/// A finished execution with two teams (rows written with SQL, as a run would leave them):
+/// alpha's round 2 has a metric that failed and was skipped; beta's round 2 was submitted but
+/// never evaluated (a `round_history` row only).
 fn seed(workspace: &Path) {
     let store = Store::open(workspace.join("mixseek.db")).expect("open");
     let conn = store.connection().expect("conn");
@@ -21,7 +23,10 @@ fn seed(workspace: &Path) {
              score_details, final_submission, exit_reason)
          VALUES ('{EXEC}', 'alpha', 'Alpha', 1, 'first', 70.0, '{{\"overall_score\": 70.0, \"metrics\": []}}', FALSE, NULL),
                 ('{EXEC}', 'alpha', 'Alpha', 2, 'second <script>alert(1)</script>', 88.0,
-                 '{{\"overall_score\": 88.0, \"metrics\": [{{\"metric_name\": \"Coverage\", \"score\": 88.0, \"evaluator_comment\": \"good\"}}]}}',
+                 '{{\"overall_score\": 88.0, \"metrics\": [{{\"metric_name\": \"Coverage\", \"score\": 88.0, \"evaluator_comment\": \"good\"}},
+                    {{\"metric_name\": \"backtest\", \"score\": 0.0, \"evaluator_comment\": \"command metric failed | Metric: backtest\",
+                      \"status\": \"failed\", \"weight\": 0.0,
+                      \"error\": {{\"metric_name\": \"backtest\", \"kind\": \"exit\", \"message\": \"command metric backtest exited with status 3: no data\"}}}}]}}',
                  TRUE, 'max_rounds_reached'),
                 ('{EXEC}', 'beta', 'Beta', 1, 'beta answer', 75.5, '{{\"overall_score\": 75.5, \"metrics\": []}}', TRUE,
                  'no_improvement_expected');
@@ -32,7 +37,14 @@ fn seed(workspace: &Path) {
                 ('{EXEC}', 'alpha', 'Alpha', 2, FALSE, 'Final round reached', 1.0,
                  TIMESTAMPTZ '2025-11-19 12:01:01+00', TIMESTAMPTZ '2025-11-19 12:02:00+00'),
                 ('{EXEC}', 'beta', 'Beta', 1, FALSE, 'good enough', 0.8,
-                 TIMESTAMPTZ '2025-11-19 12:00:01+00', TIMESTAMPTZ '2025-11-19 12:01:30+00');"
+                 TIMESTAMPTZ '2025-11-19 12:00:01+00', TIMESTAMPTZ '2025-11-19 12:01:30+00');
+         -- beta's round 2: the leader answered, the evaluation failed (round_history only)
+         INSERT INTO round_history (execution_id, team_id, team_name, round_number, message_history,
+             member_submissions_record, prompt, submission_content)
+         VALUES ('{EXEC}', 'beta', 'Beta', 2, '[]',
+                 '{{\"submissions\": [{{\"agent_name\": \"scout\", \"status\": \"SUCCESS\", \"content\": \"scouted facts\",
+                    \"usage\": {{\"input_tokens\": 12, \"output_tokens\": 30}}}}]}}',
+                 'round 2 prompt', 'beta draft, never evaluated');"
     );
     conn.execute_batch(&sql).expect("seed");
 }
@@ -99,6 +111,19 @@ fn every_report_command_in_every_format() {
             "-f",
             fmt,
         ]));
+        let unevaluated = stdout(mixseek(ws.path()).args([
+            "show",
+            &EXEC[..8],
+            "--team",
+            "beta",
+            "--round",
+            "2",
+            "-f",
+            fmt,
+        ]));
+        let beta = stdout(mixseek(ws.path()).args(["show", EXEC, "--team", "beta", "-f", fmt]));
+        insta::assert_snapshot!(format!("cli_show_unevaluated_round_{fmt}"), unevaluated);
+        insta::assert_snapshot!(format!("cli_show_team_with_unevaluated_{fmt}"), beta);
         insta::assert_snapshot!(format!("cli_leaderboard_{fmt}"), lb);
         insta::assert_snapshot!(format!("cli_executions_{fmt}"), ex);
         insta::assert_snapshot!(format!("cli_history_{fmt}"), hi);
@@ -229,5 +254,214 @@ fn a_run_with_mask_pii_stores_masked_text_only() {
         ),
         rounds,
         "every round's prompt quotes the task, masked"
+    );
+}
+
+/// A competition of one team `t` (leader `mock:leader-t`, member `helper` on `mock:helper`)
+/// playing 2 rounds, whose evaluator has a `command` metric `backtest` that fails (exit 3,
+/// `no data for round 2` on stderr) in round 2 and scores 80 in round 1.
+fn competition_failing_in_round_2(sb: &workspace_tests::Sandbox, evaluator: &str) -> PathBuf {
+    let orch = workspace_tests::write_mock_competition(sb, &["t"]);
+    let script = "if grep -Eq '\"round_number\": ?2[,}]'; then echo 'no data for round 2' >&2; exit 3; fi; \
+                  echo '{\"score\": 80, \"evaluator_comment\": \"backtest ok\"}'";
+    sb.write(
+        "cfg/evaluator.toml",
+        &format!(
+            "default_model = \"mock:judge\"\n{evaluator}\n\n[[metrics]]\nname = \"backtest\"\ntype = \"command\"\ncommand = [\"sh\", \"-c\", {}]\n",
+            serde_json::Value::String(script.into())
+        ),
+    );
+    orch
+}
+
+/// Runs `mixseek exec` on `orch` (JSON summary on stdout); returns the exit code and summary.
+fn exec_json(sb: &workspace_tests::Sandbox, orch: &Path) -> (Option<i32>, serde_json::Value) {
+    let out = sb
+        .cmd()
+        .args(["exec", "Write a backtest report", "-q", "-f", "json", "-c"])
+        .arg(orch)
+        .output()
+        .expect("run");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON summary ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), summary)
+}
+
+fn sandbox_stdout(sb: &workspace_tests::Sandbox, args: &[&str]) -> String {
+    let out = sb.cmd().args(args).output().expect("run");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn a_round_whose_evaluation_fails_keeps_its_submission_but_is_never_ranked() {
+    let sb = workspace_tests::Sandbox::new();
+    let orch = competition_failing_in_round_2(&sb, "");
+    let (code, summary) = exec_json(&sb, &orch);
+    // round 1 is the team's result; the failed evaluation of round 2 fails the team
+    assert_eq!(code, Some(1), "{summary}");
+    assert_eq!(summary["status"], "partial_failure", "{summary}");
+    let id = summary["execution_id"].as_str().expect("execution id");
+    assert!(
+        summary["failed_teams_info"][0]["error_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no data for round 2")),
+        "{summary}"
+    );
+
+    // the database: round 2 has its round_history row (submission, leader transcript, member
+    // submissions with their usage) and no leader_board / round_status row
+    let store = Store::open_read_only(sb.workspace().join("mixseek.db")).expect("database");
+    {
+        let conn = store.connection().expect("conn");
+        let rows = |table: &str| -> Vec<i64> {
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT round_number FROM {table} WHERE execution_id = ? ORDER BY round_number"
+                ))
+                .expect("prepare");
+            stmt.query_map([id], |r| r.get(0))
+                .expect("query")
+                .collect::<Result<_, _>>()
+                .expect("rows")
+        };
+        assert_eq!(rows("round_history"), vec![1, 2]);
+        assert_eq!(rows("leader_board"), vec![1]);
+        assert_eq!(rows("round_status"), vec![1]);
+        let (submission, messages, members): (Option<String>, String, String) = conn
+            .query_row(
+                "SELECT submission_content, message_history, member_submissions_record FROM round_history
+                 WHERE execution_id = ? AND round_number = 2",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("round 2");
+        let submission = submission.expect("the submission is kept");
+        assert!(submission.contains("mock answer"), "{submission}");
+        let messages: serde_json::Value = serde_json::from_str(&messages).expect("json");
+        assert!(
+            messages.as_array().is_some_and(|m| m.len() >= 3),
+            "the leader's transcript: {messages}"
+        );
+        let members: serde_json::Value = serde_json::from_str(&members).expect("json");
+        assert_eq!(members["round_number"], 2);
+        assert_eq!(members["submissions"][0]["agent_name"], "helper");
+        assert_eq!(members["submissions"][0]["status"], "SUCCESS");
+        assert!(
+            members["submissions"][0]["usage"]["input_tokens"].as_u64() > Some(0),
+            "{members}"
+        );
+        assert!(members["total_usage"]["output_tokens"].as_u64() > Some(0));
+    }
+    assert_eq!(store.completed_rounds(id).expect("completed").len(), 1);
+    drop(store);
+
+    // the leaderboard lists round 1 only
+    let lb: serde_json::Value = serde_json::from_str(&sandbox_stdout(
+        &sb,
+        &["leaderboard", "--execution", id, "-f", "json"],
+    ))
+    .expect("json");
+    assert_eq!(lb.as_array().map(Vec::len), Some(1), "{lb}");
+    assert_eq!(
+        (&lb[0]["round_number"], &lb[0]["total_rounds"]),
+        (&serde_json::json!(1), &serde_json::json!(1)),
+        "{lb}"
+    );
+    // history and show list round 2 as not evaluated
+    let history: serde_json::Value = serde_json::from_str(&sandbox_stdout(
+        &sb,
+        &["history", "--execution", id, "-f", "json"],
+    ))
+    .expect("json");
+    let rounds: Vec<(u64, bool, bool)> = history
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["round_number"].as_u64().unwrap_or(0),
+                r["evaluated"] == true,
+                r["score"].is_null(),
+            )
+        })
+        .collect();
+    assert_eq!(rounds, vec![(1, true, false), (2, false, true)]);
+    let table = sandbox_stdout(&sb, &["history", "--execution", id]);
+    assert!(table.contains("not evaluated"), "{table}");
+    let shown = sandbox_stdout(&sb, &["show", id, "--team", "t", "--round", "2"]);
+    assert!(shown.contains("not evaluated"), "{shown}");
+    assert!(shown.contains("mock answer"), "the submission: {shown}");
+    assert!(shown.contains("helper"), "the member: {shown}");
+    let overview = sandbox_stdout(&sb, &["show", id]);
+    assert!(overview.contains("1 (+1 not evaluated)"), "{overview}");
+}
+
+#[test]
+fn a_skipped_metric_shows_as_failed_with_its_error_not_as_a_zero() {
+    let sb = workspace_tests::Sandbox::new();
+    let orch = competition_failing_in_round_2(
+        &sb,
+        "on_metric_error = \"skip\"\n[[metrics]]\nname = \"Coverage\"",
+    );
+    let (code, summary) = exec_json(&sb, &orch);
+    assert_eq!(code, Some(0), "{summary}");
+    let id = summary["execution_id"].as_str().expect("execution id");
+    let table = sandbox_stdout(&sb, &["show", id, "--team", "t", "--round", "2"]);
+    let backtest = table
+        .lines()
+        .find(|l| l.contains("backtest"))
+        .unwrap_or_else(|| panic!("no backtest line in:\n{table}"));
+    assert!(backtest.contains("│ failed │"), "{backtest}");
+    assert!(backtest.contains("command metric 'backtest'"), "{backtest}");
+    assert!(!backtest.contains("0.00"), "{backtest}");
+    // the table clips long comments; Markdown has the whole error
+    let md = sandbox_stdout(
+        &sb,
+        &["show", id, "--team", "t", "--round", "2", "-f", "markdown"],
+    );
+    let backtest = md
+        .lines()
+        .find(|l| l.starts_with("| backtest |"))
+        .unwrap_or_else(|| panic!("no backtest line in:\n{md}"));
+    assert!(backtest.contains("| failed |"), "{backtest}");
+    assert!(
+        backtest.contains("exited with status 3: no data for round 2"),
+        "{backtest}"
+    );
+    // round 1's backtest scored
+    let round1 = sandbox_stdout(&sb, &["show", id, "--team", "t", "--round", "1"]);
+    assert!(
+        round1
+            .lines()
+            .any(|l| l.contains("backtest") && l.contains("80.00")),
+        "{round1}"
+    );
+    let csv = sandbox_stdout(
+        &sb,
+        &["show", id, "--team", "t", "--round", "2", "-f", "csv"],
+    );
+    let line = csv
+        .lines()
+        .find(|l| l.contains(",backtest,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(
+        line.contains(",backtest,,failed,"),
+        "empty score, status failed: {line}"
+    );
+    let page = sandbox_stdout(&sb, &["report", id, "-o", "-"]);
+    assert!(
+        page.contains("<tr class=\"failed\"><td>backtest</td><td class=\"num\">failed</td>"),
+        "the HTML report"
     );
 }

@@ -4,6 +4,7 @@ use crate::budget::Budget;
 use crate::bus::EventBus;
 use crate::hooks::HookRunner;
 use crate::progress_files::ProgressFiles;
+use crate::ranking::LiveRanking;
 use crate::resume::{self, PriorTeam};
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::{LoadedConfig, LoadedTeam};
@@ -14,8 +15,7 @@ use mixseek_core::{
 use mixseek_llm::{CallObserver, Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
-    CompletedRound, JudgmentClient, RankingError, RankingSource, RoundController, RoundSettings,
-    StopCheck, SubmissionEvaluator,
+    CompletedRound, JudgmentClient, RoundController, RoundSettings, StopCheck, SubmissionEvaluator,
 };
 use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
 use sha2::{Digest, Sha256};
@@ -134,33 +134,6 @@ impl CallObserver for CallForwarder {
     }
 }
 
-/// The prompt ranking, read from the store.
-struct StoreRanking(Store);
-
-#[async_trait::async_trait]
-impl RankingSource for StoreRanking {
-    async fn ranking(
-        &self,
-        execution_id: &str,
-    ) -> Result<Option<Vec<mixseek_prompt::RankingEntry>>, RankingError> {
-        let rows = self
-            .0
-            .ranking_async(execution_id)
-            .await
-            .map_err(|e| RankingError(e.to_string()))?;
-        Ok(Some(
-            rows.into_iter()
-                .map(|r| mixseek_prompt::RankingEntry {
-                    team_id: r.team_id,
-                    team_name: r.team_name,
-                    max_score: r.max_score,
-                    total_rounds: r.total_rounds,
-                })
-                .collect(),
-        ))
-    }
-}
-
 /// How one team's task ended.
 enum TeamOutcome {
     /// The round loop ended normally (`None`: no round completed, the run stopped first).
@@ -183,6 +156,9 @@ struct Shared {
     prompts: PromptBuilder,
     evaluator: Arc<dyn SubmissionEvaluator>,
     store: Store,
+    writer: mixseek_store::StoreWriter,
+    /// The execution's ranking for the prompts, following what the store commits.
+    ranking: Arc<LiveRanking>,
     bus: Arc<EventBus>,
     stop: StopCheck,
     cancel: CancellationToken,
@@ -294,8 +270,22 @@ impl Orchestrator {
         budget.add(earlier.usage.total());
         let progress = Arc::new(ProgressFiles::new(cfg.workspace.logs_dir(), o.max_rounds));
         let hooks = HookRunner::new(cfg.file.hooks.clone());
+        // The prompts' ranking, in memory: seeded with the stored rounds, then following
+        // every round the store commits (it comes right after the store on the bus).
+        let ranking = Arc::new(LiveRanking::new(
+            &execution_id,
+            prior.iter().map(|r| {
+                (
+                    r.team_id.as_str(),
+                    r.team_name.as_str(),
+                    r.state.round_number,
+                    r.state.evaluation_score,
+                )
+            }),
+        ));
         let mut bus = EventBus::new()
             .with_primary(Arc::new(writer.clone()))
+            .with_primary(ranking.clone())
             .with_secondary(progress)
             .with_secondary(hooks.clone());
         if let Some(d) = &opts.display {
@@ -394,6 +384,8 @@ impl Orchestrator {
             prompts,
             evaluator: Arc::new(evaluator),
             store: store.clone(),
+            writer: writer.clone(),
+            ranking,
             bus: bus.clone(),
             stop,
             cancel: cancel.clone(),
@@ -601,7 +593,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
         judgment,
         RoundSettings::new(o),
     )
-    .with_ranking(Arc::new(StoreRanking(shared.store.clone())))
+    .with_ranking(shared.ranking.clone())
     .with_sink(shared.bus.clone())
     .with_context(o.domain_context.clone(), o.language.clone())
     .with_stop_check(shared.stop.clone());
@@ -650,12 +642,30 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
+                // what the team queued before it was cut off is committed first
+                if let Err(e) = shared.writer.flush().await {
+                    tracing::warn!(team_id, error = %e, "cannot flush the store writer after a team timeout");
+                }
                 let rounds = match shared
                     .store
                     .team_rounds_async(&shared.execution_id, &team_id)
                     .await
                 {
-                    Ok(r) => r.iter().map(resume::to_completed).collect(),
+                    Ok(r) => {
+                        // a commit that landed after the run was cut off is on the board now
+                        shared.ranking.set_team(
+                            &team_id,
+                            r.iter().map(|r| {
+                                (
+                                    r.team_id.as_str(),
+                                    r.team_name.as_str(),
+                                    r.state.round_number,
+                                    r.state.evaluation_score,
+                                )
+                            }),
+                        );
+                        r.iter().map(resume::to_completed).collect()
+                    }
                     Err(e) => {
                         tracing::warn!(team_id, error = %e, "cannot read the team's rounds after its timeout");
                         completed.clone()

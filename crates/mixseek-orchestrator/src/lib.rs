@@ -17,8 +17,10 @@ pub mod bus;
 pub mod engine;
 pub mod hooks;
 pub mod progress_files;
+pub mod ranking;
 pub mod resume;
 
 pub use budget::Budget;
 pub use bus::EventBus;
 pub use engine::{Orchestrator, OrchestratorError, RunOptions, config_hash};
+pub use ranking::LiveRanking;

@@ -5,7 +5,7 @@ use crate::*;
 use chrono::{TimeZone, Utc};
 use chrono_tz::Tz;
 use mixseek_config::prompt_builder::{InjectionRuleSettings, InjectionTarget};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 fn builder_with(settings: &PromptBuilderSettings) -> PromptBuilder {
     let now = Utc
@@ -46,13 +46,22 @@ fn with_rules(rules: Vec<InjectionRuleSettings>) -> PromptBuilderSettings {
     }
 }
 
-/// Collects the `warn!` events emitted while `f` runs (message + fields, as text).
+/// Collects the `warn!` events emitted on this thread while `f` runs (message + fields, as text).
+///
+/// The subscriber is the process-wide default, installed once, and routes each event to a
+/// per-thread buffer. A scoped subscriber (`with_default`) is not reliable here: while it is
+/// the only dispatcher, `tracing` computes a callsite's cached interest from the default of
+/// whichever thread reaches the callsite first, so a parallel test could leave it disabled.
 fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    use std::cell::RefCell;
     use tracing::field::{Field, Visit};
     use tracing::span::{Attributes, Id, Record};
     use tracing::{Event, Level, Metadata, Subscriber};
 
-    struct Collect(Arc<Mutex<Vec<String>>>);
+    thread_local! {
+        static SINK: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+    }
+    struct Collect;
     struct Fields(String);
     impl Visit for Fields {
         fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
@@ -74,16 +83,23 @@ fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
         fn event(&self, e: &Event<'_>) {
             let mut v = Fields(String::new());
             e.record(&mut v);
-            if let Ok(mut out) = self.0.lock() {
-                out.push(v.0);
-            }
+            SINK.with(|s| {
+                if let Some(out) = s.borrow_mut().as_mut() {
+                    out.push(v.0);
+                }
+            });
         }
         fn enter(&self, _: &Id) {}
         fn exit(&self, _: &Id) {}
     }
-    let store = Arc::new(Mutex::new(Vec::new()));
-    let r = tracing::subscriber::with_default(Collect(store.clone()), f);
-    let out = store.lock().map(|v| v.clone()).unwrap_or_default();
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Fails only if another global default exists, which this test binary never sets.
+        let _ = tracing::subscriber::set_global_default(Collect);
+    });
+    SINK.with(|s| *s.borrow_mut() = Some(Vec::new()));
+    let r = f();
+    let out = SINK.with(|s| s.borrow_mut().take()).unwrap_or_default();
     (r, out)
 }
 

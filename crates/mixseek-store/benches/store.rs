@@ -6,23 +6,25 @@
 //! rounds) through the real writer (`StoreWriter::write_all`:
 //! staging on the caller's side, the channel, the writer thread, batched transactions and the
 //! upsert every run uses), then times the reads the prompts and the report commands make, the
-//! per-round writes of a live run against the 1,000,000 stored rows (one `Evaluated` and one
-//! `Judged` committed at a time, then `TeamFinished`), and the checkpoint DuckDB otherwise does
-//! when the store closes. Targets: ≥ 50,000 rounds/s written; each query ≤ 100 ms; a live
-//! round (`Evaluated` + `Judged`) ≤ 2 ms, so that the 5,000 rounds of issue 8's 1,000 teams ×
-//! 5 rounds cost the store at most 10 s even one at a time. Each prints PASS or MISS.
+//! per-round writes of a live run against the 1,000,000 stored rows (the unevaluated round of
+//! `SubmissionReady`, `Evaluated` and `Judged`, each committed at a time, then `TeamFinished`),
+//! and the checkpoint DuckDB otherwise does when the store closes. Targets: ≥ 50,000 rounds/s
+//! written; each query ≤ 100 ms; issue 8's 1,000 teams × 5 rounds at once ≤ 5 s. Each prints
+//! PASS or MISS.
 //!
 //! The bench rounds carry no leader messages and no member submissions: real rounds are
 //! heavier (more JSON text per row).
 //!
 //! `MIXSEEK_BENCH_ROUNDS=N` writes N rounds instead (rounded to whole executions).
+//! `MIXSEEK_BENCH_NO_SUBMISSIONS=1` leaves the `SubmissionReady` writes out of the live and
+//! concurrent runs (the writes before the store kept unevaluated rounds), for comparison.
 
 #![allow(clippy::print_stdout)]
 
 use chrono::{TimeZone, Utc};
 use mixseek_core::{
     Decision, Event, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, MetricScore,
-    RoundRecord, ScoreDetails, TeamRef, TeamStatusKind, Usage,
+    RoundRecord, ScoreDetails, SubmittedRound, TeamRef, TeamStatusKind, Usage,
 };
 use mixseek_store::writer::MAX_TX_ROUNDS;
 use mixseek_store::{LeaderboardScope, PiiMasker, Store, StoreWriter};
@@ -110,6 +112,38 @@ fn record(e: u32, team: u32, round: u32) -> RoundRecord {
     }
 }
 
+/// The `SubmissionReady` of a round, carrying its unevaluated part (the controller emits it
+/// when the leader answers, before the evaluation).
+fn submitted(r: &RoundRecord) -> Event {
+    Event::SubmissionReady {
+        execution_id: r.execution_id.clone(),
+        team_id: r.team_id.clone(),
+        team_name: r.team_name.clone(),
+        round_number: r.round_number,
+        submission_chars: r.submission_content.len(),
+        usage: r.agent_usage,
+        at: r.round_started_at,
+        round: Some(Box::new(SubmittedRound {
+            execution_id: r.execution_id.clone(),
+            team_id: r.team_id.clone(),
+            team_name: r.team_name.clone(),
+            round_number: r.round_number,
+            prompt: r.prompt.clone(),
+            submission_content: r.submission_content.clone(),
+            round_started_at: r.round_started_at,
+            submitted_at: r.round_started_at,
+            leader_messages: r.leader_messages.clone(),
+            member_submissions: r.member_submissions.clone(),
+            agent_usage: r.agent_usage,
+        })),
+    }
+}
+
+/// Whether the live and concurrent runs write `SubmissionReady` (see the module docs).
+fn with_submissions() -> bool {
+    std::env::var("MIXSEEK_BENCH_NO_SUBMISSIONS").map_or(true, |v| v.is_empty() || v == "0")
+}
+
 fn time_query<T>(name: &str, runs: usize, mut f: impl FnMut() -> T) -> Duration {
     let _ = f(); // warm-up
     let mut times: Vec<Duration> = (0..runs)
@@ -164,7 +198,7 @@ fn started(e: u32, teams: u32, rounds: u32) -> Event {
 }
 
 /// A live run's writes against the stored rows: `ExecutionStarted`, then each team's rounds
-/// one at a time (`Evaluated`, `Judged`), `TeamFinished`, `ExecutionFinished`.
+/// one at a time (`SubmissionReady`, `Evaluated`, `Judged`), `TeamFinished`.
 fn live_run(
     rt: &tokio::runtime::Runtime,
     writer: &StoreWriter,
@@ -175,12 +209,18 @@ fn live_run(
     let execution_id = exec_id(e);
     let at = Utc::now();
     rt.block_on(writer.write(&started(e, LIVE_TEAMS, LIVE_ROUNDS)))?;
-    let (mut evaluated, mut judged, mut finished) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut submissions, mut evaluated, mut judged, mut finished) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut rounds_total = Vec::new();
     for team in 0..LIVE_TEAMS {
         let mut best: Option<RoundRecord> = None;
         for round in 1..=LIVE_ROUNDS {
             let r = record(e, team, round);
+            let t = Instant::now();
+            if with_submissions() {
+                rt.block_on(writer.write(&submitted(&r)))?;
+            }
+            let t_submitted = t.elapsed();
             let t = Instant::now();
             rt.block_on(writer.write(&Event::Evaluated(Box::new(r.clone()))))?;
             let t_eval = t.elapsed();
@@ -201,9 +241,10 @@ fn live_run(
                 at,
             }))?;
             let t_judged = t.elapsed();
+            submissions.push(t_submitted);
             evaluated.push(t_eval);
             judged.push(t_judged);
-            rounds_total.push(t_eval + t_judged);
+            rounds_total.push(t_submitted + t_eval + t_judged);
             if best
                 .as_ref()
                 .is_none_or(|b| b.score_details.overall_score < r.score_details.overall_score)
@@ -243,12 +284,18 @@ fn live_run(
         }))?;
         finished.push(t.elapsed());
     }
+    let (submitted_med, submitted_p95) = percentiles(submissions);
     let (eval_med, eval_p95) = percentiles(evaluated);
     let (judged_med, judged_p95) = percentiles(judged);
     let (finished_med, finished_p95) = percentiles(finished);
     let (round_med, round_p95) = percentiles(rounds_total);
     println!(
         "live run against the stored rows ({LIVE_TEAMS} teams × {LIVE_ROUNDS} rounds, one write at a time):"
+    );
+    println!(
+        "  SubmissionReady (unevaluated row)  median {:>8.2} ms   p95 {:>8.2} ms",
+        ms(submitted_med),
+        ms(submitted_p95)
     );
     println!(
         "  Evaluated (round committed)        median {:>8.2} ms   p95 {:>8.2} ms",
@@ -266,7 +313,7 @@ fn live_run(
         ms(finished_p95)
     );
     println!(
-        "  a round (Evaluated + Judged)       median {:>8.2} ms   p95 {:>8.2} ms",
+        "  a round (all three)                median {:>8.2} ms   p95 {:>8.2} ms",
         ms(round_med),
         ms(round_p95),
     );
@@ -274,8 +321,8 @@ fn live_run(
 }
 
 /// Issue 8's load on the store: 1,000 teams × 5 rounds at once (each team a task writing
-/// `Evaluated` then `Judged` per round, as the round controller does), against the stored
-/// rows. Target: ≤ 5 s, half of the 10 s that whole run may take.
+/// `SubmissionReady`, `Evaluated` then `Judged` per round, as the round controller does),
+/// against the stored rows. Target: ≤ 5 s, half of the 10 s that whole run may take.
 fn concurrent_run(
     rt: &tokio::runtime::Runtime,
     writer: &StoreWriter,
@@ -294,6 +341,9 @@ fn concurrent_run(
             tasks.push(tokio::spawn(async move {
                 for round in 1..=ROUNDS_EACH {
                     let r = record(e, team, round);
+                    if with_submissions() {
+                        writer.write(&submitted(&r)).await?;
+                    }
                     writer.write(&Event::Evaluated(Box::new(r.clone()))).await?;
                     writer
                         .write(&Event::Judged {
@@ -324,7 +374,7 @@ fn concurrent_run(
     let took = t.elapsed();
     println!(
         "concurrent run against the stored rows ({TEAMS_AT_ONCE} teams × {ROUNDS_EACH} rounds at once, \
-         Evaluated + Judged each): {:.2} s = {:.0} rounds/s, target ≤ 5 s: {}",
+         SubmissionReady + Evaluated + Judged each): {:.2} s = {:.0} rounds/s, target ≤ 5 s: {}",
         took.as_secs_f64(),
         f64::from(TEAMS_AT_ONCE * ROUNDS_EACH) / took.as_secs_f64(),
         pass(took <= Duration::from_secs(5))

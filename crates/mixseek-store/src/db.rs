@@ -100,7 +100,7 @@ fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
 ///
 /// The writer also checkpoints after each finished execution, so a completed run leaves an
 /// empty log. Commits are durable either way (the log is synced on every commit).
-const CHECKPOINT_THRESHOLD: &str = "64MB";
+const CHECKPOINT_THRESHOLD: &str = "16MB";
 
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     let wrap = |e: duckdb::Error| StoreError::Open {
@@ -119,6 +119,8 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     }
     config
         .with("checkpoint_threshold", CHECKPOINT_THRESHOLD)
+        .map_err(wrap)?
+        .with("memory_limit", "128MB")
         .map_err(wrap)
 }
 

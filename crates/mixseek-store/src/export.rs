@@ -1,6 +1,6 @@
 //! `mixseek export (EXECUTION_ID | --all) --format json|csv|parquet -o PATH`.
 //!
-//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 3, "executions": [...],
+//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 4, "executions": [...],
 //!   "tables": {"execution_summary": [{column: value}], "leader_board": [...], ...}}`; JSON-text
 //!   columns are embedded as JSON, timestamps are ISO-8601 UTC strings.
 //! * `csv`: a directory `PATH` with one RFC 4180 file per table (`leader_board.csv`, ...).

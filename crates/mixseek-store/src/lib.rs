@@ -22,8 +22,13 @@
 //! fixes the clock that stamps `created_at` / `updated_at`). `emit(&event)` returns once the
 //! event's rows are committed:
 //! * `ExecutionStarted` → `execution_summary` row, status `running`, config hash, teams;
+//! * `SubmissionReady` carrying its `SubmittedRound` (the leader answered; the evaluation may
+//!   still fail) → the round's `round_history` row only (prompt, submission, leader transcript,
+//!   member submissions): the round is kept but not completed (no score, not ranked, never the
+//!   best round, not in `completed_rounds`); a key already evaluated is left as it is;
 //! * `Evaluated(RoundRecord)` → the round's `round_history` + `leader_board` + `round_status`
-//!   rows in one transaction (upserts on (execution_id, team_id, round_number));
+//!   rows in one transaction (upserts on (execution_id, team_id, round_number); it overwrites
+//!   the `round_history` row of its `SubmissionReady`);
 //! * `Judged` → the round's decision in `round_status` (and the judgment's usage);
 //! * `LlmCall` → queued, appended to `llm_calls` with the next batch (`flush()` to wait);
 //! * `TeamFinished` → the best round gets `final_submission = TRUE` and the exit reason;
@@ -32,8 +37,9 @@
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
 //! file); a committed round survives the process being killed. The round tables have no UNIQUE
-//! constraint (schema version 3): the writer keeps each key to one row itself. Transient failures are attempted 3 times (sleeping 1 s,
-//! then 2 s); validation errors (e.g. `confidence_score` outside 0..=1) fail at once.
+//! constraint (since schema version 3): the writer keeps each key to one row itself. Transient
+//! failures are attempted 3 times (sleeping 1 s, then 2 s); validation errors (e.g.
+//! `confidence_score` outside 0..=1) fail at once.
 //!
 //! # Reading (blocking; `*_async` variants run on tokio's blocking pool)
 //! * [`Store::ranking`]`(execution_id) -> Vec<`[`RankingEntry`]`>` — prompt ranking: best score
@@ -46,6 +52,12 @@
 //! * [`Store::round_detail`], [`Store::executions`], [`Store::execution_summary`],
 //!   [`Store::execution_overview`], [`Store::leaderboard`] (per execution, latest, or across
 //!   executions), [`Store::history`], [`Store::resolve_execution`] (unique id prefixes).
+//!
+//! Reads of completed rounds (ranking, `team_rounds`, `completed_rounds`, leaderboards,
+//! executions) start from `leader_board`. `history`, `round_detail`, `round_details` and
+//! `execution_overview` also show rounds that were not evaluated (`evaluated: false`, no
+//! score). Metrics that failed and were skipped (`"status": "failed"` in `score_details`) read
+//! as [`MetricLine`]s with an `error` and no score.
 //!
 //! # Reports
 //! [`report`] renders each command's output as a `String` in a [`report::Format`]
@@ -71,7 +83,8 @@ pub use db::{DB_FILE_NAME, Store, db_path};
 pub use error::{Result, StoreError};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
-    LeaderboardScope, RankingEntry, RoundDetail, RoundUsage, StoredDecision, TeamOverview,
+    LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
+    TeamOverview,
 };
 pub use pii::{ExtraPattern, MaskingSpec, PiiMasker};
 pub use writer::StoreWriter;

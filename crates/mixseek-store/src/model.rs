@@ -75,15 +75,23 @@ pub struct CompletedRound {
 }
 
 /// Everything stored about one round (`mixseek show ID --team T --round N`).
+///
+/// A round that is not evaluated (its leader answered, its evaluation failed or never
+/// finished: a `round_history` row without `leader_board` / `round_status` rows) has
+/// `evaluated: false`, no score, `score_details` null, no decision and no start/end time; its
+/// usage is that of its recorded LLM calls (`llm_calls`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoundDetail {
     pub execution_id: String,
     pub team_id: String,
     pub team_name: String,
     pub round_number: u32,
-    pub score: f64,
+    /// False for a round whose leader answered but that has no evaluation.
+    pub evaluated: bool,
+    /// `None` when not evaluated.
+    pub score: Option<f64>,
     /// `{"overall_score", "metrics": [{"metric_name", "score", "evaluator_comment", ...}]}`
-    /// (any JSON object for rows imported from the original).
+    /// (any JSON object for rows imported from the original; null when not evaluated).
     pub score_details: Value,
     pub submission_content: String,
     pub submission_sha256: Option<String>,
@@ -110,34 +118,73 @@ pub struct RoundDetail {
 }
 
 impl RoundDetail {
-    /// `(metric_name, score, evaluator_comment)` of each metric in `score_details`.
-    pub fn metrics(&self) -> Vec<(String, Option<f64>, String)> {
+    /// Each metric in `score_details`, in stored order.
+    pub fn metrics(&self) -> Vec<MetricLine> {
         metrics_of(&self.score_details)
     }
 }
 
-pub(crate) fn metrics_of(details: &Value) -> Vec<(String, Option<f64>, String)> {
+/// One metric of a round's `score_details`, as the reports show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricLine {
+    pub metric_name: String,
+    /// `None` for a metric that failed (and was skipped: `on_metric_error = "skip"`; it is
+    /// stored with `score` 0.0, which is no score) or has no number.
+    pub score: Option<f64>,
+    pub evaluator_comment: String,
+    /// Why the metric failed (`"status": "failed"`): the stored error's `message`, else its
+    /// comment. `None` for a scored metric.
+    pub error: Option<String>,
+}
+
+impl MetricLine {
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+pub(crate) fn metrics_of(details: &Value) -> Vec<MetricLine> {
     details
         .get("metrics")
         .and_then(Value::as_array)
-        .map(|ms| {
-            ms.iter()
-                .map(|m| {
-                    (
-                        m.get("metric_name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("Unknown")
-                            .to_string(),
-                        m.get("score").and_then(Value::as_f64),
-                        m.get("evaluator_comment")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                    )
-                })
-                .collect()
-        })
+        .map(|ms| ms.iter().map(metric_line).collect())
         .unwrap_or_default()
+}
+
+fn metric_line(m: &Value) -> MetricLine {
+    let text = |key: &str| m.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let comment = text("evaluator_comment");
+    let failed = m.get("status").and_then(Value::as_str) == Some("failed");
+    let error = failed.then(|| {
+        let stored = match m.get("error") {
+            Some(Value::String(e)) => e.clone(),
+            Some(Value::Object(e)) => e
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            _ => String::new(),
+        };
+        match (stored.trim().is_empty(), comment.trim().is_empty()) {
+            (false, _) => stored,
+            (true, false) => comment.clone(),
+            (true, true) => "no error recorded".to_string(),
+        }
+    });
+    MetricLine {
+        metric_name: m
+            .get("metric_name")
+            .and_then(Value::as_str)
+            .unwrap_or("Unknown")
+            .to_string(),
+        score: if failed {
+            None
+        } else {
+            m.get("score").and_then(Value::as_f64)
+        },
+        evaluator_comment: comment,
+        error,
+    }
 }
 
 /// One stored execution (`mixseek executions`).
@@ -192,14 +239,18 @@ pub struct LeaderboardRow {
     pub round_ended_at: Option<DateTime<Utc>>,
 }
 
-/// One round in a history listing.
+/// One round in a history listing: an evaluated round, or (`evaluated: false`, no score, no
+/// decision) a round whose leader answered but whose evaluation failed or never finished. The
+/// tokens and cost of such a round are those of its recorded LLM calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryRow {
     pub execution_id: String,
     pub team_id: String,
     pub team_name: String,
     pub round_number: u32,
-    pub score: f64,
+    /// `None` when not evaluated.
+    pub score: Option<f64>,
+    pub evaluated: bool,
     pub should_continue: Option<bool>,
     pub reasoning: Option<String>,
     pub confidence_score: Option<f64>,
@@ -219,7 +270,10 @@ pub struct HistoryRow {
 pub struct TeamOverview {
     pub team_id: String,
     pub team_name: String,
+    /// Evaluated rounds.
     pub rounds: u32,
+    /// Rounds whose leader answered but that have no evaluation (not counted in `rounds`).
+    pub unevaluated_rounds: u32,
     pub best_score: Option<f64>,
     pub best_round: Option<u32>,
     pub final_submission: bool,

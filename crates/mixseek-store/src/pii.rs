@@ -98,10 +98,20 @@ fn is_digitish(c: char) -> bool {
     digit_value(c).is_some()
 }
 
-/// Not glued to other digits (or, for IPv4, dotted digits).
+/// Not glued to other digits or letters, and not a piece of a longer hyphenated hex token such
+/// as a UUID (`3f2b8c1e-0000-4000-8000-000000000001` holds `0000-4000-8000`, which looks like a
+/// phone number: execution ids are stored in member records and prompts).
 fn digit_boundary(_m: &str, text: &str, start: usize, end: usize) -> bool {
-    !prev_char(text, start).is_some_and(|c| is_digitish(c) || c.is_ascii_alphabetic())
-        && !next_char(text, end).is_some_and(|c| is_digitish(c) || c.is_ascii_alphabetic())
+    let glued = |c: Option<char>| c.is_some_and(|c| is_digitish(c) || c.is_ascii_alphabetic());
+    let mut before = text[..start].chars().rev();
+    let mut after = text[end..].chars();
+    let (b1, b2) = (before.next(), before.next());
+    let (a1, a2) = (after.next(), after.next());
+    // `-` joining hex digits, as in a UUID (`TEL-03-1234-5678` is still a phone number)
+    let hyphen_chain = |hyphen: Option<char>, next: Option<char>| {
+        hyphen == Some('-') && next.is_some_and(|c| c.is_ascii_hexdigit())
+    };
+    !glued(b1) && !glued(a1) && !hyphen_chain(b1, b2) && !hyphen_chain(a1, a2)
 }
 
 fn luhn_card(m: &str, text: &str, start: usize, end: usize) -> bool {
@@ -353,6 +363,7 @@ mod tests {
             "US office: [電話番号]."
         );
         assert_eq!(m.mask("携帯09012345678に連絡"), "携帯[電話番号]に連絡");
+        assert_eq!(m.mask("TEL-03-1234-5678"), "TEL-[電話番号]");
         assert_eq!(
             m.mask("カード5500-0000-0000-0004です"),
             "カード[カード番号]です"
@@ -369,6 +380,10 @@ mod tests {
             "order 4111111111111112 (not a valid card)",
             "score 85.5/100 at 10:30:00",
             "ISBN 978-4-06-519981-7",
+            // execution ids (UUIDs) whose groups look like a phone or card number
+            "execution 3f2b8c1e-0000-4000-8000-000000000001",
+            "{\"execution_id\":\"9a7d6e5f-0312-3456-7890-000000000002\"}",
+            "id 0000-4111-1111-1111-1111-abcdef",
         ] {
             assert_eq!(m.mask(text), text, "{text}");
         }

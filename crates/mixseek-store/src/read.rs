@@ -63,6 +63,10 @@ fn judgment_of(text: Option<String>) -> Option<Judgment> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
 
+/// A `round_history h` row whose round has no `leader_board` row: not evaluated.
+const NOT_EVALUATED: &str = "NOT EXISTS (SELECT 1 FROM leader_board l
+    WHERE l.execution_id = h.execution_id AND l.team_id = h.team_id AND l.round_number = h.round_number)";
+
 impl Store {
     fn query_rows<T>(
         &self,
@@ -243,6 +247,13 @@ impl Store {
             "l.execution_id = ? AND l.team_id = ? AND l.round_number = ?",
             params![execution_id, team_id, round_number],
         )?;
+        if v.is_empty() {
+            v = self.unevaluated_details(
+                execution_id,
+                "h.execution_id = ? AND h.team_id = ? AND h.round_number = ?",
+                params![execution_id, team_id, round_number],
+            )?;
+        }
         Ok(if v.is_empty() {
             None
         } else {
@@ -250,9 +261,144 @@ impl Store {
         })
     }
 
-    /// Every round of an execution in detail, by team id then round (the HTML report).
+    /// Every round of an execution in detail, by team id then round (the HTML report); the
+    /// unevaluated ones included (`evaluated: false`).
     pub fn round_details(&self, execution_id: &str) -> Result<Vec<RoundDetail>> {
-        self.details_where("l.execution_id = ?", [execution_id])
+        let mut v = self.details_where("l.execution_id = ?", [execution_id])?;
+        let unevaluated =
+            self.unevaluated_details(execution_id, "h.execution_id = ?", [execution_id])?;
+        if !unevaluated.is_empty() {
+            v.extend(unevaluated);
+            v.sort_by(|a, b| {
+                (a.team_id.as_str(), a.round_number).cmp(&(b.team_id.as_str(), b.round_number))
+            });
+        }
+        Ok(v)
+    }
+
+    /// Rounds of `execution_id` (`filter` over `round_history h`) that have a `round_history`
+    /// row but no `leader_board` row: their leader answered, their evaluation failed or never
+    /// finished. Their usage is that of their recorded LLM calls.
+    fn unevaluated_details(
+        &self,
+        execution_id: &str,
+        filter: &str,
+        params: impl duckdb::Params,
+    ) -> Result<Vec<RoundDetail>> {
+        type Raw = (RoundDetail, Option<String>, Option<String>, Option<String>);
+        let sql = format!(
+            "SELECT h.execution_id, h.team_id, h.team_name, h.round_number,
+                 coalesce(h.submission_content, ''), h.submission_sha256, h.prompt, h.prompt_sha256,
+                 h.pii_masked, h.member_submissions_record, h.message_history, h.applied_injections
+             FROM round_history h
+             WHERE {filter} AND {NOT_EVALUATED}
+             ORDER BY h.team_id, h.round_number"
+        );
+        let rows: Vec<Raw> = self.query_rows("unevaluated rounds", &sql, params, |r| {
+            Ok((
+                RoundDetail {
+                    execution_id: r.get(0)?,
+                    team_id: r.get(1)?,
+                    team_name: r.get(2)?,
+                    round_number: u32_of(r.get(3)?),
+                    evaluated: false,
+                    score: None,
+                    score_details: Value::Null,
+                    submission_content: r.get(4)?,
+                    submission_sha256: r.get(5)?,
+                    prompt: r.get(6)?,
+                    prompt_sha256: r.get(7)?,
+                    pii_masked: r.get(8)?,
+                    decision: StoredDecision::default(),
+                    final_submission: false,
+                    exit_reason: None,
+                    member_submissions: None,
+                    leader_messages: Vec::new(),
+                    usage: RoundUsage::default(),
+                    round_started_at: None,
+                    round_ended_at: None,
+                    applied_injections: Vec::new(),
+                },
+                r.get(9)?,
+                r.get(10)?,
+                r.get(11)?,
+            ))
+        })?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let usage = self.call_usage_by_round(execution_id)?;
+        rows.into_iter()
+            .map(|(mut d, members, messages, injections)| {
+                if let Some(text) = injections {
+                    d.applied_injections = serde_json::from_str(&text)
+                        .map_err(|e| StoreError::decode("round_history.applied_injections", e))?;
+                }
+                d.member_submissions =
+                    parse_json(members, "round_history.member_submissions_record")?;
+                d.leader_messages = match parse_json(messages, "round_history.message_history")? {
+                    Some(Value::Array(items)) => items,
+                    Some(other) => vec![other],
+                    None => Vec::new(),
+                };
+                if let Some(u) = usage.get(&(d.team_id.clone(), d.round_number)) {
+                    d.usage = u.clone();
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Usage of an execution's recorded LLM calls per (team, round), by stage: leader and
+    /// member calls are `agent`, evaluator calls `evaluation`, judgment calls `judgment`.
+    fn call_usage_by_round(
+        &self,
+        execution_id: &str,
+    ) -> Result<std::collections::HashMap<(String, u32), RoundUsage>> {
+        type Raw = (String, i64, String, i64, i64, i64, i64, f64, i64);
+        let rows: Vec<Raw> = self.query_rows(
+            "the rounds' LLM calls",
+            "SELECT team_id, round_number, role, sum(input_tokens)::BIGINT, sum(output_tokens)::BIGINT,
+                 sum(cached_tokens)::BIGINT, sum(requests)::BIGINT, sum(cost_usd),
+                 count(*) FILTER (WHERE NOT priced)
+             FROM llm_calls
+             WHERE execution_id = ? AND team_id IS NOT NULL AND round_number IS NOT NULL
+             GROUP BY team_id, round_number, role",
+            [execution_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(4)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+                    r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                    r.get::<_, Option<f64>>(7)?.unwrap_or(0.0),
+                    r.get(8)?,
+                ))
+            },
+        )?;
+        let mut by_round: std::collections::HashMap<(String, u32), RoundUsage> =
+            std::collections::HashMap::new();
+        for (team, round, role, input, output, cached, requests, cost, unpriced) in rows {
+            let usage = Usage {
+                input_tokens: u64_of(input),
+                output_tokens: u64_of(output),
+                cached_tokens: u64_of(cached),
+                requests: u64_of(requests),
+                cost_usd: cost,
+                unpriced_requests: u64_of(unpriced),
+                requests_without_usage: 0,
+            };
+            let entry = by_round.entry((team, u32_of(round))).or_default();
+            match role.as_str() {
+                "evaluator" => entry.evaluation += usage,
+                "judgment" => entry.judgment += usage,
+                _ => entry.agent += usage,
+            }
+        }
+        Ok(by_round)
     }
 
     fn details_where(&self, filter: &str, params: impl duckdb::Params) -> Result<Vec<RoundDetail>> {
@@ -287,7 +433,8 @@ impl Store {
                     team_id: r.get(21)?,
                     team_name: r.get(0)?,
                     round_number: u32_of(r.get(22)?),
-                    score: r.get(1)?,
+                    evaluated: true,
+                    score: Some(r.get(1)?),
                     score_details: Value::Null,
                     submission_content: r.get(3)?,
                     submission_sha256: r.get(4)?,
@@ -707,6 +854,7 @@ impl Store {
                 team_id: t.team_id.clone(),
                 team_name: t.team_name.clone(),
                 rounds: 0,
+                unevaluated_rounds: 0,
                 best_score: None,
                 best_round: None,
                 final_submission: false,
@@ -723,6 +871,7 @@ impl Store {
                         team_id: r.team_id.clone(),
                         team_name: r.team_name.clone(),
                         rounds: 0,
+                        unevaluated_rounds: 0,
                         best_score: None,
                         best_round: None,
                         final_submission: false,
@@ -750,6 +899,37 @@ impl Store {
             if r.final_submission {
                 t.exit_reason = r.decision.exit_reason.clone();
             }
+        }
+        let unevaluated: Vec<(String, String, i64)> = self.query_rows(
+            "unevaluated rounds",
+            &format!(
+                "SELECT h.team_id, arg_max(h.team_name, h.round_number), count(*) FROM round_history h
+                 WHERE h.execution_id = ? AND {NOT_EVALUATED}
+                 GROUP BY h.team_id ORDER BY h.team_id"
+            ),
+            [execution_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        for (team_id, team_name, n) in unevaluated {
+            let idx = match teams.iter().position(|t| t.team_id == team_id) {
+                Some(i) => i,
+                None => {
+                    teams.push(TeamOverview {
+                        team_id,
+                        team_name,
+                        rounds: 0,
+                        unevaluated_rounds: 0,
+                        best_score: None,
+                        best_round: None,
+                        final_submission: false,
+                        exit_reason: None,
+                        error_message: None,
+                        usage: Usage::default(),
+                    });
+                    teams.len() - 1
+                }
+            };
+            teams[idx].unevaluated_rounds = u32_of(n);
         }
         for f in failed {
             if let Some(t) = teams.iter_mut().find(|t| t.team_id == f.team_id) {
@@ -863,40 +1043,56 @@ impl Store {
         Ok((exec, rows))
     }
 
-    /// The rounds of an execution (optionally one team), by team id then round.
+    /// The rounds of an execution (optionally one team), by team id then round: the evaluated
+    /// ones, and those whose leader answered but that have no evaluation (`evaluated: false`,
+    /// no score or decision; tokens and cost from their recorded LLM calls).
     pub fn history(&self, execution_id: &str, team_id: Option<&str>) -> Result<Vec<HistoryRow>> {
-        self.query_rows(
-            "the history",
-            "SELECT l.execution_id, l.team_id, l.team_name, l.round_number, l.score, s.should_continue, s.reasoning,
-                 s.confidence_score, l.final_submission, coalesce(s.exit_reason, l.exit_reason),
-                 coalesce(s.input_tokens, 0), coalesce(s.output_tokens, 0), coalesce(s.cost_usd, 0),
-                 s.round_started_at, s.round_ended_at
-             FROM leader_board l
-             LEFT JOIN round_status s
-               ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
-             WHERE l.execution_id = $1 AND ($2 IS NULL OR l.team_id = $2)
-             ORDER BY l.team_id, l.round_number",
-            params![execution_id, team_id],
-            |r| {
-                Ok(HistoryRow {
-                    execution_id: r.get(0)?,
-                    team_id: r.get(1)?,
-                    team_name: r.get(2)?,
-                    round_number: u32_of(r.get(3)?),
-                    score: r.get(4)?,
-                    should_continue: r.get(5)?,
-                    reasoning: r.get(6)?,
-                    confidence_score: r.get(7)?,
-                    final_submission: r.get(8)?,
-                    exit_reason: r.get(9)?,
-                    input_tokens: u64_of(r.get(10)?),
-                    output_tokens: u64_of(r.get(11)?),
-                    cost_usd: r.get(12)?,
-                    round_started_at: ts(r, 13)?,
-                    round_ended_at: ts(r, 14)?,
-                })
-            },
-        )
+        let sql = format!(
+            "SELECT * FROM (
+                 SELECT l.execution_id, l.team_id, l.team_name, l.round_number, l.score, TRUE AS evaluated,
+                     s.should_continue, s.reasoning, s.confidence_score, l.final_submission,
+                     coalesce(s.exit_reason, l.exit_reason) AS exit_reason,
+                     coalesce(s.input_tokens, 0)::BIGINT AS input_tokens,
+                     coalesce(s.output_tokens, 0)::BIGINT AS output_tokens,
+                     coalesce(s.cost_usd, 0)::DOUBLE AS cost_usd, s.round_started_at, s.round_ended_at
+                 FROM leader_board l
+                 LEFT JOIN round_status s
+                   ON s.execution_id = l.execution_id AND s.team_id = l.team_id AND s.round_number = l.round_number
+                 WHERE l.execution_id = $1 AND ($2 IS NULL OR l.team_id = $2)
+                 UNION ALL
+                 SELECT h.execution_id, h.team_id, h.team_name, h.round_number, NULL, FALSE,
+                     NULL, NULL, NULL, FALSE, NULL,
+                     coalesce(c.input_tokens, 0)::BIGINT, coalesce(c.output_tokens, 0)::BIGINT,
+                     coalesce(c.cost_usd, 0)::DOUBLE, NULL, NULL
+                 FROM round_history h
+                 LEFT JOIN (
+                     SELECT team_id, round_number, sum(input_tokens) AS input_tokens,
+                         sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd
+                     FROM llm_calls WHERE execution_id = $1 GROUP BY team_id, round_number) c
+                   ON c.team_id = h.team_id AND c.round_number = h.round_number
+                 WHERE h.execution_id = $1 AND ($2 IS NULL OR h.team_id = $2) AND {NOT_EVALUATED})
+             ORDER BY team_id, round_number"
+        );
+        self.query_rows("the history", &sql, params![execution_id, team_id], |r| {
+            Ok(HistoryRow {
+                execution_id: r.get(0)?,
+                team_id: r.get(1)?,
+                team_name: r.get(2)?,
+                round_number: u32_of(r.get(3)?),
+                score: r.get(4)?,
+                evaluated: r.get(5)?,
+                should_continue: r.get(6)?,
+                reasoning: r.get(7)?,
+                confidence_score: r.get(8)?,
+                final_submission: r.get(9)?,
+                exit_reason: r.get(10)?,
+                input_tokens: u64_of(r.get(11)?),
+                output_tokens: u64_of(r.get(12)?),
+                cost_usd: r.get(13)?,
+                round_started_at: ts(r, 14)?,
+                round_ended_at: ts(r, 15)?,
+            })
+        })
     }
 
     /// Number of rows of a table (diagnostics and tests). Only our table names are accepted.

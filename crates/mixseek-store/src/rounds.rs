@@ -1,6 +1,11 @@
 //! Writing evaluated rounds: their `round_history`, `leader_board` and `round_status` rows,
 //! upserted on (execution_id, team_id, round_number) — a key written again updates its rows in
 //! place (the last write wins), and of a key staged twice only the last row is kept.
+//! A round that is only submitted (`SubmissionReady` with its round: the leader answered, the
+//! evaluation may fail) is staged the same way and gets its `round_history` row only
+//! (`evaluated` false in the staging table); its evaluation, when it comes, updates that row
+//! and adds the other two. A submission never replaces an evaluated round (staged together,
+//! the evaluation is kept; stored already, the submission is dropped).
 //!
 //! Two halves:
 //! * [`StagedRounds::build`] validates, masks and serializes records straight into Arrow
@@ -19,8 +24,9 @@
 //!    (the others are deleted from the staging table, only when there are duplicates);
 //! 2. the stored keys of executions the writer has not seen yet are read from the tables (one
 //!    query per table for all of them; after that the writer knows);
-//! 3. per table: no staged key stored (the usual case) → a plain `INSERT … SELECT`; some →
-//!    `UPDATE … FROM` the staged rows whose key exists, then `INSERT` the others (an anti-join).
+//! 3. per table: no staged key stored (the usual case) → a plain `INSERT … SELECT`; all (e.g.
+//!    the evaluation of a round whose submission was stored) → `UPDATE … FROM`; some → `UPDATE
+//!    … FROM` the staged rows whose key exists, then `INSERT` the others (an anti-join).
 //!
 //! This is correct because the writer thread is the only writer of these tables: one thread
 //! per process (a new writer waits for the previous thread to stop, see `writer.rs`), and
@@ -38,8 +44,8 @@ use duckdb::arrow::array::{
 };
 use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use duckdb::arrow::record_batch::RecordBatch;
-use duckdb::{Connection, params_from_iter};
-use mixseek_core::{RoundRecord, Usage};
+use duckdb::{Connection, params, params_from_iter};
+use mixseek_core::{RoundRecord, SubmittedRound, Usage};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -48,22 +54,44 @@ use std::sync::Arc;
 /// more (only possible with hand-made batches) checks its keys against the whole table.
 const MAX_FILTER_EXECUTIONS: usize = 256;
 
-/// Evaluated rounds ready to be appended: validated, masked and serialized into the columns
-/// of `stage_rounds` (all but the two the writer adds: `seq` and `now_us`).
+/// A round to stage: evaluated (`Evaluated`: all three tables), or only submitted
+/// (`SubmissionReady` with its round: the `round_history` row alone; the round is not
+/// completed).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StageRound<'a> {
+    Evaluated(&'a RoundRecord),
+    Submitted(&'a SubmittedRound),
+}
+
+impl StageRound<'_> {
+    /// The checks the database cannot make for us; returns the round number as stored.
+    pub(crate) fn validate(&self) -> Result<i32> {
+        match self {
+            StageRound::Evaluated(r) => validate(r),
+            StageRound::Submitted(r) => validate_key(&r.execution_id, &r.team_id, r.round_number),
+        }
+    }
+}
+
+/// Rounds ready to be appended: validated, masked and serialized into the columns of
+/// `stage_rounds` (all but the two the writer adds: `seq` and `now_us`).
 #[derive(Debug)]
 pub(crate) struct StagedRounds {
     batch: RecordBatch,
+    /// Some round is only submitted (not evaluated).
+    has_submitted: bool,
 }
 
 impl StagedRounds {
-    /// Stages the records; the first invalid one (round number 0 or beyond DuckDB's INTEGER,
+    /// Stages the rounds; the first invalid one (round number 0 or beyond DuckDB's INTEGER,
     /// a score that is not finite) fails the whole call.
-    pub(crate) fn build(masker: &PiiMasker, records: &[&RoundRecord]) -> Result<StagedRounds> {
-        let mut columns = RoundColumns::with_capacity(records.len());
-        for r in records {
-            columns.push(masker, r)?;
+    pub(crate) fn build(masker: &PiiMasker, rounds: &[StageRound<'_>]) -> Result<StagedRounds> {
+        let mut columns = RoundColumns::with_capacity(rounds.len());
+        for r in rounds {
+            columns.push(masker, *r)?;
         }
         Ok(StagedRounds {
+            has_submitted: columns.evaluated.iter().any(|e| !e),
             batch: columns.finish()?,
         })
     }
@@ -88,6 +116,19 @@ impl StagedRounds {
             ));
         };
         Ok((0..self.len()).map(move |i| (executions.value(i), teams.value(i), numbers.value(i))))
+    }
+
+    /// Whether each round is evaluated (`None` when all are).
+    fn evaluated(&self) -> Result<Option<&BooleanArray>> {
+        if !self.has_submitted {
+            return Ok(None);
+        }
+        self.batch
+            .column(EVALUATED_COLUMN)
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .map(Some)
+            .ok_or_else(|| StoreError::Invalid("staged rounds have no evaluated column".into()))
     }
 }
 
@@ -339,17 +380,20 @@ fn next_ids(conn: &Connection) -> Result<[i64; 3]> {
     Ok(next)
 }
 
+/// The round number as stored (an INTEGER from 1).
+fn validate_key(execution_id: &str, team_id: &str, round_number: u32) -> Result<i32> {
+    match i32::try_from(round_number) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(StoreError::Invalid(format!(
+            "round_number must be between 1 and {} (team {team_id}, execution {execution_id})",
+            i32::MAX
+        ))),
+    }
+}
+
 /// The checks the database cannot make for us; returns the round number as stored.
 pub(crate) fn validate(r: &RoundRecord) -> Result<i32> {
-    let round_number = i32::try_from(r.round_number).unwrap_or(0);
-    if round_number == 0 {
-        return Err(StoreError::Invalid(format!(
-            "round_number must be between 1 and {} (team {}, execution {})",
-            i32::MAX,
-            r.team_id,
-            r.execution_id
-        )));
-    }
+    let round_number = validate_key(&r.execution_id, &r.team_id, r.round_number)?;
     if !r.score_details.overall_score.is_finite() {
         return Err(StoreError::Invalid(format!(
             "score must be a finite number, got {} (team {}, round {})",
@@ -425,24 +469,92 @@ impl TextColumn {
 struct MaskedJson {
     messages: String,
     members: String,
-    details: String,
+    details: Option<String>,
     changed: bool,
 }
 
 impl MaskedJson {
-    fn new(masker: &PiiMasker, r: &RoundRecord) -> Result<MaskedJson> {
-        let details = serde_json::to_value(&r.score_details)
-            .map_err(|e| StoreError::Invalid(format!("cannot serialize score_details: {e}")))?;
+    fn new(masker: &PiiMasker, r: &RoundView<'_>) -> Result<MaskedJson> {
         let (messages, m1) =
-            crate::write::masked_json(masker, serde_json::Value::Array(r.leader_messages.clone()));
+            crate::write::masked_json(masker, serde_json::Value::Array(r.leader_messages.to_vec()));
         let (members, m2) = crate::write::masked_json(masker, r.member_submissions.to_json());
-        let (details, m3) = crate::write::masked_json(masker, details);
+        let (details, m3) = match r.score_details {
+            Some(d) => {
+                let details = serde_json::to_value(d).map_err(|e| {
+                    StoreError::Invalid(format!("cannot serialize score_details: {e}"))
+                })?;
+                let (text, changed) = crate::write::masked_json(masker, details);
+                (Some(text), changed)
+            }
+            None => (None, false),
+        };
         Ok(MaskedJson {
             messages,
             members,
             details,
             changed: m1 || m2 || m3,
         })
+    }
+}
+
+/// What [`RoundColumns::push`] reads of a round, evaluated or only submitted.
+struct RoundView<'a> {
+    execution_id: &'a str,
+    team_id: &'a str,
+    team_name: &'a str,
+    prompt: &'a str,
+    submission_content: &'a str,
+    leader_messages: &'a [serde_json::Value],
+    member_submissions: &'a mixseek_core::MemberSubmissionsRecord,
+    /// `None` when not evaluated.
+    score_details: Option<&'a mixseek_core::ScoreDetails>,
+    started: DateTime<Utc>,
+    /// The end of the round, or when the leader answered (not evaluated).
+    ended: DateTime<Utc>,
+    usage: RoundUsage,
+    /// `None` (stored NULL) when not evaluated: the evaluator's rules are not known yet.
+    applied_injections: Option<&'a [mixseek_core::AppliedInjection]>,
+}
+
+impl<'a> RoundView<'a> {
+    fn of(round: StageRound<'a>) -> RoundView<'a> {
+        match round {
+            StageRound::Evaluated(r) => RoundView {
+                execution_id: &r.execution_id,
+                team_id: &r.team_id,
+                team_name: &r.team_name,
+                prompt: &r.prompt,
+                submission_content: &r.submission_content,
+                leader_messages: &r.leader_messages,
+                member_submissions: &r.member_submissions,
+                score_details: Some(&r.score_details),
+                started: r.round_started_at,
+                ended: r.round_ended_at,
+                usage: RoundUsage {
+                    agent: r.agent_usage,
+                    evaluation: r.evaluation_usage,
+                    judgment: Usage::default(),
+                },
+                applied_injections: Some(&r.applied_injections),
+            },
+            StageRound::Submitted(r) => RoundView {
+                execution_id: &r.execution_id,
+                team_id: &r.team_id,
+                team_name: &r.team_name,
+                prompt: &r.prompt,
+                submission_content: &r.submission_content,
+                leader_messages: &r.leader_messages,
+                member_submissions: &r.member_submissions,
+                score_details: None,
+                started: r.round_started_at,
+                ended: r.submitted_at,
+                usage: RoundUsage {
+                    agent: r.agent_usage,
+                    ..RoundUsage::default()
+                },
+                applied_injections: None,
+            },
+        }
     }
 }
 
@@ -472,6 +584,7 @@ struct RoundColumns {
     cost_usd: Vec<f64>,
     stage_usage: TextColumn,
     applied_injections: TextColumn,
+    evaluated: Vec<bool>,
 }
 
 impl RoundColumns {
@@ -500,70 +613,78 @@ impl RoundColumns {
             cost_usd: Vec::with_capacity(n),
             stage_usage: text(480),
             applied_injections: text(64),
+            evaluated: Vec::with_capacity(n),
         }
     }
 
     /// Appends one round; on error nothing was appended.
-    fn push(&mut self, masker: &PiiMasker, r: &RoundRecord) -> Result<()> {
-        let round_number = validate(r)?;
+    fn push(&mut self, masker: &PiiMasker, round: StageRound<'_>) -> Result<()> {
+        let round_number = round.validate()?;
+        let r = RoundView::of(round);
         let masked = if masker.is_enabled() {
-            Some(MaskedJson::new(masker, r)?)
+            Some(MaskedJson::new(masker, &r)?)
         } else {
             None
         };
-        let submission = masker.mask(&r.submission_content);
-        let prompt = masker.mask(&r.prompt);
+        let submission = masker.mask(r.submission_content);
+        let prompt = masker.mask(r.prompt);
         // What masking keeps instead of the original text: its SHA-256.
         let digest = |text: &str| masker.is_enabled().then(|| sha256_hex(text));
-        let usage = RoundUsage {
-            agent: r.agent_usage,
-            evaluation: r.evaluation_usage,
-            judgment: Usage::default(),
-        };
-        let total = usage.total();
-        self.execution_id.push(&r.execution_id);
-        self.team_id.push(&r.team_id);
-        self.team_name.push(&r.team_name);
+        let total = r.usage.total();
+        let injections = r
+            .applied_injections
+            .map(|a| {
+                serde_json::to_string(a).map_err(|e| {
+                    StoreError::Invalid(format!("cannot serialize applied_injections: {e}"))
+                })
+            })
+            .transpose()?;
+        self.execution_id.push(r.execution_id);
+        self.team_id.push(r.team_id);
+        self.team_name.push(r.team_name);
         self.round_number.push(round_number);
         match &masked {
             Some(m) => {
                 self.message_history.push(&m.messages);
                 self.member_submissions_record.push(&m.members);
-                self.score_details.push(&m.details);
+                self.score_details.push_opt(m.details.as_deref());
             }
             None => {
                 self.message_history
-                    .push_with(|out| json::push_values(out, &r.leader_messages));
+                    .push_with(|out| json::push_values(out, r.leader_messages));
                 self.member_submissions_record
-                    .push_with(|out| json::push_member_record(out, &r.member_submissions));
-                self.score_details
-                    .push_with(|out| json::push_score_details(out, &r.score_details));
+                    .push_with(|out| json::push_member_record(out, r.member_submissions));
+                match r.score_details {
+                    Some(d) => self
+                        .score_details
+                        .push_with(|out| json::push_score_details(out, d)),
+                    None => self.score_details.push_opt(None),
+                }
             }
         }
         self.prompt.push(&prompt);
-        self.prompt_sha256.push_opt(digest(&r.prompt).as_deref());
+        self.prompt_sha256.push_opt(digest(r.prompt).as_deref());
         self.submission_content.push(&submission);
         self.submission_sha256
-            .push_opt(digest(&r.submission_content).as_deref());
+            .push_opt(digest(r.submission_content).as_deref());
         self.pii_masked.push(
             masked.as_ref().is_some_and(|m| m.changed)
                 || matches!(submission, Cow::Owned(_))
                 || matches!(prompt, Cow::Owned(_)),
         );
-        self.score.push(r.score_details.overall_score);
-        self.started_us.push(micros(&r.round_started_at));
-        self.ended_us.push(micros(&r.round_ended_at));
+        self.score
+            .push(r.score_details.map_or(0.0, |d| d.overall_score));
+        self.started_us.push(micros(&r.started));
+        self.ended_us.push(micros(&r.ended));
         self.input_tokens.push(u64_i64(total.input_tokens));
         self.output_tokens.push(u64_i64(total.output_tokens));
         self.cached_tokens.push(u64_i64(total.cached_tokens));
         self.requests.push(u64_i64(total.requests));
         self.cost_usd.push(total.cost_usd);
         self.stage_usage
-            .push_with(|out| json::push_round_usage(out, &usage));
-        let injections = serde_json::to_string(&r.applied_injections).map_err(|e| {
-            StoreError::Invalid(format!("cannot serialize applied_injections: {e}"))
-        })?;
-        self.applied_injections.push(&injections);
+            .push_with(|out| json::push_round_usage(out, &r.usage));
+        self.applied_injections.push_opt(injections.as_deref());
+        self.evaluated.push(r.score_details.is_some());
         Ok(())
     }
 
@@ -599,6 +720,7 @@ impl RoundColumns {
             ("cost_usd", Arc::new(Float64Array::from(self.cost_usd))),
             ("stage_usage", self.stage_usage.finish()?),
             ("applied_injections", self.applied_injections.finish()?),
+            ("evaluated", Arc::new(BooleanArray::from(self.evaluated))),
         ];
         RecordBatch::try_from_iter(columns)
             .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
@@ -614,8 +736,11 @@ CREATE OR REPLACE TEMP TABLE stage_rounds (
     prompt VARCHAR, prompt_sha256 VARCHAR, submission_content VARCHAR, submission_sha256 VARCHAR,
     pii_masked BOOLEAN, score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
-    cost_usd DOUBLE, stage_usage VARCHAR, applied_injections VARCHAR
+    cost_usd DOUBLE, stage_usage VARCHAR, applied_injections VARCHAR, evaluated BOOLEAN
 )";
+
+/// The index of `evaluated` in a [`StagedRounds`] batch (the last column).
+const EVALUATED_COLUMN: usize = 22;
 
 /// How one table receives the staged rows.
 struct RoundTable {
@@ -629,6 +754,8 @@ struct RoundTable {
     /// `SET` list of an update from `s` (what `ON CONFLICT DO UPDATE` set in schema version 2:
     /// `id`, `team_name`, `created_at` and the columns other events write are kept).
     update: &'static str,
+    /// The staged rows it receives: `leader_board` and `round_status` only evaluated rounds.
+    only: &'static str,
 }
 
 const ROUND_TABLES: [RoundTable; 3] = [
@@ -637,16 +764,18 @@ const ROUND_TABLES: [RoundTable; 3] = [
         bit: IN_ROUND_HISTORY,
         columns: "execution_id, team_id, team_name, round_number, message_history,
             member_submissions_record, prompt, prompt_sha256, pii_masked, created_at, updated_at,
-            applied_injections",
+            applied_injections, submission_content, submission_sha256",
         values: "s.execution_id, s.team_id, s.team_name, s.round_number, s.message_history,
             s.member_submissions_record, s.prompt, s.prompt_sha256, s.pii_masked,
             make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ,
-            s.applied_injections",
+            s.applied_injections, s.submission_content, s.submission_sha256",
         update: "message_history = s.message_history,
             member_submissions_record = s.member_submissions_record, prompt = s.prompt,
             prompt_sha256 = s.prompt_sha256, pii_masked = s.pii_masked,
             updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
-            applied_injections = s.applied_injections",
+            applied_injections = s.applied_injections, submission_content = s.submission_content,
+            submission_sha256 = s.submission_sha256",
+        only: "TRUE",
     },
     RoundTable {
         name: "leader_board",
@@ -661,6 +790,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
         update: "submission_content = s.submission_content, score = s.score,
             score_details = s.score_details, submission_sha256 = s.submission_sha256,
             pii_masked = s.pii_masked, updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ",
+        only: "s.evaluated",
     },
     RoundTable {
         name: "round_status",
@@ -677,6 +807,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
             updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ, input_tokens = s.input_tokens,
             output_tokens = s.output_tokens, cached_tokens = s.cached_tokens,
             requests = s.requests, cost_usd = s.cost_usd, stage_usage = s.stage_usage",
+        only: "s.evaluated",
     },
 ];
 
@@ -687,60 +818,116 @@ pub(crate) fn write_rounds(
     staged: &[&StagedRounds],
     now: DateTime<Utc>,
 ) -> Result<()> {
+    type Key<'a> = (&'a str, &'a str, i32);
     let rows: usize = staged.iter().map(|s| s.len()).sum();
     if rows == 0 {
         return Ok(());
     }
-    // 1. the batch's keys and executions
-    let mut batch_keys: HashSet<(&str, &str, i32)> = HashSet::with_capacity(rows);
+    // 1. the batch's keys and executions, and which keys have an evaluated round
+    let mut batch_keys: HashSet<Key<'_>> = HashSet::with_capacity(rows);
+    // (tracked only in batches with submissions: otherwise every key is evaluated)
+    let mut evaluated_keys: HashSet<Key<'_>> = HashSet::new();
+    let any_submitted = staged.iter().any(|s| s.has_submitted);
     let mut executions: Vec<&str> = Vec::new();
     let mut last_execution = "";
     for s in staged {
-        for key in s.keys()? {
+        // `None`: every round of this job is evaluated
+        let evaluated = s.evaluated()?;
+        for (i, key) in s.keys()?.enumerate() {
             if key.0 != last_execution {
                 last_execution = key.0;
                 if !executions.contains(&key.0) {
                     executions.push(key.0);
                 }
             }
+            if any_submitted && evaluated.is_none_or(|e| e.value(i)) {
+                evaluated_keys.insert(key);
+            }
             batch_keys.insert(key);
         }
     }
-    // 2. what is stored already
+    let is_evaluated = |key: &Key<'_>| !any_submitted || evaluated_keys.contains(key);
+    // 2. what is stored already; a key only submitted here whose round is evaluated in the
+    // store keeps its evaluation (the submission is dropped)
     keys.load(conn, &executions)?;
-    let stored = batch_keys
+    let evaluated_already: Vec<Key<'_>> = batch_keys
         .iter()
-        .fold(0, |bits, (e, t, r)| bits | keys.get(e, t, *r));
+        .filter(|k| !is_evaluated(k) && keys.get(k.0, k.1, k.2) & IN_LEADER_BOARD != 0)
+        .copied()
+        .collect();
+    for key in &evaluated_already {
+        batch_keys.remove(key);
+        tracing::debug!(
+            execution_id = key.0,
+            team_id = key.1,
+            round = key.2,
+            "the round is evaluated already; its unevaluated submission is not stored"
+        );
+    }
     // 3. stage and move
     stage(conn, staged, micros(&now))?;
-    if batch_keys.len() < rows {
+    if batch_keys.len() + evaluated_already.len() < rows {
         conn.execute_batch(DROP_SUPERSEDED)
             .map_err(StoreError::db("dropping superseded rounds"))?;
     }
-    let filter_executions: Vec<String> = if stored != 0 {
-        executions.iter().map(|e| e.to_string()).collect()
-    } else {
-        Vec::new()
-    };
+    drop_submitted(conn, &evaluated_already)?;
+    let mut filter_executions: Option<Vec<String>> = None;
     for (index, table) in ROUND_TABLES.iter().enumerate() {
+        // the keys this table receives, and how many of them it holds already
+        let (receiving, stored) = batch_keys
+            .iter()
+            .filter(|k| table.bit == IN_ROUND_HISTORY || is_evaluated(k))
+            .fold((0, 0), |(n, stored), k| {
+                let has = keys.get(k.0, k.1, k.2) & table.bit != 0;
+                (n + 1, stored + usize::from(has))
+            });
+        if receiving == 0 {
+            continue;
+        }
+        let how = if stored == 0 {
+            Upsert::InsertOnly
+        } else if stored == receiving {
+            Upsert::UpdateOnly
+        } else {
+            Upsert::Both
+        };
         let lowest = executions
             .iter()
             .filter_map(|e| keys.executions.get(*e))
             .map(|e| e.lowest_id[index])
             .min()
             .unwrap_or(NO_ID_BOUND);
-        upsert(
-            conn,
-            table,
-            stored & table.bit != 0,
-            &filter_executions,
-            lowest,
-        )?;
+        let filter = filter_executions
+            .get_or_insert_with(|| executions.iter().map(|e| e.to_string()).collect());
+        upsert(conn, table, how, filter, lowest)?;
     }
-    for (e, t, r) in batch_keys {
-        keys.set(e, t, r, IN_ALL);
+    for key in batch_keys {
+        let bits = if is_evaluated(&key) {
+            IN_ALL
+        } else {
+            IN_ROUND_HISTORY
+        };
+        keys.set(key.0, key.1, key.2, bits);
     }
     keys.trim();
+    Ok(())
+}
+
+/// Removes the staged submissions of these keys (their rounds are evaluated already).
+fn drop_submitted(conn: &Connection, keys: &[(&str, &str, i32)]) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = conn
+        .prepare(
+            "DELETE FROM stage_rounds
+             WHERE NOT evaluated AND execution_id = ? AND team_id = ? AND round_number = ?",
+        )
+        .map_err(StoreError::db("dropping staged submissions"))?;
+    for (e, t, r) in keys {
+        stmt.execute(params![e, t, r])
+            .map_err(StoreError::db("dropping staged submissions"))?;
+    }
     Ok(())
 }
 
@@ -785,10 +972,12 @@ fn with_seq_and_now(batch: &RecordBatch, first: i64, now_us: i64) -> Result<Reco
         .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
 }
 
-/// Keeps only the last staged row of each key (the last write wins).
+/// Keeps one staged row of each key: the last evaluated one, else the last submission (the
+/// last write wins, but a submission never replaces an evaluation).
 const DROP_SUPERSEDED: &str = "
 DELETE FROM stage_rounds WHERE seq NOT IN (
-    SELECT max(seq) FROM stage_rounds GROUP BY execution_id, team_id, round_number
+    SELECT arg_max(seq, CASE WHEN evaluated THEN seq + 4611686018427387904 ELSE seq END)
+    FROM stage_rounds GROUP BY execution_id, team_id, round_number
 )";
 
 /// `?, ?, …` for `n` parameters.
@@ -819,22 +1008,32 @@ fn filter_params(executions: &[String]) -> &[String] {
 const KEYS: &str = "t.execution_id = s.execution_id AND t.team_id = s.team_id
     AND t.round_number = s.round_number";
 
-/// Moves the staged rows into one table (step 3 of the module docs): `stored` when some
-/// staged key has a row in it; `executions` are the batch's and `lowest` the smallest id
-/// their rows can have (filters DuckDB pushes into the table scan, so the key join sees only
-/// their rows).
+/// How one table receives the staged rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upsert {
+    /// No staged key has a row in the table (the usual case): a plain `INSERT … SELECT`.
+    InsertOnly,
+    /// Every staged key has one (e.g. the evaluation of a submitted round): `UPDATE … FROM`.
+    UpdateOnly,
+    /// Some have: `UPDATE … FROM` the staged rows whose key exists, then `INSERT` the others.
+    Both,
+}
+
+/// Moves the staged rows into one table (step 3 of the module docs). `executions` are the
+/// batch's and `lowest` the smallest id their rows can have (filters DuckDB pushes into the
+/// table scan, so the key join sees only their rows).
 fn upsert(
     conn: &Connection,
     table: &RoundTable,
-    stored: bool,
+    how: Upsert,
     executions: &[String],
     lowest: i64,
 ) -> Result<()> {
     let mut insert = format!(
-        "INSERT INTO {} ({}) SELECT {} FROM stage_rounds AS s",
-        table.name, table.columns, table.values
+        "INSERT INTO {} ({}) SELECT {} FROM stage_rounds AS s WHERE {}",
+        table.name, table.columns, table.values, table.only
     );
-    if !stored {
+    if how == Upsert::InsertOnly {
         conn.execute(&insert, [])
             .map_err(StoreError::db(format!("writing {}", table.name)))?;
         return Ok(());
@@ -842,14 +1041,18 @@ fn upsert(
     let filter = format!("t.id >= {lowest} AND {}", execution_filter(executions));
     let params = filter_params(executions);
     let update = format!(
-        "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {filter} AND {KEYS}",
+        "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {only} AND {filter} AND {KEYS}",
         name = table.name,
         set = table.update,
+        only = table.only,
     );
     conn.execute(&update, params_from_iter(params))
         .map_err(StoreError::db(format!("updating {}", table.name)))?;
+    if how == Upsert::UpdateOnly {
+        return Ok(());
+    }
     insert.push_str(&format!(
-        " WHERE NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
+        " AND NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
         name = table.name,
     ));
     conn.execute(&insert, params_from_iter(params))
@@ -870,6 +1073,121 @@ mod tests {
         let many: Vec<String> = (0..=MAX_FILTER_EXECUTIONS).map(|i| i.to_string()).collect();
         assert_eq!(execution_filter(&many), "TRUE");
         assert!(filter_params(&many).is_empty());
+    }
+
+    /// A round of team `team` in execution `e`, evaluated with `score`.
+    fn record(team: &str, n: u32, score: f64) -> RoundRecord {
+        let at = DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
+        RoundRecord {
+            execution_id: "e".into(),
+            team_id: team.into(),
+            team_name: team.into(),
+            round_number: n,
+            prompt: "p".into(),
+            submission_content: format!("{team} {n}"),
+            score_details: mixseek_core::ScoreDetails {
+                overall_score: score,
+                metrics: Vec::new(),
+            },
+            round_started_at: at,
+            round_ended_at: at,
+            leader_messages: Vec::new(),
+            member_submissions: mixseek_core::MemberSubmissionsRecord {
+                execution_id: "e".into(),
+                team_id: team.into(),
+                team_name: team.into(),
+                round_number: n,
+                submissions: Vec::new(),
+            },
+            agent_usage: Usage::default(),
+            evaluation_usage: Usage::default(),
+            applied_injections: Vec::new(),
+        }
+    }
+
+    fn submission(r: &RoundRecord) -> SubmittedRound {
+        SubmittedRound {
+            execution_id: r.execution_id.clone(),
+            team_id: r.team_id.clone(),
+            team_name: r.team_name.clone(),
+            round_number: r.round_number,
+            prompt: r.prompt.clone(),
+            submission_content: r.submission_content.clone(),
+            round_started_at: r.round_started_at,
+            submitted_at: r.round_ended_at,
+            leader_messages: r.leader_messages.clone(),
+            member_submissions: r.member_submissions.clone(),
+            agent_usage: r.agent_usage,
+        }
+    }
+
+    fn rows(conn: &Connection, table: &str) -> Vec<(String, i32)> {
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT team_id, round_number FROM {table} ORDER BY team_id, round_number"
+            ))
+            .expect("prepare");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<duckdb::Result<Vec<_>>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn jobs_of_one_transaction_mixing_evaluations_and_submissions_are_each_written_right() {
+        // What concurrent teams queue into one transaction: a job of evaluated rounds only
+        // and a job with a submission (the writer stages each emit as its own job).
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let mut keys = RoundKeys::default();
+        let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap_or_default();
+        let masker = PiiMasker::disabled();
+        let (a1, b1, c1) = (
+            record("a", 1, 10.0),
+            record("b", 1, 20.0),
+            record("c", 1, 30.0),
+        );
+        let (b1s, c1s) = (submission(&b1), submission(&c1));
+        // c's submission is stored first (its evaluation comes in the mixed transaction)
+        let first = StagedRounds::build(&masker, &[StageRound::Submitted(&c1s)]).expect("c");
+        write_rounds(&conn, &mut keys, &[&first], now).expect("first");
+        let evaluated = StagedRounds::build(&masker, &[StageRound::Evaluated(&a1)]).expect("a");
+        let mixed = StagedRounds::build(
+            &masker,
+            &[StageRound::Submitted(&b1s), StageRound::Evaluated(&c1)],
+        )
+        .expect("b, c");
+        assert!(!evaluated.has_submitted && mixed.has_submitted);
+        write_rounds(&conn, &mut keys, &[&evaluated, &mixed], now).expect("mixed");
+        let all = |t: &str| vec![(t.to_string(), 1)];
+        let mut expected = all("a");
+        expected.extend(all("b"));
+        expected.extend(all("c"));
+        assert_eq!(rows(&conn, "round_history"), expected);
+        let mut completed = all("a");
+        completed.extend(all("c"));
+        assert_eq!(
+            rows(&conn, "leader_board"),
+            completed,
+            "b is only submitted"
+        );
+        assert_eq!(rows(&conn, "round_status"), completed);
+        assert_eq!(keys.get("e", "a", 1), IN_ALL);
+        assert_eq!(keys.get("e", "b", 1), IN_ROUND_HISTORY);
+        assert_eq!(keys.get("e", "c", 1), IN_ALL);
+        // a later submission of an evaluated round, alone or with others, changes nothing
+        let late = submission(&record("a", 1, 0.0));
+        let again = StagedRounds::build(
+            &masker,
+            &[StageRound::Submitted(&late), StageRound::Evaluated(&b1)],
+        )
+        .expect("late");
+        write_rounds(&conn, &mut keys, &[&again], now).expect("late");
+        let mut completed = all("a");
+        completed.extend(all("b"));
+        completed.extend(all("c"));
+        assert_eq!(rows(&conn, "leader_board"), completed);
+        assert_eq!(rows(&conn, "round_history").len(), 3);
     }
 
     #[test]

@@ -18,6 +18,11 @@
 //! `round_history.applied_injections` (JSON: the prompt-injection rules applied per phase;
 //! NULL for rounds stored before). Other tables, columns and types are unchanged.
 //!
+//! Version 4 adds `round_history.submission_content` and `submission_sha256`: the leader's
+//! submission is kept with the round's transcript, so a round whose evaluation failed (a
+//! `round_history` row without `leader_board` / `round_status` rows: not completed) still has
+//! it. The upgrade copies them from `leader_board` for the rounds stored before.
+//!
 //! A fresh file gets the latest schema directly; an older file is upgraded in one transaction
 //! (so a failed upgrade leaves it untouched); a newer file is refused.
 
@@ -26,7 +31,7 @@ use duckdb::Connection;
 use std::path::Path;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Our tables, in dependency-free creation order.
 pub const TABLES: [&str; 6] = [
@@ -120,7 +125,9 @@ CREATE TABLE round_history (
     pii_masked BOOLEAN NOT NULL DEFAULT FALSE,
     created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
     updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-    applied_injections VARCHAR
+    applied_injections VARCHAR,
+    submission_content VARCHAR,
+    submission_sha256 VARCHAR
 );
 ";
 
@@ -300,11 +307,18 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
             }
             1 => {
                 upgrade_from_original(conn, &run)?;
+                run(COPY_SUBMISSIONS)?;
                 "upgraded from the original MixSeek schema"
             }
             2 => {
                 drop_round_keys(&run)?;
-                "upgraded from version 2 (round keys are upserted by the writer)"
+                run(COPY_SUBMISSIONS)?;
+                "upgraded from version 2 (round keys are upserted by the writer; round_history keeps the submission)"
+            }
+            3 => {
+                run(ADD_SUBMISSIONS)?;
+                run(COPY_SUBMISSIONS)?;
+                "upgraded from version 3 (round_history keeps the submission)"
             }
             other => {
                 return Err(StoreError::Open {
@@ -348,6 +362,22 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     }
     Ok(())
 }
+
+/// Version 3 → 4: the submission columns of `round_history`.
+const ADD_SUBMISSIONS: &str = "
+ALTER TABLE round_history ADD COLUMN submission_content VARCHAR;
+ALTER TABLE round_history ADD COLUMN submission_sha256 VARCHAR;
+";
+
+/// Fills the submission columns of the rounds stored before version 4 from `leader_board`
+/// (rounds without a `leader_board` row keep NULL).
+const COPY_SUBMISSIONS: &str = "
+UPDATE round_history AS h SET submission_content = l.submission_content,
+    submission_sha256 = l.submission_sha256
+FROM leader_board AS l
+WHERE h.execution_id = l.execution_id AND h.team_id = l.team_id AND h.round_number = l.round_number
+    AND h.submission_content IS NULL;
+";
 
 /// Version 2 → 3: rebuilds the three round tables without their UNIQUE constraint (DuckDB
 /// cannot drop a constraint in place), keeping every row, its `id` and the sequences (new

@@ -147,6 +147,9 @@ pub(crate) struct DecisionJob<'a> {
     pub masker: &'a PiiMasker,
 }
 
+/// At most this many team ids in one `IN (…)` list.
+const MAX_LISTED_TEAMS: usize = 256;
+
 const STAGE_DECISIONS: &str = "
 CREATE OR REPLACE TEMP TABLE stage_decisions (
     execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, should_continue BOOLEAN,
@@ -178,9 +181,10 @@ pub(crate) fn write_decisions(
             now,
         );
     }
-    // the last decision of each round
+    // the last decision of each round, and the teams decided per execution
     let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(jobs.len());
     let mut executions: Vec<&str> = Vec::new();
+    let mut teams: HashMap<&str, Vec<&str>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
         if let Some(c) = j.decision.confidence_score
             && !(0.0..=1.0).contains(&c)
@@ -193,29 +197,40 @@ pub(crate) fn write_decisions(
         if !executions.contains(&j.execution_id) {
             executions.push(j.execution_id);
         }
+        let decided = teams.entry(j.execution_id).or_default();
+        if !decided.contains(&j.team_id) {
+            decided.push(j.team_id);
+        }
     }
-    // the stored usage of the rounds (`id >= lowest`: the executions' row groups only)
+    // the stored usage of the rounds (`id >= lowest`: the executions' row groups only), of
+    // the decided teams only: reading every round of the execution made each batch of a
+    // long run slower than the last (5,000 rows per batch at the end of 1,000 teams × 5)
     let mut stored: HashMap<(String, String, u32), Option<String>> = HashMap::new();
     for execution in &executions {
         let lowest = keys.lowest_id(conn, execution, KeyedTable::RoundStatus)?;
-        let mut stmt = conn
-            .prepare(&format!(
-                "SELECT team_id, round_number, stage_usage FROM round_status
-                 WHERE id >= {lowest} AND execution_id = ?"
-            ))
-            .map_err(StoreError::db("reading round_status"))?;
-        let rows = stmt
-            .query_map([execution], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, Option<String>>(2)?,
+        let decided = teams.get(execution).map_or(&[][..], Vec::as_slice);
+        for chunk in decided.chunks(MAX_LISTED_TEAMS) {
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT team_id, round_number, stage_usage FROM round_status
+                     WHERE id >= {lowest} AND execution_id = ? AND team_id IN ({})",
+                    vec!["?"; chunk.len()].join(", ")
                 ))
-            })
-            .map_err(StoreError::db("reading round_status"))?;
-        for row in rows {
-            let (team, round, usage) = row.map_err(StoreError::db("reading round_status"))?;
-            stored.insert((execution.to_string(), team, round), usage);
+                .map_err(StoreError::db("reading round_status"))?;
+            let params = std::iter::once(*execution).chain(chunk.iter().copied());
+            let rows = stmt
+                .query_map(duckdb::params_from_iter(params), |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, u32>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ))
+                })
+                .map_err(StoreError::db("reading round_status"))?;
+            for row in rows {
+                let (team, round, usage) = row.map_err(StoreError::db("reading round_status"))?;
+                stored.insert((execution.to_string(), team, round), usage);
+            }
         }
     }
     conn.execute_batch(STAGE_DECISIONS)

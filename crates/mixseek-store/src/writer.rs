@@ -2,9 +2,14 @@
 //! It implements [`EventSink`]: `emit` returns once the event's rows are committed (LLM calls
 //! are queued and committed with the next batch). Evaluated rounds are validated, masked and
 //! serialized on the emitter's side ([`StagedRounds`]), so the thread only does database work.
-//! Whatever is queued when the thread wakes up is written in one transaction, consecutive
-//! rounds with one bulk upsert; if that batch fails, each job is retried alone, so an error
-//! reaches only the emitter it belongs to.
+//! A `SubmissionReady` event carrying its unevaluated round is staged like a round and writes
+//! that round's `round_history` row only (in order with the other events: its `Evaluated`
+//! updates it); consecutive rounds of both kinds share one bulk upsert.
+//! Whatever is queued when the thread wakes up is written in one transaction: between two
+//! other events (an execution's start, a team's or execution's end) its rounds with one bulk
+//! upsert, then its LLM calls, then its decisions with one set-based update (see [`apply`]);
+//! if that batch fails, each job is retried alone, in order, so an error reaches only the
+//! emitter it belongs to.
 //!
 //! Transactions hold up to [`MAX_TX_ROUNDS`] rounds (two DuckDB row groups): a bulk load
 //! ([`StoreWriter::write_all`]) fills them, because a transaction that appends whole row groups
@@ -21,11 +26,11 @@
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::pii::PiiMasker;
-use crate::rounds::{self, RoundKeys, StagedRounds};
+use crate::rounds::{RoundKeys, StageRound, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
-use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError};
+use mixseek_core::{Event, EventSink, LlmCallRecord, SinkError};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -48,8 +53,9 @@ const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs
 pub type Clock = fn() -> DateTime<Utc>;
 
 enum Op {
-    /// `Evaluated` events, staged. `more`: the same `write_all` call queues more rounds right
-    /// after these (the thread waits for them to fill its transaction).
+    /// `Evaluated` events and the rounds of `SubmissionReady` events, staged. `more`: the same
+    /// `write_all` call queues more rounds right after these (the thread waits for them to
+    /// fill its transaction).
     Rounds {
         staged: Box<StagedRounds>,
         more: bool,
@@ -245,21 +251,27 @@ impl StoreWriter {
     }
 
     /// Writes one event and waits for its commit. `LlmCall` events are only queued; events
-    /// the store does not record (`RoundStarted`, `SubmissionReady`) are ignored.
+    /// the store does not record (`RoundStarted`, a `SubmissionReady` without its round) are
+    /// ignored. A `SubmissionReady` with its round writes the round's `round_history` row
+    /// only (the round is kept, not completed; see `rounds.rs`).
     pub async fn write(&self, event: &Event) -> Result<()> {
-        match event {
-            Event::RoundStarted { .. } | Event::SubmissionReady { .. } => Ok(()),
-            Event::LlmCall(call) => self.send(Op::LlmCall(self.masked_call(call.clone())), None),
-            Event::Evaluated(r) => {
-                let staged = StagedRounds::build(&self.masker, &[r])?;
-                self.submit(Op::Rounds {
-                    staged: Box::new(staged),
-                    more: false,
-                })
-                .await
+        let round = match event {
+            Event::RoundStarted { .. } | Event::SubmissionReady { round: None, .. } => {
+                return Ok(());
             }
-            other => self.submit(self.event_op(other.clone())).await,
-        }
+            Event::LlmCall(call) => {
+                return self.send(Op::LlmCall(self.masked_call(call.clone())), None);
+            }
+            Event::Evaluated(r) => StageRound::Evaluated(r),
+            Event::SubmissionReady { round: Some(r), .. } => StageRound::Submitted(r),
+            other => return self.submit(self.event_op(other.clone())).await,
+        };
+        let staged = StagedRounds::build(&self.masker, &[round])?;
+        self.submit(Op::Rounds {
+            staged: Box::new(staged),
+            more: false,
+        })
+        .await
     }
 
     /// Queues many events at once and waits until all are committed (they share transactions
@@ -269,20 +281,24 @@ impl StoreWriter {
     /// of rounds still being staged: `llm_calls` refers to no other row).
     pub async fn write_all(&self, events: Vec<Event>) -> Result<()> {
         let mut outcomes = Vec::new();
-        let mut rounds: Vec<RoundRecord> = Vec::new();
+        // `Evaluated` and `SubmissionReady` (with its round) events, validated, to stage
+        let mut rounds: Vec<Event> = Vec::new();
         // A chunk went out saying more follows: the group must be closed before waiting.
         let mut open_group = false;
         for event in events {
             let op = match event {
-                Event::RoundStarted { .. } | Event::SubmissionReady { .. } => continue,
+                Event::RoundStarted { .. } | Event::SubmissionReady { round: None, .. } => {
+                    continue;
+                }
                 Event::LlmCall(call) => {
                     self.send(Op::LlmCall(self.masked_call(call)), None)?;
                     continue;
                 }
-                Event::Evaluated(r) => {
-                    match rounds::validate(&r) {
-                        Ok(_) => rounds.push(*r),
-                        Err(e) => outcomes.push(Err(e)),
+                round @ (Event::Evaluated(_) | Event::SubmissionReady { round: Some(_), .. }) => {
+                    match stage_round(&round).map(|r| r.validate()) {
+                        Some(Ok(_)) => rounds.push(round),
+                        Some(Err(e)) => outcomes.push(Err(e)),
+                        None => {}
                     }
                     if rounds.len() == STAGE_CHUNK {
                         let sent = self.send_rounds(std::mem::take(&mut rounds), true);
@@ -330,10 +346,11 @@ impl StoreWriter {
         first_err.map_or(Ok(()), Err)
     }
 
-    /// Stages validated rounds and queues them as one job.
-    fn send_rounds(&self, records: Vec<RoundRecord>, more: bool) -> Result<Reply> {
-        let refs: Vec<&RoundRecord> = records.iter().collect();
-        let staged = StagedRounds::build(&self.masker, &refs)?;
+    /// Stages validated rounds (`Evaluated` and `SubmissionReady` events) and queues them as
+    /// one job.
+    fn send_rounds(&self, events: Vec<Event>, more: bool) -> Result<Reply> {
+        let rounds: Vec<StageRound<'_>> = events.iter().filter_map(stage_round).collect();
+        let staged = StagedRounds::build(&self.masker, &rounds)?;
         let (tx, rx) = oneshot::channel();
         self.send(
             Op::Rounds {
@@ -348,6 +365,16 @@ impl StoreWriter {
     /// Waits until everything queued so far (LLM calls included) is committed.
     pub async fn flush(&self) -> Result<()> {
         self.submit(Op::Flush).await
+    }
+}
+
+/// The round an event stages, if any: an evaluated round, or the unevaluated round a
+/// `SubmissionReady` carries.
+fn stage_round(event: &Event) -> Option<StageRound<'_>> {
+    match event {
+        Event::Evaluated(r) => Some(StageRound::Evaluated(r)),
+        Event::SubmissionReady { round: Some(r), .. } => Some(StageRound::Submitted(r)),
+        _ => None,
     }
 }
 
@@ -535,30 +562,30 @@ pub(crate) fn in_transaction(
     result
 }
 
+/// Writes the jobs of a transaction. Between two other events (an execution's start, a team's
+/// or execution's end), rounds, decisions and LLM calls are written kind by kind — every
+/// staged round with one bulk upsert, then the LLM calls, then every decision with one
+/// set-based update — rather than in arrival order: concurrent teams interleave their
+/// submissions, evaluations and decisions, and a statement per run of one kind would cost
+/// more than the rows. A decision still follows its own round (rounds go first); other events
+/// keep their place.
 fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
     let mut i = 0;
     while i < jobs.len() {
-        match &jobs[i].op {
-            Op::Rounds { .. } => {
-                let mut staged = Vec::new();
-                while let Some(Op::Rounds { staged: r, .. }) = jobs.get(i).map(|j| &j.op) {
-                    staged.push(&**r);
-                    i += 1;
-                }
-                rounds::write_rounds(conn, keys, &staged, now)?;
-            }
-            Op::LlmCall(_) => {
-                let mut calls = Vec::new();
-                while let Some(Op::LlmCall(c)) = jobs.get(i).map(|j| &j.op) {
-                    calls.push(&**c);
-                    i += 1;
-                }
-                write::write_llm_calls(conn, &calls)?;
-            }
-            Op::Event { event, .. } if matches!(**event, Event::Judged { .. }) => {
-                // consecutive decisions (concurrent teams): one set-based update
-                let mut decisions = Vec::new();
-                while let Some(Op::Event { event, masker }) = jobs.get(i).map(|j| &j.op) {
+        if let Op::Event { event, masker } = &jobs[i].op
+            && !matches!(**event, Event::Judged { .. })
+        {
+            apply_event(conn, keys, masker, event, now)?;
+            i += 1;
+            continue;
+        }
+        let (mut staged, mut calls, mut decisions) = (Vec::new(), Vec::new(), Vec::new());
+        while let Some(job) = jobs.get(i) {
+            match &job.op {
+                Op::Rounds { staged: r, .. } => staged.push(&**r),
+                Op::LlmCall(c) => calls.push(&**c),
+                Op::Flush => {}
+                Op::Event { event, masker } => {
                     let Event::Judged {
                         execution_id,
                         team_id,
@@ -576,22 +603,25 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                         decision,
                         masker,
                     });
-                    i += 1;
                 }
-                write::write_decisions(conn, keys, &decisions, now)?;
             }
-            Op::Event { event, masker } => {
-                apply_event(conn, keys, masker, event, now)?;
-                i += 1;
-            }
-            Op::Flush => i += 1,
+            i += 1;
+        }
+        if !staged.is_empty() {
+            crate::rounds::write_rounds(conn, keys, &staged, now)?;
+        }
+        if !calls.is_empty() {
+            write::write_llm_calls(conn, &calls)?;
+        }
+        if !decisions.is_empty() {
+            write::write_decisions(conn, keys, &decisions, now)?;
         }
     }
     Ok(())
 }
 
-/// Writes one event other than `Evaluated` (staged rounds) and `LlmCall` (batched), which
-/// never reach here.
+/// Writes one event other than `Evaluated` and `SubmissionReady` (staged rounds) and
+/// `LlmCall` (batched), which never reach here.
 fn apply_event(
     conn: &Connection,
     keys: &mut RoundKeys,

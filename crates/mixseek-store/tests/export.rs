@@ -31,6 +31,21 @@ async fn exports_one_execution_or_all() {
         "2025-11-19T12:01:40Z"
     );
     assert_eq!(doc["tables"]["llm_calls"].as_array().map(Vec::len), Some(1));
+    // the unevaluated round is exported with its submission and member outputs
+    let unevaluated: Vec<&serde_json::Value> = doc["tables"]["round_history"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter(|r| r["team_id"] == "gamma" && r["round_number"] == 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(unevaluated.len(), 1);
+    assert_eq!(unevaluated[0]["submission_content"], "gamma's second try");
+    assert_eq!(
+        unevaluated[0]["member_submissions_record"]["submissions"][0]["content"],
+        "二回目の検索結果"
+    );
 
     // CSV: one file per table, RFC 4180 quoting of the submission with quotes and commas
     let csv_dir = dir.path().join("csv");
@@ -52,9 +67,17 @@ async fn exports_one_execution_or_all() {
     // Parquet: typed columns, readable by any Parquet reader
     let pq_dir = dir.path().join("pq");
     let rep = export(&store, Some(&one), ExportFormat::Parquet, &pq_dir).expect("parquet");
+    // round_history has gamma's unevaluated round 2 too
     assert_eq!(
-        rep.rows.iter().map(|(_, n)| n).sum::<u64>(),
-        1 + 6 + 6 + 6 + 1
+        rep.rows,
+        [
+            ("execution_summary", 1),
+            ("leader_board", 6),
+            ("round_history", 7),
+            ("round_status", 6),
+            ("llm_calls", 1)
+        ]
+        .map(|(t, n)| (t.to_string(), n))
     );
     let file = std::fs::File::open(pq_dir.join("leader_board.parquet")).expect("open");
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)

@@ -1,6 +1,7 @@
 //! Schema creation and migration: a database of the original Python MixSeek is upgraded in
 //! place (rows kept, types widened), one of our version 2 loses its UNIQUE round keys (rows,
-//! ids and decisions kept), a file of a newer mixseek is refused.
+//! ids and decisions kept), version 3 gains `round_history.submission_content` (copied from
+//! `leader_board`), a file of a newer mixseek is refused.
 
 mod common;
 
@@ -42,7 +43,9 @@ CREATE INDEX idx_leader_board_execution_score ON leader_board (execution_id, sco
 
 const ROWS: &str = "
 INSERT INTO round_history (execution_id, team_id, team_name, round_number, message_history, member_submissions_record)
-  VALUES ('e1', 'team-a', 'A', 1, '[]', '{\"submissions\": []}'), ('e1', 'team-a', 'A', 2, '[]', NULL);
+  VALUES ('e1', 'team-a', 'A', 1, '[]', '{\"submissions\": []}'), ('e1', 'team-a', 'A', 2, '[]', NULL),
+         -- the original writes round_history before the evaluation: round 3's evaluation failed
+         ('e1', 'team-a', 'A', 3, '[{\"kind\": \"response\"}]', '{\"submissions\": []}');
 INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content, score, score_details,
     final_submission, exit_reason, created_at, updated_at)
   VALUES ('e1', 'team-a', 'A', 1, '一回目', 37.37, '{\"overall_score\": 37.37, \"metrics\": []}', FALSE, NULL,
@@ -120,7 +123,34 @@ fn the_original_schema_is_upgraded_in_place() {
         .expect("indexes");
     assert_eq!(old_indexes, 0);
     assert_eq!(store.count_rows("leader_board").expect("count"), 3);
-    assert_eq!(store.count_rows("round_history").expect("count"), 2);
+    assert_eq!(store.count_rows("round_history").expect("count"), 3);
+    // version 4 keeps the submission in round_history too: copied from leader_board
+    let submissions: Vec<Option<String>> = conn
+        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
+        .expect("column")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(
+        submissions,
+        vec![Some("一回目".to_string()), Some("二回目".to_string()), None]
+    );
+    // the round whose evaluation failed is not completed, and is listed as not evaluated
+    let history = store.history("e1", None).expect("history");
+    assert_eq!(
+        history
+            .iter()
+            .map(|h| (h.round_number, h.evaluated))
+            .collect::<Vec<_>>(),
+        vec![(1, true), (2, true), (3, false)]
+    );
+    let failed = store
+        .round_detail("e1", "team-a", 3)
+        .expect("detail")
+        .expect("shown");
+    assert!(!failed.evaluated);
+    assert_eq!(failed.leader_messages.len(), 1);
     assert_eq!(store.count_rows("llm_calls").expect("count"), 0);
 
     let rounds = store.team_rounds("e1", "team-a").expect("rounds");
@@ -350,6 +380,18 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
         assert_eq!(old, old_max, "{table}: the old ids are kept");
         assert!(new > old, "{table}: new id {new} continues above {old}");
     }
+    // the columns version 4 adds: copied from leader_board for the old rounds
+    let submissions: Vec<Option<String>> = conn
+        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
+        .expect("column")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(
+        submissions,
+        ["first", "rewritten", "new"].map(|s| Some(s.to_string()))
+    );
     // the column version 3 adds: NULL for the old rounds, the applied rules for new ones
     let injections: Vec<Option<String>> = conn
         .prepare("SELECT applied_injections FROM round_history ORDER BY round_number")
@@ -364,4 +406,67 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
         "round 2 was rewritten after the upgrade"
     );
     common::assert_unique_keys(&store);
+}
+
+#[tokio::test]
+async fn version_3_gains_the_submission_columns_of_round_history() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    {
+        let store = Store::open(&path).expect("create");
+        let writer = store
+            .writer(mixseek_store::PiiMasker::disabled())
+            .expect("writer");
+        let evaluated = common::round("e3", "team-a", "A", 1, 50.0, "evaluated");
+        writer
+            .write(&mixseek_core::Event::Evaluated(Box::new(evaluated)))
+            .await
+            .expect("evaluated");
+        let unevaluated = common::round("e3", "team-a", "A", 2, 0.0, "unevaluated");
+        writer
+            .write(&common::submitted(&unevaluated))
+            .await
+            .expect("submitted");
+        drop(writer);
+        // back to what version 3 had
+        store
+            .connection()
+            .expect("conn")
+            .execute_batch(
+                "ALTER TABLE round_history DROP COLUMN submission_content;
+                 ALTER TABLE round_history DROP COLUMN submission_sha256;
+                 UPDATE schema_version SET version = 3;",
+            )
+            .expect("version 3");
+    }
+    // a report command opens it read-only: upgraded first
+    let store = Store::open_read_only(&path).expect("upgrade");
+    let conn = store.connection().expect("conn");
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .expect("versions")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(versions, vec![3, SCHEMA_VERSION]);
+    let submissions: Vec<Option<String>> = conn
+        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
+        .expect("column")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(
+        submissions,
+        vec![Some("evaluated".to_string()), None],
+        "copied from leader_board where there is a row"
+    );
+    let detail = store
+        .round_detail("e3", "team-a", 2)
+        .expect("detail")
+        .expect("the unevaluated round reads");
+    assert!(!detail.evaluated);
+    assert_eq!(detail.submission_content, "");
+    assert_eq!(store.team_rounds("e3", "team-a").expect("rounds").len(), 1);
 }

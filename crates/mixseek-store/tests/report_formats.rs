@@ -1,5 +1,7 @@
 //! Every report in every format, from the same deterministic database (insta snapshots), and
-//! the HTML report's escaping.
+//! the HTML report's escaping. The database has a round whose evaluation never finished
+//! (shown as `not evaluated`, never ranked) and a metric that failed and was skipped (shown as
+//! `failed` with its error, never as a 0.00 score).
 
 mod common;
 
@@ -89,7 +91,38 @@ async fn show_in_every_format() {
         .round_detail(EXEC, "beta", 1)
         .expect("detail")
         .expect("exists");
+    // alpha's round 3: its Coverage metric failed and was skipped
+    let failed_metric = store
+        .round_detail(EXEC, "alpha", 3)
+        .expect("detail")
+        .expect("exists");
+    // gamma's round 2: submitted, never evaluated
+    let unevaluated = store
+        .round_detail(EXEC, "gamma", 2)
+        .expect("detail")
+        .expect("the unevaluated round is shown");
+    assert!(!unevaluated.evaluated);
+    let gamma_rounds = store.team_rounds(EXEC, "gamma").expect("rounds");
+    let gamma_history = store.history(EXEC, Some("gamma")).expect("history");
+    assert_eq!(
+        gamma_rounds.len(),
+        1,
+        "only the evaluated round is completed"
+    );
+    assert_eq!(gamma_history.len(), 2, "the history lists both rounds");
     for (fmt, name) in FORMATS {
+        insta::assert_snapshot!(
+            format!("show_round_failed_metric_{name}"),
+            report::show_round(&failed_metric, fmt).expect("render")
+        );
+        insta::assert_snapshot!(
+            format!("show_round_unevaluated_{name}"),
+            report::show_round(&unevaluated, fmt).expect("render")
+        );
+        insta::assert_snapshot!(
+            format!("show_team_unevaluated_{name}"),
+            report::show_team(EXEC, "gamma", &gamma_rounds, &gamma_history, fmt).expect("render")
+        );
         insta::assert_snapshot!(
             format!("show_execution_{name}"),
             report::show_execution(&overview, fmt).expect("render")
@@ -136,7 +169,19 @@ async fn html_report_is_self_contained_and_escapes_every_text() {
         .leaderboard(&LeaderboardScope::Execution(EXEC.into()))
         .expect("lb");
     let rounds = store.round_details(EXEC).expect("details");
-    assert_eq!(rounds.len(), 6);
+    assert_eq!(
+        rounds.len(),
+        7,
+        "six evaluated rounds and gamma's unevaluated one"
+    );
+    assert_eq!(
+        rounds
+            .iter()
+            .filter(|r| !r.evaluated)
+            .map(|r| (r.team_id.as_str(), r.round_number))
+            .collect::<Vec<_>>(),
+        vec![("gamma", 2)]
+    );
     let page = html::render(&html::ReportData {
         overview: &overview,
         leaderboard: &lb,
@@ -161,6 +206,7 @@ async fn html_report_is_self_contained_and_escapes_every_text() {
         "Alpha Team",
         "ベータ",
         "明確さ: 87.5",
+        "(+1 not evaluated)",
         "まだ改善の余地がある",
         "Timeout after 600s",
         "検索結果: 3 件",
@@ -169,7 +215,19 @@ async fn html_report_is_self_contained_and_escapes_every_text() {
     ] {
         assert!(page.contains(needle), "missing `{needle}`");
     }
-    assert_eq!(page.matches("<details class=\"round\"").count(), 6);
+    assert_eq!(page.matches("<details class=\"round\"").count(), 7);
+    // the unevaluated round is listed, marked, with its submission, and out of the chart
+    assert!(page.contains(
+        "<summary>Round 2<span class=\"badge unevaluated\">not evaluated</span></summary>"
+    ));
+    assert!(page.contains("gamma&#39;s second try"));
+    assert!(page.contains("二回目の検索結果"));
+    assert!(!page.contains("Gamma — round 2:"), "no chart point for it");
+    // a failed metric shows as failed with its error, not as 0.00
+    assert!(page.contains(
+        "<tr class=\"failed\"><td>Coverage</td><td class=\"num\">failed</td><td>the judge did not answer within 60s</td></tr>"
+    ));
+    assert!(!page.contains("<td class=\"num\">0.00</td>"));
     // team names in the chart are escaped too
     let mut evil = rounds.clone();
     evil[0].team_name = "<b onmouseover=alert(1)>".into();

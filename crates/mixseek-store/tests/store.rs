@@ -375,11 +375,12 @@ async fn decisions_final_submissions_and_the_execution_row() {
     assert_eq!(detail.prompt.as_deref(), Some("ラウンド 1 のプロンプト"));
     assert_eq!(
         detail.metrics()[1],
-        (
-            "Coverage".to_string(),
-            Some(65.0),
-            "網羅性は十分".to_string()
-        )
+        mixseek_store::MetricLine {
+            metric_name: "Coverage".to_string(),
+            score: Some(65.0),
+            evaluator_comment: "網羅性は十分".to_string(),
+            error: None,
+        }
     );
     assert_eq!(
         detail

@@ -176,13 +176,14 @@ pub async fn run_show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
             }
             (Some(team), None) => {
                 let rounds = store.team_rounds(&exec, team).map_err(store_error)?;
-                if rounds.is_empty() {
+                // the history also lists rounds that have no evaluation
+                let history = store.history(&exec, Some(team)).map_err(store_error)?;
+                if history.is_empty() {
                     return Err(CliError::usage(format!(
-                        "team `{team}` has no evaluated rounds in execution {exec}"
+                        "team `{team}` has no rounds in execution {exec}"
                     ))
                     .with_hint(format!("`mixseek show {exec}` lists the teams")));
                 }
-                let history = store.history(&exec, Some(team)).map_err(store_error)?;
                 report::show_team(&exec, team, &rounds, &history, fmt).map_err(store_error)
             }
             (Some(team), Some(round)) => {

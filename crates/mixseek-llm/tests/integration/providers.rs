@@ -486,15 +486,20 @@ async fn missing_usage_is_counted_not_mistaken_for_free() {
     );
 }
 
-/// Collects what a `tracing` subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+std::thread_local! {
+    static SINK: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
 
-impl std::io::Write for Captured {
+/// Writes what the `tracing` subscriber formats into this thread's capture buffer, if any.
+struct ThreadSink;
+
+impl std::io::Write for ThreadSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if let Ok(mut g) = self.0.lock() {
-            g.extend_from_slice(buf);
-        }
+        SINK.with(|s| {
+            if let Some(out) = s.borrow_mut().as_mut() {
+                out.extend_from_slice(buf);
+            }
+        });
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -502,13 +507,27 @@ impl std::io::Write for Captured {
     }
 }
 
-impl Captured {
-    fn text(&self) -> String {
-        self.0
-            .lock()
-            .map(|g| String::from_utf8_lossy(&g).into_owned())
-            .unwrap_or_default()
-    }
+/// Captures the WARN logs emitted on this thread while `f` runs.
+///
+/// The subscriber is the process-wide default, installed once, writing to a per-thread buffer.
+/// A scoped subscriber (`set_default`) is not reliable in a test binary running tests in
+/// parallel: while it is the only dispatcher, `tracing` caches a callsite's interest from the
+/// default of whichever thread reaches it first, so another test could leave it disabled.
+async fn capture_warnings<F: std::future::Future<Output = ()>>(f: F) -> String {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(|| ThreadSink)
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .finish();
+        // Fails only if another global default exists, which this test binary never sets.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+    SINK.with(|s| *s.borrow_mut() = Some(Vec::new()));
+    f.await;
+    let out = SINK.with(|s| s.borrow_mut().take()).unwrap_or_default();
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[tokio::test]
@@ -530,29 +549,23 @@ async fn missing_usage_is_warned_about_once_per_provider_and_model() {
             ("OPENAI_BASE_URL", fake.base_url().as_str()),
         ],
     );
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    // The test runs on one thread: the subscriber sees exactly this test's events.
-    let _guard = tracing::subscriber::set_default(subscriber);
-    for id in [
-        "openai:gpt-4o",
-        "openai:gpt-4o",
-        "openai:gpt-4o-mini",
-        "local:gpt-4o",
-        "local:gpt-4o",
-    ] {
-        reg.model(id)
-            .expect("model")
-            .chat(&ChatRequest::user("x"))
-            .await
-            .expect("ok");
-    }
-    let log = captured.text();
+    // `#[tokio::test]` polls everything on this thread, so its events land in its buffer.
+    let log = capture_warnings(async {
+        for id in [
+            "openai:gpt-4o",
+            "openai:gpt-4o",
+            "openai:gpt-4o-mini",
+            "local:gpt-4o",
+            "local:gpt-4o",
+        ] {
+            reg.model(id)
+                .expect("model")
+                .chat(&ChatRequest::user("x"))
+                .await
+                .expect("ok");
+        }
+    })
+    .await;
     let warnings: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("reported no token usage"))

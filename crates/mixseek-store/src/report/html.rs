@@ -1,7 +1,8 @@
 //! `mixseek report EXECUTION_ID -o report.html`: one self-contained HTML file (inline CSS and
 //! SVG, no script, no external resource) with the execution, the leaderboard, a score-over-
 //! rounds chart per team, and every round's submission, metric comments, judgment, member
-//! outputs and usage. Every stored text is HTML-escaped.
+//! outputs and usage (rounds without an evaluation are listed too, marked `not evaluated`;
+//! metrics that failed show `failed` and their error). Every stored text is HTML-escaped.
 
 use super::text;
 use crate::model::{ExecutionOverview, LeaderboardRow, RoundDetail};
@@ -38,7 +39,8 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.met
 pre{white-space:pre-wrap;word-wrap:break-word;background:#fafafa;border:1px solid #eee;padding:.7rem;border-radius:4px;font-size:.9rem}
 details{margin:.5rem 0;border:1px solid #e5e5e5;border-radius:4px;padding:.3rem .8rem}summary{cursor:pointer;font-weight:600}
 .badge{display:inline-block;padding:0 .45rem;border-radius:3px;font-size:.8rem;background:#eee;margin-left:.4rem}
-.final{background:#ffe8a3}.stop{background:#f8d7da}.cont{background:#d1ecf1}
+.final{background:#ffe8a3}.stop{background:#f8d7da}.cont{background:#d1ecf1}.unevaluated{background:#e2e3e5}
+tr.failed td{background:#fdecea}
 .chart text{font-size:12px;fill:#444}.muted{color:#777}
 ";
 
@@ -89,7 +91,15 @@ pub fn render(data: &ReportData<'_>) -> String {
         ),
     );
     meta("Teams", e.total_teams.to_string());
-    meta("Rounds", e.rounds.to_string());
+    let unevaluated: u32 = o.teams.iter().map(|t| t.unevaluated_rounds).sum();
+    meta(
+        "Rounds",
+        if unevaluated > 0 {
+            format!("{} (+{unevaluated} not evaluated)", e.rounds)
+        } else {
+            e.rounds.to_string()
+        },
+    );
     meta(
         "Best",
         match (&e.best_team_id, e.best_score) {
@@ -214,30 +224,44 @@ fn round_section(r: &RoundDetail) -> String {
             escape(&text::or_dash(r.exit_reason.as_deref()))
         );
     }
+    if !r.evaluated {
+        badges.push_str("<span class=\"badge unevaluated\">not evaluated</span>");
+    }
     let _ = writeln!(
         h,
-        "<details class=\"round\"{}>\n<summary>Round {} — score {}{}</summary>",
+        "<details class=\"round\"{}>\n<summary>Round {}{}{}</summary>",
         if r.final_submission { " open" } else { "" },
         r.round_number,
-        text::score(r.score),
+        r.score
+            .map(|s| format!(" — score {}", text::score(s)))
+            .unwrap_or_default(),
         badges
     );
-    let _ = writeln!(
-        h,
-        "<p class=\"muted\">{} → {}</p>",
-        escape(&text::opt_time(r.round_started_at.as_ref())),
-        escape(&text::opt_time(r.round_ended_at.as_ref()))
-    );
+    if !r.evaluated {
+        h.push_str(
+            "<p class=\"muted\">Not evaluated: the evaluation of this round failed or did not finish, \
+             so it has no score and is not ranked.</p>\n",
+        );
+    }
+    if r.round_started_at.is_some() || r.round_ended_at.is_some() {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">{} → {}</p>",
+            escape(&text::opt_time(r.round_started_at.as_ref())),
+            escape(&text::opt_time(r.round_ended_at.as_ref()))
+        );
+    }
     let metrics = r.metrics();
     if !metrics.is_empty() {
         h.push_str("<table class=\"metrics\">\n<thead><tr><th>Metric</th><th>Score</th><th>Comment</th></tr></thead>\n<tbody>\n");
-        for (name, score, comment) in metrics {
+        for m in metrics {
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(&name),
-                text::opt_score(score),
-                escape(&comment)
+                "<tr{}><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                if m.failed() { " class=\"failed\"" } else { "" },
+                escape(&m.metric_name),
+                escape(&super::metric_score(&m)),
+                escape(&super::metric_comment(&m))
             );
         }
         h.push_str("</tbody>\n</table>\n");
@@ -301,10 +325,12 @@ fn round_section(r: &RoundDetail) -> String {
 fn chart(data: &ReportData<'_>) -> String {
     type Series<'a> = (&'a str, &'a str, Vec<(u32, f64)>);
     let mut teams: Vec<Series<'_>> = Vec::new();
+    // evaluated rounds only: an unevaluated round has no score
     for r in data.rounds {
+        let Some(score) = r.score else { continue };
         match teams.iter_mut().find(|(id, _, _)| *id == r.team_id) {
-            Some(t) => t.2.push((r.round_number, r.score)),
-            None => teams.push((&r.team_id, &r.team_name, vec![(r.round_number, r.score)])),
+            Some(t) => t.2.push((r.round_number, score)),
+            None => teams.push((&r.team_id, &r.team_name, vec![(r.round_number, score)])),
         }
     }
     if teams.is_empty() {

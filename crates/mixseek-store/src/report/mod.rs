@@ -207,7 +207,8 @@ fn history_grid(rows: &[HistoryRow], with_team: bool) -> Grid {
         }
         row.extend([
             r.round_number.to_string(),
-            text::score(r.score),
+            r.score
+                .map_or_else(|| NOT_EVALUATED.to_string(), text::score),
             text::decision(r.should_continue),
             r.confidence_score
                 .map(|c| format!("{c:.2}"))
@@ -227,12 +228,19 @@ fn history_grid(rows: &[HistoryRow], with_team: bool) -> Grid {
     g
 }
 
-const HISTORY_CSV_HEADER: [&str; 15] = [
+/// How a round without an evaluation shows in place of its score.
+const NOT_EVALUATED: &str = "not evaluated";
+
+/// What `show --team T --round N` says of a round without an evaluation.
+const NOT_EVALUATED_NOTE: &str = "not evaluated (the evaluation failed or did not finish): no score, not ranked, not a completed round";
+
+const HISTORY_CSV_HEADER: [&str; 16] = [
     "execution_id",
     "team_id",
     "team_name",
     "round_number",
     "score",
+    "evaluated",
     "should_continue",
     "reasoning",
     "confidence_score",
@@ -262,7 +270,7 @@ pub fn history(
         None => format!("History — execution {execution_id}"),
     };
     if rows.is_empty() {
-        return Ok(with_title(&title, "No evaluated rounds.", fmt));
+        return Ok(with_title(&title, "No rounds recorded.", fmt));
     }
     let g = history_grid(rows, team_id.is_none());
     let body = if fmt == Format::Markdown {
@@ -278,6 +286,7 @@ struct TeamCsv<'a> {
     team_id: &'a str,
     team_name: &'a str,
     rounds: u32,
+    unevaluated_rounds: u32,
     best_score: Option<f64>,
     best_round: Option<u32>,
     final_submission: bool,
@@ -315,6 +324,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
                     team_id: &t.team_id,
                     team_name: &t.team_name,
                     rounds: t.rounds,
+                    unevaluated_rounds: t.unevaluated_rounds,
                     best_score: t.best_score,
                     best_round: t.best_round,
                     final_submission: t.final_submission,
@@ -331,6 +341,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
                     "team_id",
                     "team_name",
                     "rounds",
+                    "unevaluated_rounds",
                     "best_score",
                     "best_round",
                     "final_submission",
@@ -398,7 +409,11 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
         g.push(vec![
             t.team_name.clone(),
             t.team_id.clone(),
-            t.rounds.to_string(),
+            if t.unevaluated_rounds > 0 {
+                format!("{} (+{} {NOT_EVALUATED})", t.rounds, t.unevaluated_rounds)
+            } else {
+                t.rounds.to_string()
+            },
             text::opt_score(t.best_score),
             t.best_round
                 .map(|r| r.to_string())
@@ -421,7 +436,9 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
     })
 }
 
-/// `mixseek show EXECUTION_ID --team TEAM`: the team's rounds.
+/// `mixseek show EXECUTION_ID --team TEAM`: the team's rounds. Table, Markdown and CSV list
+/// `history` (unevaluated rounds included, marked `not evaluated`); JSON is the evaluated
+/// `rounds` in full.
 pub fn show_team(
     execution_id: &str,
     team_id: &str,
@@ -436,10 +453,11 @@ pub fn show_team(
             let name = rounds
                 .last()
                 .map(|r| r.team_name.as_str())
+                .or_else(|| history.last().map(|r| r.team_name.as_str()))
                 .unwrap_or(team_id);
             let title = format!("Team {name} ({team_id}) — execution {execution_id}");
             if history.is_empty() {
-                return Ok(with_title(&title, "No evaluated rounds.", fmt));
+                return Ok(with_title(&title, "No rounds recorded.", fmt));
             }
             let g = history_grid(history, false);
             let body = if fmt == Format::Markdown {
@@ -458,8 +476,29 @@ struct MetricCsv<'a> {
     team_id: &'a str,
     round_number: u32,
     metric_name: String,
+    /// Empty for a failed metric.
     score: Option<f64>,
+    /// `scored` or `failed` (skipped with `on_metric_error = "skip"`).
+    status: &'static str,
     evaluator_comment: String,
+    /// Why the metric failed.
+    error: Option<String>,
+}
+
+/// A metric's score cell: its score, or `failed` (a failed metric's stored 0.0 is no score).
+pub(crate) fn metric_score(m: &MetricLine) -> String {
+    if m.failed() {
+        "failed".into()
+    } else {
+        text::opt_score(m.score)
+    }
+}
+
+/// A metric's comment cell: its comment, or for a failed metric why it failed.
+pub(crate) fn metric_comment(m: &MetricLine) -> String {
+    m.error
+        .clone()
+        .unwrap_or_else(|| m.evaluator_comment.clone())
 }
 
 /// Member submissions of a stored record: (agent, status, tokens, content).
@@ -507,13 +546,15 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
             let rows: Vec<MetricCsv<'_>> = d
                 .metrics()
                 .into_iter()
-                .map(|(metric_name, score, evaluator_comment)| MetricCsv {
+                .map(|m| MetricCsv {
                     execution_id: &d.execution_id,
                     team_id: &d.team_id,
                     round_number: d.round_number,
-                    metric_name,
-                    score,
-                    evaluator_comment,
+                    status: if m.failed() { "failed" } else { "scored" },
+                    metric_name: m.metric_name,
+                    score: m.score,
+                    evaluator_comment: m.evaluator_comment,
+                    error: m.error,
                 })
                 .collect();
             return text::csv_of(
@@ -524,7 +565,9 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
                     "round_number",
                     "metric_name",
                     "score",
+                    "status",
                     "evaluator_comment",
+                    "error",
                 ],
             );
         }
@@ -536,11 +579,16 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
         ("Execution", d.execution_id.clone()),
         ("Team", format!("{} ({})", d.team_name, d.team_id)),
         ("Round", d.round_number.to_string()),
-        ("Score", text::score(d.score)),
-        ("Started", text::opt_time(d.round_started_at.as_ref())),
-        ("Ended", text::opt_time(d.round_ended_at.as_ref())),
-        ("Decision", text::decision(d.decision.should_continue)),
     ];
+    match d.score.filter(|_| d.evaluated) {
+        Some(score) => pairs.extend([
+            ("Score", text::score(score)),
+            ("Started", text::opt_time(d.round_started_at.as_ref())),
+            ("Ended", text::opt_time(d.round_ended_at.as_ref())),
+            ("Decision", text::decision(d.decision.should_continue)),
+        ]),
+        None => pairs.push(("Score", NOT_EVALUATED_NOTE.to_string())),
+    }
     if let Some(c) = d.decision.confidence_score {
         pairs.push(("Confidence", format!("{c:.2}")));
     }
@@ -582,10 +630,11 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
         ("Score", Align::Right),
         ("Comment", Align::Left),
     ]);
-    for (name, score, comment) in d.metrics() {
+    for m in d.metrics() {
+        let comment = metric_comment(&m);
         metrics.push(vec![
-            name,
-            text::opt_score(score),
+            m.metric_name.clone(),
+            metric_score(&m),
             if md {
                 comment
             } else {
@@ -617,8 +666,10 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
             text::md_inline(&d.team_id)
         ));
         out.push_str(&kv_lines(&pairs, fmt));
-        out.push_str("\n## Metrics\n\n");
-        out.push_str(&metrics.to_markdown());
+        if d.evaluated {
+            out.push_str("\n## Metrics\n\n");
+            out.push_str(&metrics.to_markdown());
+        }
         out.push_str("\n## Submission\n\n");
         out.push_str(&text::md_fenced(&d.submission_content));
         if !member_rows.is_empty() {
@@ -628,8 +679,11 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
     } else {
         out.push_str(&kv_lines(&pairs, fmt));
         out.push('\n');
-        out.push_str(&metrics.to_table());
-        out.push_str("\n\nSubmission\n──────────\n");
+        if d.evaluated {
+            out.push_str(&metrics.to_table());
+            out.push_str("\n\n");
+        }
+        out.push_str("Submission\n──────────\n");
         out.push_str(&d.submission_content);
         out.push('\n');
         if !member_rows.is_empty() {

@@ -5,7 +5,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use mixseek_core::{
     Decision, Event, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo, Judgment,
     LeaderboardEntry, LlmCallRecord, MemberStatus, MemberSubmission, MemberSubmissionsRecord,
-    MetricScore, Role, RoundRecord, ScoreDetails, TeamRef, TeamStatusKind, Usage, UsageByRole,
+    MetricScore, Role, RoundRecord, ScoreDetails, SubmittedRound, TeamRef, TeamStatusKind, Usage,
+    UsageByRole,
 };
 use mixseek_store::{PiiMasker, Store, StoreWriter};
 use std::path::Path;
@@ -84,6 +85,46 @@ pub fn round(
         evaluation_usage: usage(400, 100, 0.002),
         applied_injections: Vec::new(),
     }
+}
+
+/// The `SubmissionReady` event of a round, carrying its unevaluated part (what the controller
+/// emits before the evaluation).
+pub fn submitted(r: &RoundRecord) -> Event {
+    Event::SubmissionReady {
+        execution_id: r.execution_id.clone(),
+        team_id: r.team_id.clone(),
+        team_name: r.team_name.clone(),
+        round_number: r.round_number,
+        submission_chars: r.submission_content.chars().count(),
+        usage: r.agent_usage,
+        at: r.round_started_at + chrono::Duration::seconds(30),
+        round: Some(Box::new(SubmittedRound {
+            execution_id: r.execution_id.clone(),
+            team_id: r.team_id.clone(),
+            team_name: r.team_name.clone(),
+            round_number: r.round_number,
+            prompt: r.prompt.clone(),
+            submission_content: r.submission_content.clone(),
+            round_started_at: r.round_started_at,
+            submitted_at: r.round_started_at + chrono::Duration::seconds(30),
+            leader_messages: r.leader_messages.clone(),
+            member_submissions: r.member_submissions.clone(),
+            agent_usage: r.agent_usage,
+        })),
+    }
+}
+
+/// A metric that failed and was skipped (`on_metric_error = "skip"`), as the evaluator
+/// stores it: score 0.0, the failure as the comment, `"status": "failed"` and the error.
+pub fn failed_metric(name: &str, kind: &str, message: &str) -> MetricScore {
+    let mut m = MetricScore::new(name, 0.0, format!("{message} | Metric: {name}"));
+    m.extra.insert("status".into(), serde_json::json!("failed"));
+    m.extra.insert("weight".into(), serde_json::json!(0.0));
+    m.extra.insert(
+        "error".into(),
+        serde_json::json!({"metric_name": name, "kind": kind, "message": message}),
+    );
+    m
 }
 
 pub fn decision(
@@ -183,9 +224,11 @@ pub fn open_with_writer(dir: &Path) -> (Store, StoreWriter) {
     (store, writer)
 }
 
-/// A finished execution: alpha (3 rounds, best 87.5 in round 2), beta (2 rounds, a `<script>`
-/// submission, stopped by the judge), gamma (failed after 1 round, partial), plus a second,
-/// earlier execution where alpha scored 90.
+/// A finished execution: alpha (3 rounds, best 87.5 in round 2; in round 3 the Coverage
+/// metric failed and was skipped), beta (2 rounds, a `<script>` submission, stopped by the
+/// judge), gamma (failed after 1 round, partial: its round 2 was submitted but its evaluation
+/// timed out, so round 2 has a `round_history` row only), plus a second, earlier execution
+/// where alpha scored 90.
 pub async fn populate(writer: &StoreWriter) {
     let teams = [
         ("alpha", "Alpha Team"),
@@ -246,7 +289,9 @@ pub async fn populate(writer: &StoreWriter) {
         87.5,
         "# 提言\n改善された第二案",
     );
-    let a3 = round(EXEC, "alpha", "Alpha Team", 3, 85.25, "# 提言\n第三案");
+    let mut a3 = round(EXEC, "alpha", "Alpha Team", 3, 85.25, "# 提言\n第三案");
+    a3.score_details.metrics[1] =
+        failed_metric("Coverage", "timeout", "the judge did not answer within 60s");
     let b1 = round(
         EXEC,
         "beta",
@@ -336,6 +381,13 @@ pub async fn populate(writer: &StoreWriter) {
         ))
         .await
         .expect("fin b");
+    // gamma's round 2: the leader answered, the evaluation never finished
+    let mut g2 = round(EXEC, "gamma", "Gamma", 2, 0.0, "gamma's second try");
+    g2.member_submissions.submissions[0].content = "二回目の検索結果".into();
+    writer
+        .write(&submitted(&g2))
+        .await
+        .expect("gamma 2 submitted");
     writer
         .write(&team_finished(
             Some(&g1),
