@@ -19,6 +19,7 @@
 //!
 //! The program fails (exit 1, `NOT ALL TEAMS COMPLETED`) when a run does not complete every
 //! team with 5 rounds; a missed target is reported as MISS.
+//! `MIXSEEK_BENCH_KEEP=1` keeps each scenario's folder (configs, workspace, database).
 //! `MIXSEEK_BENCH_TEAMS=N` changes the team count of the first scenario;
 //! `MIXSEEK_BENCH_NO_RANKING=1` replaces the team and judgment prompts by ones without the
 //! ranking table (the original's prompts list every team, so with 1,000 teams each prompt of
@@ -209,6 +210,7 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
         .env_remove("MIXSEEK_BENCH_NO_RANKING")
         .env_remove("MIXSEEK_BENCH_WRAP")
         .env_remove("MIXSEEK_BENCH_ONLY")
+        .env_remove("MIXSEEK_BENCH_KEEP")
         .arg("-w")
         .arg(workspace)
         .args([
@@ -260,6 +262,19 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
     })
 }
 
+/// The scenario's folder (configs and workspace): removed afterwards, unless
+/// `MIXSEEK_BENCH_KEEP=1`, which keeps it (its path is printed) to inspect the database.
+fn bench_dir() -> Result<tempfile::TempDir, BoxError> {
+    let mut dir = tempfile::Builder::new()
+        .prefix("mixseek-bench-")
+        .tempdir()?;
+    if std::env::var_os("MIXSEEK_BENCH_KEEP").is_some() {
+        dir.disable_cleanup(true);
+        println!("exec: keeping {}", dir.path().display());
+    }
+    Ok(dir)
+}
+
 fn main() -> Result<(), BoxError> {
     let bin = mixseek_bin()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -280,7 +295,7 @@ fn main() -> Result<(), BoxError> {
     if run("1") {
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
-        let dir = tempfile::tempdir()?;
+        let dir = bench_dir()?;
         let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), teams, 100)?;
         let load_before = load_average();
         let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;
@@ -308,7 +323,7 @@ fn main() -> Result<(), BoxError> {
         let latency = Duration::from_millis(200);
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(latency, calls.clone()))?;
-        let dir = tempfile::tempdir()?;
+        let dir = bench_dir()?;
         let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), 10, 10)?;
         let load_before = load_average();
         let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;

@@ -197,6 +197,10 @@ impl Orchestrator {
             ))
         })?;
         let store = Store::open(cfg.workspace.db_path())?;
+        // a run reads back only its own recent rows: DuckDB need not cache more
+        if let Err(e) = store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT) {
+            tracing::warn!(error = %e, "cannot limit the database's memory");
+        }
         let privacy = &cfg.file.privacy;
         let masker = PiiMasker::new(&MaskingSpec {
             mask_pii: privacy.mask_pii,

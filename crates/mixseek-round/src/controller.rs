@@ -2,10 +2,13 @@
 //!
 //! For each round: `RoundStarted` → the team prompt (the original user prompt, the round
 //! number, the team's completed rounds and, from round 2, the ranking) → the leader with
-//! fresh agents, bounded by `submission_timeout_seconds` → `SubmissionReady` → evaluation of
-//! the submission against the **original** user prompt → `Evaluated(RoundRecord)` (awaited:
-//! the store commits the round before the controller goes on) → the continuation rule
-//! ([`crate::continuation`]) → `Judged`. When the team stops, its best round (highest score,
+//! fresh agents, bounded by `submission_timeout_seconds` → `SubmissionReady` (its commit runs
+//! alongside the evaluation) → evaluation of the submission against the **original** user
+//! prompt → `Evaluated(RoundRecord)` (its commit runs alongside the judgment call and is
+//! awaited: the round counts, and the next round starts, only once the store committed it)
+//! → the continuation rule ([`crate::continuation`]) → `Judged` (committed alongside the
+//! next round's leader, which starts while the sinks see `Judged` and then that round's
+//! `RoundStarted`; committed before `TeamFinished` when the team stops). When the team stops, its best round (highest score,
 //! the later round on ties) is marked final and `TeamFinished` is emitted.
 //!
 //! `SubmissionReady` carries the unevaluated round (prompt, leader transcript, member
@@ -158,6 +161,27 @@ impl Run {
     }
 }
 
+/// A round's decision, made but not committed yet (its `Judged` event).
+struct PendingDecision {
+    round: u32,
+    event: Event,
+}
+
+impl PendingDecision {
+    /// The decision was not stored: the round goes back to having none, so a resumed run
+    /// decides it again.
+    fn forget(self, run: &mut Run) {
+        if let Some(r) = run
+            .rounds
+            .iter_mut()
+            .find(|r| r.state.round_number == self.round)
+        {
+            r.decision = None;
+            r.state.improvement_judgment = None;
+        }
+    }
+}
+
 impl RoundController {
     /// A controller without a store (no ranking, events dropped) and without domain context.
     pub fn new(
@@ -298,14 +322,24 @@ impl RoundController {
             .rounds
             .last()
             .map(|r| (r.state.round_number, r.decision.clone()));
+        // a decision made but not committed yet: committed alongside the next round's leader
+        let mut decided: Option<PendingDecision> = None;
         match pending {
             Some((_, Some(d))) if !d.should_continue => {
                 let reason = d.exit_reason.unwrap_or(ExitReason::MaxRoundsReached);
                 return self.finish(execution_id, run, reason).await;
             }
-            Some((n, None)) => match self.decide(execution_id, user_prompt, n, &mut run).await {
-                Ok(Some(reason)) => return self.finish(execution_id, run, reason).await,
-                Ok(None) => {}
+            Some((n, None)) => match self
+                .decide(execution_id, user_prompt, n, &mut run, None)
+                .await
+            {
+                Ok((Some(reason), judged)) => {
+                    if let Err(e) = self.commit_decision(Some(judged), &mut run).await {
+                        return Err(run.fail(e));
+                    }
+                    return self.finish(execution_id, run, reason).await;
+                }
+                Ok((None, judged)) => decided = Some(judged),
                 Err(e) => return Err(run.fail(e)),
             },
             _ => {}
@@ -314,20 +348,35 @@ impl RoundController {
         for n in start..=self.settings.max_rounds {
             if let Some(reason) = self.stop_check.as_ref().and_then(|c| c()) {
                 tracing::info!(team_id = self.team_id(), round = n, reason = %reason, "not starting another round");
+                if let Err(e) = self.commit_decision(decided.take(), &mut run).await {
+                    return Err(run.fail(e));
+                }
                 return self.finish(execution_id, run, reason).await;
             }
             let span = tracing::info_span!("round", round = n);
+            let previous = decided.take();
             let played = async {
-                self.play(execution_id, user_prompt, n, &mut run).await?;
-                self.decide(execution_id, user_prompt, n, &mut run).await
+                let evaluated = self
+                    .play(execution_id, user_prompt, n, &mut run, previous)
+                    .await?;
+                self.decide(execution_id, user_prompt, n, &mut run, Some(evaluated))
+                    .await
             }
             .instrument(span)
             .await;
             match played {
-                Ok(Some(reason)) => return self.finish(execution_id, run, reason).await,
-                Ok(None) => {}
+                Ok((Some(reason), judged)) => {
+                    if let Err(e) = self.commit_decision(Some(judged), &mut run).await {
+                        return Err(run.fail(e));
+                    }
+                    return self.finish(execution_id, run, reason).await;
+                }
+                Ok((None, judged)) => decided = Some(judged),
                 Err(e) => return Err(run.fail(e)),
             }
+        }
+        if let Err(e) = self.commit_decision(decided.take(), &mut run).await {
+            return Err(run.fail(e));
         }
         self.finish(execution_id, run, ExitReason::MaxRoundsReached)
             .await
@@ -340,41 +389,65 @@ impl RoundController {
         user_prompt: &str,
         n: u32,
         run: &mut Run,
-    ) -> Result<(), RoundError> {
+        pending: Option<PendingDecision>,
+    ) -> Result<Event, RoundError> {
         let team_id = self.team_id().to_string();
         let team_name = self.team_name().to_string();
-        self.emit_progress(Event::RoundStarted {
-            execution_id: execution_id.into(),
-            team_id: team_id.clone(),
-            team_name: team_name.clone(),
-            round_number: n,
-            at: Utc::now(),
-        })
-        .await;
         let started_at = Utc::now();
-        let ranking = self.ranking_for(execution_id, n).await?;
-        let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
-        let rendered = self
-            .prompts
-            .render_with_injections(TemplateKind::Team, &ctx)
-            .map_err(|e| RoundError::Prompt {
-                round: n,
-                source: Box::new(e),
-            })?;
+        let prepared = match self.ranking_for(execution_id, n).await {
+            Ok(ranking) => {
+                let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
+                self.prompts
+                    .render_with_injections(TemplateKind::Team, &ctx)
+                    .map(|rendered| (ctx, rendered))
+                    .map_err(|e| RoundError::Prompt {
+                        round: n,
+                        source: Box::new(e),
+                    })
+            }
+            Err(e) => Err(e),
+        };
+        let (ctx, rendered) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                self.announce(execution_id, n, pending, run).await?;
+                return Err(e);
+            }
+        };
         let prompt = rendered.prompt;
         let (domain_context, language) = (ctx.domain_context.clone(), ctx.language.clone());
         let round_ctx = RoundContext::new(ctx).with_cache_volatile(rendered.volatile);
-        let leader_run = self.agents.run_round(&prompt, &round_ctx);
-        let outcome = match self.settings.submission_timeout {
-            Some(t) => tokio::time::timeout(t, leader_run).await.map_err(|_| {
-                RoundError::SubmissionTimeout {
-                    round: n,
-                    seconds: t.as_secs_f64(),
+        let leader_run = async {
+            let leader_run = self.agents.run_round(&prompt, &round_ctx);
+            match self.settings.submission_timeout {
+                Some(t) => tokio::time::timeout(t, leader_run).await.map_err(|_| {
+                    RoundError::SubmissionTimeout {
+                        round: n,
+                        seconds: t.as_secs_f64(),
+                    }
+                })?,
+                None => leader_run.await,
+            }
+            .map_err(|source| RoundError::Agents { round: n, source })
+        };
+        // The previous round's decision is committed (and this round announced) while the
+        // leader works: the sinks still see `Judged`, then `RoundStarted`, then the rest.
+        let (announced, outcome) = match pending {
+            Some(p) => {
+                let announce = self.announce_after(execution_id, n, &p);
+                let (announced, outcome) = tokio::join!(announce, leader_run);
+                if announced.is_err() {
+                    p.forget(run);
                 }
-            })?,
-            None => leader_run.await,
-        }
-        .map_err(|source| RoundError::Agents { round: n, source })?;
+                (announced, outcome)
+            }
+            None => {
+                self.announce_round(execution_id, n).await;
+                (Ok(()), leader_run.await)
+            }
+        };
+        announced?;
+        let outcome = outcome?;
         run.usage.add(Role::Leader, outcome.leader_usage);
         run.usage.add(Role::Member, outcome.member_usage());
         let agent_usage = outcome.agent_usage();
@@ -399,7 +472,7 @@ impl RoundController {
             agent_usage,
         });
         run.unevaluated = Some(submitted.clone());
-        self.emit_progress(Event::SubmissionReady {
+        let submission_ready = Event::SubmissionReady {
             execution_id: execution_id.into(),
             team_id: team_id.clone(),
             team_name: team_name.clone(),
@@ -408,8 +481,7 @@ impl RoundController {
             usage: agent_usage,
             at: submitted_at,
             round: Some(submitted),
-        })
-        .await;
+        };
         let request = EvaluationRequest {
             user_query: user_prompt.to_string(),
             submission: outcome.submission.clone(),
@@ -420,11 +492,15 @@ impl RoundController {
             domain_context,
             language,
         };
-        let evaluation = self
-            .evaluator
-            .evaluate(&request)
-            .await
-            .map_err(|source| RoundError::Evaluation { round: n, source })?;
+        // The unevaluated round is stored while the evaluation runs (its commit is off the
+        // round's critical path; the sink receives it before `Evaluated`, which is emitted
+        // only once both are done).
+        let ((), evaluation) = tokio::join!(
+            self.emit_progress(submission_ready),
+            self.evaluator.evaluate(&request)
+        );
+        let evaluation =
+            evaluation.map_err(|source| RoundError::Evaluation { round: n, source })?;
         run.usage.add(Role::Evaluator, evaluation.usage);
         let ended_at = Utc::now();
         let record = RoundRecord {
@@ -449,20 +525,7 @@ impl RoundController {
             evaluation_usage: evaluation.usage,
             applied_injections: self.prompts.take_applied(execution_id, self.team_id(), n),
         };
-        self.sink
-            .emit(&Event::Evaluated(Box::new(record.clone())))
-            .await
-            .map_err(|e| RoundError::Sink {
-                round: n,
-                message: e.to_string(),
-            })?;
-        tracing::info!(
-            team_id = self.team_id(),
-            round = n,
-            score = evaluation.score_details.overall_score,
-            "round evaluated"
-        );
-        run.unevaluated = None;
+        let evaluated = Event::Evaluated(Box::new(record.clone()));
         run.records.push(record);
         run.rounds.push(CompletedRound {
             state: RoundState {
@@ -477,18 +540,121 @@ impl RoundController {
             },
             decision: None,
         });
+        Ok(evaluated)
+    }
+
+    async fn announce_round(&self, execution_id: &str, n: u32) {
+        self.emit_progress(Event::RoundStarted {
+            execution_id: execution_id.into(),
+            team_id: self.team_id().into(),
+            team_name: self.team_name().into(),
+            round_number: n,
+            at: Utc::now(),
+        })
+        .await;
+    }
+
+    /// Commits the previous round's decision, then announces round `n`.
+    async fn announce_after(
+        &self,
+        execution_id: &str,
+        n: u32,
+        pending: &PendingDecision,
+    ) -> Result<(), RoundError> {
+        self.sink
+            .emit(&pending.event)
+            .await
+            .map_err(|e| RoundError::Sink {
+                round: pending.round,
+                message: e.to_string(),
+            })?;
+        self.announce_round(execution_id, n).await;
         Ok(())
     }
 
+    /// [`Self::announce_after`] on its own (when round `n` fails before its leader runs).
+    async fn announce(
+        &self,
+        execution_id: &str,
+        n: u32,
+        pending: Option<PendingDecision>,
+        run: &mut Run,
+    ) -> Result<(), RoundError> {
+        match pending {
+            Some(p) => {
+                let r = self.announce_after(execution_id, n, &p).await;
+                if r.is_err() {
+                    p.forget(run);
+                }
+                r
+            }
+            None => {
+                self.announce_round(execution_id, n).await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Commits a decision now (the team stops, or no further round follows).
+    async fn commit_decision(
+        &self,
+        pending: Option<PendingDecision>,
+        run: &mut Run,
+    ) -> Result<(), RoundError> {
+        let Some(p) = pending else { return Ok(()) };
+        match self.sink.emit(&p.event).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let round = p.round;
+                p.forget(run);
+                Err(RoundError::Sink {
+                    round,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Commits round `n` (`evaluated`, the last of `run.rounds`, played but not yet stored):
+    /// on failure the round is taken back out of `run` (it stays the unevaluated round).
+    async fn commit(&self, n: u32, run: &mut Run, evaluated: &Event) -> Result<(), RoundError> {
+        match self.sink.emit(evaluated).await {
+            Ok(()) => {
+                run.unevaluated = None;
+                if let Some(last) = run.rounds.last() {
+                    tracing::info!(
+                        team_id = self.team_id(),
+                        round = n,
+                        score = last.state.evaluation_score,
+                        "round evaluated"
+                    );
+                }
+                Ok(())
+            }
+            Err(e) => {
+                run.rounds.pop();
+                run.records.pop();
+                Err(RoundError::Sink {
+                    round: n,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+
     /// The continuation decision after round `n` (the last of `run.rounds`): stored on the
-    /// round and emitted. `Some(reason)` when the team stops.
+    /// round and emitted. `Some(reason)` when the team stops. `evaluated` is the round's
+    /// record when it is not committed yet: its commit runs alongside the judgment call, whose
+    /// ranking already counts the round (as the board will once it is committed); a failed
+    /// commit fails the round whatever the judgment said.
     async fn decide(
         &self,
         execution_id: &str,
         user_prompt: &str,
         n: u32,
         run: &mut Run,
-    ) -> Result<Option<ExitReason>, RoundError> {
+        evaluated: Option<Event>,
+    ) -> Result<(Option<ExitReason>, PendingDecision), RoundError> {
         let s = &self.settings;
         let js = self.judgment.settings();
         let policy = OnJudgmentError::parse(&js.on_error);
@@ -498,11 +664,40 @@ impl RoundController {
             s.max_rounds,
             js.judge_on_final_round,
         ) {
-            Some(d) => d,
+            Some(d) => {
+                if let Some(ev) = &evaluated {
+                    self.commit(n, run, ev).await?;
+                }
+                d
+            }
             None => {
-                let ranking = self.ranking_for(execution_id, n).await?;
+                let ranking = match self.ranking_for(execution_id, n).await {
+                    Ok(r) => r.map(|r| {
+                        if evaluated.is_some() {
+                            with_own_rounds(r, self.team_id(), self.team_name(), &run.rounds)
+                        } else {
+                            r
+                        }
+                    }),
+                    Err(e) => {
+                        // the round itself is complete: it is stored before the team fails
+                        if let Some(ev) = &evaluated {
+                            self.commit(n, run, ev).await?;
+                        }
+                        return Err(e);
+                    }
+                };
                 let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
-                match self.judgment.judge(&ctx, s.judgment_timeout).await {
+                let judged = self.judgment.judge(&ctx, s.judgment_timeout);
+                let answer = match &evaluated {
+                    Some(ev) => {
+                        let (committed, answer) = tokio::join!(self.commit(n, run, ev), judged);
+                        committed?;
+                        answer
+                    }
+                    None => judged.await,
+                };
+                match answer {
                     Ok(answer) => from_judgment(n, s.max_rounds, answer.judgment, answer.usage),
                     Err(e) if e.is_call_failure() => {
                         tracing::warn!(team_id = self.team_id(), round = n, error = %e, policy = policy.as_str(), "judgment failed");
@@ -514,20 +709,17 @@ impl RoundController {
             }
         };
         run.usage.add(Role::Judgment, decision.usage);
-        self.sink
-            .emit(&Event::Judged {
+        let judged = PendingDecision {
+            round: n,
+            event: Event::Judged {
                 execution_id: execution_id.into(),
                 team_id: self.team_id().into(),
                 team_name: self.team_name().into(),
                 round_number: n,
                 decision: decision.clone(),
                 at: Utc::now(),
-            })
-            .await
-            .map_err(|e| RoundError::Sink {
-                round: n,
-                message: e.to_string(),
-            })?;
+            },
+        };
         let stop = (!decision.should_continue).then(|| {
             decision
                 .exit_reason
@@ -537,7 +729,7 @@ impl RoundController {
             last.state.improvement_judgment = stored_judgment(&decision);
             last.decision = Some(decision);
         }
-        Ok(stop)
+        Ok((stop, judged))
     }
 
     async fn finish(
@@ -665,4 +857,100 @@ pub fn best_entry(
         created_at: b.round_ended_at,
         updated_at: Utc::now(),
     })
+}
+
+/// The ranking `ranking` (best score first, then `team_id`) with the team's entry computed
+/// from its own rounds `rounds` (what the board holds for the team once they are stored):
+/// its best score, the number of rounds and its name.
+fn with_own_rounds(
+    mut ranking: Vec<RankingEntry>,
+    team_id: &str,
+    team_name: &str,
+    rounds: &[CompletedRound],
+) -> Vec<RankingEntry> {
+    ranking.retain(|e| e.team_id != team_id);
+    if rounds.is_empty() {
+        return ranking;
+    }
+    let entry = RankingEntry {
+        team_id: team_id.to_string(),
+        team_name: team_name.to_string(),
+        max_score: rounds
+            .iter()
+            .map(|r| r.state.evaluation_score)
+            .fold(f64::NEG_INFINITY, f64::max),
+        total_rounds: u32::try_from(rounds.len()).unwrap_or(u32::MAX),
+    };
+    let at = ranking.partition_point(|e| {
+        e.max_score > entry.max_score
+            || (e.max_score == entry.max_score && e.team_id.as_str() < team_id)
+    });
+    ranking.insert(at, entry);
+    ranking
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(team: &str, score: f64, rounds: u32) -> RankingEntry {
+        RankingEntry {
+            team_id: team.into(),
+            team_name: team.to_uppercase(),
+            max_score: score,
+            total_rounds: rounds,
+        }
+    }
+
+    fn round(n: u32, score: f64) -> CompletedRound {
+        CompletedRound {
+            state: RoundState {
+                round_number: n,
+                submission_content: String::new(),
+                evaluation_score: score,
+                score_details: mixseek_core::ScoreDetails {
+                    overall_score: score,
+                    metrics: Vec::new(),
+                },
+                improvement_judgment: None,
+                round_started_at: Utc::now(),
+                round_ended_at: Utc::now(),
+                message_history: Vec::new(),
+            },
+            decision: None,
+        }
+    }
+
+    fn ids(r: &[RankingEntry]) -> Vec<(&str, f64, u32)> {
+        r.iter()
+            .map(|e| (e.team_id.as_str(), e.max_score, e.total_rounds))
+            .collect()
+    }
+
+    #[test]
+    fn own_rounds_replace_the_teams_entry_in_ranking_order() {
+        let board = vec![
+            entry("a", 80.0, 1),
+            entry("c", 60.0, 1),
+            entry("b", 50.0, 1),
+        ];
+        // b's second round (70) is not committed yet: b moves above c
+        let r = with_own_rounds(board.clone(), "b", "B", &[round(1, 50.0), round(2, 70.0)]);
+        assert_eq!(
+            ids(&r),
+            vec![("a", 80.0, 1), ("b", 70.0, 2), ("c", 60.0, 1)]
+        );
+        // a tie is broken by team_id, as the store orders it
+        let r = with_own_rounds(board.clone(), "b", "B", &[round(1, 60.0)]);
+        assert_eq!(
+            ids(&r),
+            vec![("a", 80.0, 1), ("b", 60.0, 1), ("c", 60.0, 1)]
+        );
+        // a team not on the board yet is added; one without rounds is left out
+        let r = with_own_rounds(board.clone(), "d", "D", &[round(1, 90.0)]);
+        assert_eq!(ids(&r)[0], ("d", 90.0, 1));
+        assert_eq!(r[0].team_name, "D");
+        let r = with_own_rounds(board, "a", "A", &[]);
+        assert_eq!(ids(&r), vec![("c", 60.0, 1), ("b", 50.0, 1)]);
+    }
 }

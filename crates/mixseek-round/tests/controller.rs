@@ -619,10 +619,19 @@ async fn evaluation_and_store_failures_fail_the_round() {
         f.rounds.is_empty(),
         "a round the store refused is not completed"
     );
-    assert_eq!(
-        s.judge.request_count(),
-        judge_calls,
-        "no judgment for an unrecorded round"
+    // The judgment call ran alongside the refused commit; its decision was dropped.
+    assert!(s.judge.request_count() <= judge_calls + 1);
+    assert!(
+        !sink
+            .names()
+            .iter()
+            .any(|n| n.starts_with("judged") || n.starts_with("evaluated")),
+        "no decision for an unrecorded round: {:?}",
+        sink.names()
+    );
+    assert!(
+        f.unevaluated.is_some(),
+        "the refused round stays unevaluated"
     );
 }
 
@@ -751,12 +760,21 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
     );
     assert!(expected_first.contains("まだ過去のSubmissionはありません。"));
 
-    // The judgment prompt after round 2: rounds 1 and 2, and the ranking.
+    // The judgment prompt after round 2: rounds 1 and 2, and the ranking with round 2
+    // counted (the board as it stands once round 2 is committed, which runs alongside the
+    // judgment call): the source's row of this team is replaced by its own rounds.
+    let mut judged_ctx = ctx(2, vec![&round1, &round2], true);
+    judged_ctx.ranking = Some(vec![
+        ranking()[0].clone(),
+        RankingEntry {
+            team_id: "alpha".into(),
+            team_name: "Alpha Team".into(),
+            max_score: 82.5,
+            total_rounds: 2,
+        },
+    ]);
     let expected_judgment = builder
-        .render_with_injections(
-            TemplateKind::Judgment,
-            &ctx(2, vec![&round1, &round2], true),
-        )
+        .render_with_injections(TemplateKind::Judgment, &judged_ctx)
         .expect("render")
         .prompt;
     let sent_judgment = common_last_user(&s.judge.requests()[1].body);
@@ -784,6 +802,11 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
     );
     assert!(
         sent_judgment.contains("#1 Beta Team - スコア: 91.50/100"),
+        "{sent_judgment}"
+    );
+    assert!(
+        sent_judgment
+            .contains("**#2 Alpha Team (あなたのチーム) - スコア: 82.50/100 (ラウンド数: 2)**"),
         "{sent_judgment}"
     );
     // After round 1 the judgment saw no ranking (round 1 never shows one).
@@ -1339,4 +1362,96 @@ async fn a_round_whose_evaluation_fails_keeps_its_submission_transcript_and_memb
     assert!(!report.all_member_calls_failed());
     let json: serde_json::Value = serde_json::from_str(&report.to_json()).expect("json");
     assert_eq!(json["unevaluated"]["round_number"], 2);
+}
+
+#[tokio::test]
+async fn a_decision_the_store_refuses_fails_the_team_and_is_decided_again_on_resume() {
+    let s = servers().await;
+    s.judge.set_default(verdict(true, "go"));
+    let sink = Arc::new(RecordingSink {
+        refuse_judged: true,
+        ..RecordingSink::default()
+    });
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[60.0, 70.0, 80.0]),
+        judgment("judge:j", &s.registry, |_| {}),
+        settings(1, 3),
+        sink.clone(),
+    );
+    let f = c
+        .run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect_err("store failed");
+    // the commit of round 1's decision ran alongside round 2's leader, and failed
+    assert_eq!(
+        f.error.to_string(),
+        "round 1: cannot record the round: store: disk full"
+    );
+    assert_eq!(f.rounds.len(), 1, "round 1 stays completed");
+    assert!(
+        f.rounds[0].decision.is_none(),
+        "its decision was not stored: a resumed run decides it again"
+    );
+    assert!(f.rounds[0].state.improvement_judgment.is_none());
+    // round 2 was never announced nor evaluated
+    assert_eq!(
+        sink.names(),
+        vec!["round_started:1", "submission_ready:1", "evaluated:1"]
+    );
+
+    // resumed with a sink that stores everything: round 1 is judged again, then round 2 plays
+    let sink = RecordingSink::new();
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[70.0, 80.0]),
+        judgment("judge:j", &s.registry, |_| {}),
+        settings(1, 2),
+        sink.clone(),
+    );
+    let judged_before = s.judge.request_count();
+    let r = c
+        .run("exec-1", "Write a report", f.rounds)
+        .await
+        .expect("completed");
+    assert_eq!(r.rounds.len(), 2);
+    assert!(s.judge.request_count() > judged_before);
+    let names = sink.names();
+    assert_eq!(names[0], "judged:1", "{names:?}");
+    assert_eq!(names[1], "round_started:2", "{names:?}");
+}
+
+#[tokio::test]
+async fn decisions_reach_the_sink_before_the_next_round_starts() {
+    let s = servers().await;
+    s.judge.set_default(verdict(true, "go"));
+    let sink = RecordingSink::new();
+    let c = controller(
+        solo("lead:gpt", s.registry.clone()),
+        ScriptedEvaluator::new(&[60.0, 70.0, 80.0]),
+        judgment("judge:j", &s.registry, |j| j.judge_on_final_round = false),
+        settings(1, 3),
+        sink.clone(),
+    );
+    c.run("exec-1", "Write a report", Vec::new())
+        .await
+        .expect("completed");
+    assert_eq!(
+        sink.names(),
+        vec![
+            "round_started:1",
+            "submission_ready:1",
+            "evaluated:1",
+            "judged:1",
+            "round_started:2",
+            "submission_ready:2",
+            "evaluated:2",
+            "judged:2",
+            "round_started:3",
+            "submission_ready:3",
+            "evaluated:3",
+            "judged:3",
+            "team_finished",
+        ]
+    );
 }

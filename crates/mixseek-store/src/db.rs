@@ -89,18 +89,29 @@ fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
 
 /// How much write-ahead log DuckDB lets accumulate before it checkpoints (compresses the
 /// logged rows into the database file). The trade-off:
-/// * writes: every checkpoint re-compresses the tables' newest row groups. With DuckDB's
-///   default, 16 MB (≈ 10,000 rounds written one at a time), that took more than half of a bulk
-///   load's time when every row went through the log; bulk loads now write whole row groups
-///   straight to the file (see `writer.rs`) and log little, so the threshold mostly paces the
-///   per-round writes of live runs (≈ 1.7 kB of log per round: a checkpoint every ≈ 40,000);
+/// * writes: every checkpoint re-compresses the tables' newest row groups. When every row of
+///   a bulk load went through the log, checkpoints took more than half of its time; bulk
+///   loads now write whole row groups straight to the file (see `writer.rs`) and log little,
+///   so the threshold mostly paces the per-round writes of live runs. Those rows carry the
+///   prompts (with 1,000 teams each prompt holds a ≈ 100 kB ranking), and DuckDB keeps the
+///   logged rows in memory until the checkpoint: DuckDB's default, 16 MB, keeps a large run's
+///   memory low, where 64 MB measured no faster (docs/benchmarks.md);
 /// * readers and crashes: a process that opens the file read-only (every report command)
 ///   replays the whole log in memory at each open and cannot checkpoint it, and a killed run
-///   leaves its log for the next open to replay. 64 MB replays in well under a second.
+///   leaves its log for the next open to replay; 16 MB replays in a fraction of a second.
 ///
 /// The writer also checkpoints after each finished execution, so a completed run leaves an
 /// empty log. Commits are durable either way (the log is synced on every commit).
 const CHECKPOINT_THRESHOLD: &str = "16MB";
+
+/// DuckDB's buffer memory for a live run ([`Store::limit_memory`], which `mixseek exec`
+/// calls): what it caches of the tables and keeps of the logged rows until a checkpoint.
+/// DuckDB's default (80 % of RAM) let a 1,000-team run's process grow past 1 GB, and a run
+/// only reads its own execution's recent rows back. Not the default of every open: a bulk
+/// write (`StoreWriter::write_all`, `mixseek import`) with 128 MB evicts and re-reads the
+/// row groups it is compressing, which cut its rate from ≈ 58,000 to ≈ 36,000 rounds/s
+/// (docs/benchmarks.md).
+pub const RUN_MEMORY_LIMIT: &str = "128MB";
 
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     let wrap = |e: duckdb::Error| StoreError::Open {
@@ -119,8 +130,6 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     }
     config
         .with("checkpoint_threshold", CHECKPOINT_THRESHOLD)
-        .map_err(wrap)?
-        .with("memory_limit", "128MB")
         .map_err(wrap)
 }
 
@@ -213,6 +222,23 @@ impl Store {
 
     pub fn is_read_only(&self) -> bool {
         self.shared.read_only
+    }
+
+    /// Caps DuckDB's buffer memory for this database (every connection of the process shares
+    /// it), e.g. [`RUN_MEMORY_LIMIT`]; `limit` is a DuckDB size (`"128MB"`, `"1GB"`).
+    pub fn limit_memory(&self, limit: &str) -> Result<()> {
+        let valid = !limit.is_empty()
+            && limit
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == ' ');
+        if !valid {
+            return Err(StoreError::Invalid(format!(
+                "`{limit}` is not a memory size (e.g. \"128MB\")"
+            )));
+        }
+        self.connection()?
+            .execute_batch(&format!("SET memory_limit = '{limit}'"))
+            .map_err(StoreError::db("setting the memory limit"))
     }
 
     /// A new connection to the shared instance (a `try_clone` of the root connection).

@@ -79,7 +79,7 @@ pub mod schema;
 mod write;
 pub mod writer;
 
-pub use db::{DB_FILE_NAME, Store, db_path};
+pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{Result, StoreError};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,

@@ -860,3 +860,30 @@ async fn decisions_written_together_keep_the_last_per_round_and_fail_alone() {
     assert_eq!(beta[0].decision.reasoning.as_deref(), Some("beta stops"));
     assert_unique_keys(&store);
 }
+
+#[test]
+fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    let limit = |s: &Store| -> String {
+        s.connection()
+            .expect("connection")
+            .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
+            .expect("setting")
+    };
+    let default = limit(&store);
+    store
+        .limit_memory(mixseek_store::RUN_MEMORY_LIMIT)
+        .expect("limit");
+    let capped = limit(&store);
+    assert_ne!(capped, default);
+    assert!(capped.contains("MiB"), "{capped}");
+    for bad in ["", "1GB'; DROP TABLE leader_board; --", "lots"] {
+        let e = store.limit_memory(bad).expect_err(bad);
+        assert!(
+            matches!(e, StoreError::Invalid(_) | StoreError::Db { .. }),
+            "{bad}: {e}"
+        );
+    }
+    assert_eq!(limit(&store), capped, "a refused size changes nothing");
+}

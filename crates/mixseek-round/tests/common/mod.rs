@@ -152,6 +152,7 @@ impl SubmissionEvaluator for ScriptedEvaluator {
 pub struct RecordingSink {
     pub events: Mutex<Vec<Event>>,
     pub refuse_evaluated: bool,
+    pub refuse_judged: bool,
 }
 
 impl RecordingSink {
@@ -182,7 +183,9 @@ impl RecordingSink {
 #[async_trait::async_trait]
 impl EventSink for RecordingSink {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
-        if self.refuse_evaluated && matches!(event, Event::Evaluated(_)) {
+        let refused = (self.refuse_evaluated && matches!(event, Event::Evaluated(_)))
+            || (self.refuse_judged && matches!(event, Event::Judged { .. }));
+        if refused {
             return Err(SinkError {
                 sink: "store".into(),
                 message: "disk full".into(),
