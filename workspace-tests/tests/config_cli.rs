@@ -750,6 +750,25 @@ fn nested_environment_variables_reach_their_keys() {
         t.contains("MIXSEEK_TEAM__LEADER__MODLE") && t.contains("did you mean `model`?"),
         "{t}"
     );
+    // A variable that opens an unknown table is named too, not the file's first line.
+    let out = sb
+        .cmd()
+        .env("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "3")
+        .args(["config", "validate", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let t = stdout(&out);
+    let line = t
+        .lines()
+        .find(|l| l.contains("`orchestrator.orchestrator`"))
+        .unwrap_or_else(|| panic!("no issue for the variable: {t}"));
+    assert!(
+        line.contains("unknown key (set by environment variable MIXSEEK_ORCHESTRATOR__MAX_ROUNDS)")
+            && !line.contains(".toml:"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -157,23 +157,35 @@ fn render_issues(issues: &[ConfigIssue]) -> String {
     s
 }
 
-/// Marks issues whose key was set by an environment variable as coming from it.
 /// Points the issues about values set by an environment variable or a command-line flag at
 /// that variable or flag instead of a file position (run after `TomlDoc::locate`).
 fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_prefix: &str) {
     for issue in issues.items.iter_mut().skip(from) {
         let key = format!("{key_prefix}{}", issue.key);
-        let origin = match sources.get(&key) {
+        // an unknown table is reported at its own key (`orchestrator.orchestrator` for
+        // `MIXSEEK_ORCHESTRATOR__MAX_ROUNDS`): the variable set a key below it
+        let below = format!("{key}.");
+        let source = match sources.0.get(&key) {
+            Some(s) => s.clone(),
+            None if issue.message == "unknown key" => sources
+                .0
+                .range(below.clone()..)
+                .take_while(|(k, _)| k.starts_with(&below))
+                .map(|(_, s)| s)
+                .find(|s| matches!(s, Source::Env { .. } | Source::Cli { .. }))
+                .cloned()
+                .unwrap_or(Source::Default),
+            None => Source::Default,
+        };
+        let origin = match source {
             Source::Env { var } => format!("set by environment variable {var}"),
             Source::Cli { flag } => format!("set by the command-line flag {flag}"),
             _ => continue,
         };
-        if sources.0.contains_key(&key) || issue.message == "unknown key" {
-            issue.file = None;
-            issue.line = None;
-            issue.column = None;
-            issue.message = format!("{} ({origin})", issue.message);
-        }
+        issue.file = None;
+        issue.line = None;
+        issue.column = None;
+        issue.message = format!("{} ({origin})", issue.message);
     }
 }
 
