@@ -643,7 +643,9 @@ impl RoundController {
     }
 
     /// The continuation decision after round `n` (the last of `run.rounds`): stored on the
-    /// round and emitted. `Some(reason)` when the team stops. `evaluated` is the round's
+    /// round, and its `Judged` event returned for the caller to commit (alongside the next
+    /// round's leader, or before the team finishes). `Some(reason)` when the team stops.
+    /// `evaluated` is the round's
     /// record when it is not committed yet: its commit runs alongside the judgment call, whose
     /// ranking already counts the round (as the board will once it is committed); a failed
     /// commit fails the round whatever the judgment said.
