@@ -110,7 +110,8 @@ const CHECKPOINT_THRESHOLD: &str = "16MB";
 /// only reads its own execution's recent rows back. Not the default of every open: a bulk
 /// write (`StoreWriter::write_all`, `mixseek import`) with 128 MB evicts and re-reads the
 /// row groups it is compressing, which cut its rate from ≈ 58,000 to ≈ 36,000 rounds/s
-/// (docs/benchmarks.md).
+/// (docs/benchmarks.md). A write that needs more than the cap (very long prompts or
+/// transcripts) does not fail: the writer lifts the cap to DuckDB's default and retries it.
 pub const RUN_MEMORY_LIMIT: &str = "128MB";
 
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {

@@ -143,6 +143,23 @@ impl StoreError {
 
     /// Whether retrying the same write may succeed (I/O and transaction conflicts); constraint,
     /// binder and validation errors fail at once.
+    /// DuckDB ran out of the memory its `memory_limit` allows (see [`crate::Store::limit_memory`]).
+    pub(crate) fn is_out_of_memory(&self) -> bool {
+        match self {
+            StoreError::Db { source, .. } => {
+                let text = source.to_string();
+                [
+                    "Out of Memory Error",
+                    "failed to pin block",
+                    "failed to allocate",
+                ]
+                .iter()
+                .any(|p| text.contains(p))
+            }
+            _ => false,
+        }
+    }
+
     pub(crate) fn is_transient(&self) -> bool {
         match self {
             StoreError::Db { source, .. } => {

@@ -480,6 +480,10 @@ fn process(
 ) {
     let refs: Vec<&Job> = batch.iter().collect();
     let result = match result {
+        Err(e) if e.is_out_of_memory() => {
+            lift_memory_cap(conn, &e);
+            with_retries(|| commit_jobs(conn, keys, &refs, now), e)
+        }
         Err(e) if e.is_transient() => with_retries(|| commit_jobs(conn, keys, &refs, now), e),
         other => other,
     };
@@ -529,6 +533,37 @@ fn checkpoint(conn: &Connection) {
 }
 
 /// The remaining attempts after a first transient failure.
+/// A write needed more memory than DuckDB's cap (a live run's [`crate::RUN_MEMORY_LIMIT`]):
+/// the cap goes back to DuckDB's default (80 % of RAM) for the rest of the process, so the
+/// write is retried instead of failing the round. Losing a round costs more than the memory.
+/// (`RESET` alone updates the setting but, in DuckDB 1.5, not the buffer manager's limit:
+/// the default it restores is then set explicitly.)
+fn lift_memory_cap(conn: &Connection, error: &StoreError) {
+    let lifted = conn
+        .execute_batch("RESET GLOBAL memory_limit")
+        .and_then(|()| {
+            conn.query_row("SELECT current_setting('memory_limit')", [], |r| {
+                r.get::<_, String>(0)
+            })
+        })
+        .and_then(|default| {
+            // DuckDB prints sizes as `18.8 GiB`; its parser takes them back as written
+            conn.execute_batch(&format!(
+                "SET memory_limit = '{}'",
+                default.replace('\'', "")
+            ))
+            .map(|()| default)
+        });
+    match lifted {
+        Ok(limit) => tracing::warn!(
+            error = %error,
+            limit,
+            "a database write needed more memory than DuckDB's cap; the cap is lifted"
+        ),
+        Err(e) => tracing::warn!(error = %e, "cannot lift DuckDB's memory cap"),
+    }
+}
+
 fn with_retries(mut attempt: impl FnMut() -> Result<()>, first: StoreError) -> Result<()> {
     let mut last = first;
     for sleep in RETRY_SLEEPS {

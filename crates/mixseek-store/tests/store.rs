@@ -887,3 +887,33 @@ fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
     }
     assert_eq!(limit(&store), capped, "a refused size changes nothing");
 }
+
+#[tokio::test]
+async fn a_commit_that_runs_out_of_duckdbs_memory_cap_lifts_the_cap_and_is_stored() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (store, writer) = open_with_writer(dir.path());
+    store.limit_memory("1MB").expect("limit");
+    let setting = |s: &Store| -> String {
+        s.connection()
+            .expect("connection")
+            .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
+            .expect("setting")
+    };
+    let capped = setting(&store);
+    writer
+        .write(&started("e-big", &[("big", "Big")], t(0)))
+        .await
+        .expect("started");
+    // rounds far larger than the cap (a 1,000-team ranking makes prompts of ≈ 100 kB)
+    for n in 1..=3 {
+        let mut r = round("e-big", "big", "Big", n, 50.0 + f64::from(n), "answer");
+        r.prompt = format!("{n}: {}", "ranking row with some text\n".repeat(150_000));
+        writer
+            .write(&Event::Evaluated(Box::new(r)))
+            .await
+            .unwrap_or_else(|e| panic!("round {n} not stored: {e}"));
+    }
+    let rounds = store.team_rounds("e-big", "big").expect("rounds");
+    assert_eq!(rounds.len(), 3);
+    assert_ne!(setting(&store), capped, "the cap was lifted");
+}
