@@ -861,21 +861,24 @@ async fn decisions_written_together_keep_the_last_per_round_and_fail_alone() {
     assert_unique_keys(&store);
 }
 
+/// DuckDB's `memory_limit` as it prints it (`122.0 MiB`).
+fn memory_limit(store: &Store) -> String {
+    store
+        .connection()
+        .expect("connection")
+        .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
+        .expect("setting")
+}
+
 #[test]
 fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = Store::open(dir.path().join("mixseek.db")).expect("open");
-    let limit = |s: &Store| -> String {
-        s.connection()
-            .expect("connection")
-            .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
-            .expect("setting")
-    };
-    let default = limit(&store);
+    let default = memory_limit(&store);
     store
         .limit_memory(mixseek_store::RUN_MEMORY_LIMIT)
         .expect("limit");
-    let capped = limit(&store);
+    let capped = memory_limit(&store);
     assert_ne!(capped, default);
     assert!(capped.contains("MiB"), "{capped}");
     for bad in ["", "1GB'; DROP TABLE leader_board; --", "lots"] {
@@ -885,7 +888,11 @@ fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
             "{bad}: {e}"
         );
     }
-    assert_eq!(limit(&store), capped, "a refused size changes nothing");
+    assert_eq!(
+        memory_limit(&store),
+        capped,
+        "a refused size changes nothing"
+    );
 }
 
 #[tokio::test]
@@ -893,13 +900,7 @@ async fn a_commit_that_runs_out_of_duckdbs_memory_cap_lifts_the_cap_and_is_store
     let dir = tempfile::tempdir().expect("tmp");
     let (store, writer) = open_with_writer(dir.path());
     store.limit_memory("1MB").expect("limit");
-    let setting = |s: &Store| -> String {
-        s.connection()
-            .expect("connection")
-            .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
-            .expect("setting")
-    };
-    let capped = setting(&store);
+    let capped = memory_limit(&store);
     writer
         .write(&started("e-big", &[("big", "Big")], t(0)))
         .await
@@ -915,5 +916,5 @@ async fn a_commit_that_runs_out_of_duckdbs_memory_cap_lifts_the_cap_and_is_store
     }
     let rounds = store.team_rounds("e-big", "big").expect("rounds");
     assert_eq!(rounds.len(), 3);
-    assert_ne!(setting(&store), capped, "the cap was lifted");
+    assert_ne!(memory_limit(&store), capped, "the cap was lifted");
 }
