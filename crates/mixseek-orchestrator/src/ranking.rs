@@ -33,15 +33,6 @@ struct Board {
     sorted: Arc<Vec<RankingEntry>>,
 }
 
-/// The ranking order: best score first, then `team_id` ascending (DuckDB orders VARCHARs by
-/// their bytes, as `str`'s `Ord` does).
-fn order(a: &RankingEntry, b: &RankingEntry) -> Ordering {
-    b.max_score
-        .partial_cmp(&a.max_score)
-        .unwrap_or(Ordering::Equal)
-        .then_with(|| a.team_id.cmp(&b.team_id))
-}
-
 impl Board {
     /// The team's entry as the query computes it (`None` without rounds).
     fn entry(&self, team_id: &str) -> Option<RankingEntry> {
@@ -67,7 +58,7 @@ impl Board {
             sorted.remove(at);
         }
         if let Some(entry) = entry {
-            let at = sorted.partition_point(|e| order(e, &entry) == Ordering::Less);
+            let at = sorted.partition_point(|e| RankingEntry::order(e, &entry) == Ordering::Less);
             sorted.insert(at, entry);
         }
     }
@@ -114,7 +105,7 @@ impl LiveRanking {
         }
         let mut sorted: Vec<RankingEntry> =
             board.teams.keys().filter_map(|t| board.entry(t)).collect();
-        sorted.sort_by(order);
+        sorted.sort_by(RankingEntry::order);
         board.sorted = Arc::new(sorted);
         Self {
             execution_id: execution_id.into(),

@@ -65,6 +65,17 @@ pub struct RankingEntry {
     pub total_rounds: u32,
 }
 
+impl RankingEntry {
+    /// The ranking order: best score first, then `team_id` ascending (DuckDB orders VARCHARs
+    /// by their bytes, as `str`'s `Ord` does). `Less` when `a` ranks above `b`.
+    pub fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
+        b.max_score
+            .partial_cmp(&a.max_score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.team_id.cmp(&b.team_id))
+    }
+}
+
 /// Everything the three prompts and the injection rules are rendered from.
 ///
 /// Team / judgment prompts need `user_prompt`, `round_number` (≥ 1), `team_id`, `team_name`

@@ -883,10 +883,8 @@ fn with_own_rounds(
             .fold(f64::NEG_INFINITY, f64::max),
         total_rounds: u32::try_from(rounds.len()).unwrap_or(u32::MAX),
     };
-    let at = ranking.partition_point(|e| {
-        e.max_score > entry.max_score
-            || (e.max_score == entry.max_score && e.team_id.as_str() < team_id)
-    });
+    let at =
+        ranking.partition_point(|e| RankingEntry::order(e, &entry) == std::cmp::Ordering::Less);
     ranking.insert(at, entry);
     ranking
 }
