@@ -250,10 +250,12 @@ fn a_run_with_mask_pii_stores_masked_text_only() {
     assert!(rounds >= 1);
     assert_eq!(
         count(
-            "SELECT count(*) FROM round_history WHERE pii_masked AND prompt LIKE '%[メールアドレス]%' AND prompt_sha256 IS NOT NULL"
+            "SELECT count(*) FROM round_history WHERE pii_masked AND prompt_sha256 IS NOT NULL
+                 AND coalesce(prompt, message_history) LIKE '%[メールアドレス]%'"
         ),
         rounds,
-        "every round's prompt quotes the task, masked"
+        "every round's prompt quotes the task, masked (the prompt column is NULL when the prompt is \
+         the transcript's user message)"
     );
 }
 

@@ -54,6 +54,18 @@ pub enum StoreError {
     #[error("{0}")]
     Invalid(String),
 
+    /// An evaluation staged without its transcript whose submission is not stored (its
+    /// write failed): the emitter writes the evaluation again with its transcript.
+    #[error(
+        "the evaluation of round {round_number} of team {team_id} (execution {execution_id}) \
+         came without its transcript, but the round's submission is not stored"
+    )]
+    MissingSubmission {
+        execution_id: String,
+        team_id: String,
+        round_number: i32,
+    },
+
     /// A stored value could not be decoded.
     #[error("unreadable {what} in the database: {message}")]
     Decode { what: String, message: String },

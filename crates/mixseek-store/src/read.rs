@@ -341,6 +341,9 @@ impl Store {
                     Some(other) => vec![other],
                     None => Vec::new(),
                 };
+                if d.prompt.is_none() {
+                    d.prompt = crate::rounds::leader_prompt(&d.leader_messages).map(str::to_string);
+                }
                 if let Some(u) = usage.get(&(d.team_id.clone(), d.round_number)) {
                     d.usage = u.clone();
                 }
@@ -484,6 +487,10 @@ impl Store {
                         Some(other) => vec![other],
                         None => Vec::new(),
                     };
+                    if d.prompt.is_none() {
+                        d.prompt =
+                            crate::rounds::leader_prompt(&d.leader_messages).map(str::to_string);
+                    }
                     d.usage = usage_of(usage);
                     Ok(d)
                 },

@@ -60,6 +60,10 @@ const MAX_FILTER_EXECUTIONS: usize = 256;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum StageRound<'a> {
     Evaluated(&'a RoundRecord),
+    /// The evaluation of a round whose submission, with the same transcript, is committed:
+    /// its `round_history` row keeps the stored transcript (`message_history`,
+    /// `member_submissions_record`, `prompt`), which is neither serialized nor written again.
+    EvaluatedOnly(&'a RoundRecord),
     Submitted(&'a SubmittedRound),
 }
 
@@ -67,7 +71,7 @@ impl StageRound<'_> {
     /// The checks the database cannot make for us; returns the round number as stored.
     pub(crate) fn validate(&self) -> Result<i32> {
         match self {
-            StageRound::Evaluated(r) => validate(r),
+            StageRound::Evaluated(r) | StageRound::EvaluatedOnly(r) => validate(r),
             StageRound::Submitted(r) => validate_key(&r.execution_id, &r.team_id, r.round_number),
         }
     }
@@ -80,6 +84,8 @@ pub(crate) struct StagedRounds {
     batch: RecordBatch,
     /// Some round is only submitted (not evaluated).
     has_submitted: bool,
+    /// Some round is staged without its transcript ([`StageRound::EvaluatedOnly`]).
+    has_evaluated_only: bool,
 }
 
 impl StagedRounds {
@@ -92,6 +98,7 @@ impl StagedRounds {
         }
         Ok(StagedRounds {
             has_submitted: columns.evaluated.iter().any(|e| !e),
+            has_evaluated_only: columns.transcript.iter().any(|t| !t),
             batch: columns.finish()?,
         })
     }
@@ -129,6 +136,19 @@ impl StagedRounds {
             .downcast_ref::<BooleanArray>()
             .map(Some)
             .ok_or_else(|| StoreError::Invalid("staged rounds have no evaluated column".into()))
+    }
+
+    /// Whether each round's transcript is staged (`None` when all are).
+    fn transcripts(&self) -> Result<Option<&BooleanArray>> {
+        if !self.has_evaluated_only {
+            return Ok(None);
+        }
+        self.batch
+            .column(TRANSCRIPT_COLUMN)
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .map(Some)
+            .ok_or_else(|| StoreError::Invalid("staged rounds have no transcript column".into()))
     }
 }
 
@@ -467,17 +487,28 @@ impl TextColumn {
 /// The JSON columns of a round when masking is on (masked as `serde_json::Value`s), and
 /// whether masking changed any of them.
 struct MaskedJson {
-    messages: String,
-    members: String,
+    /// `None` when the transcript is not staged.
+    messages: Option<String>,
+    members: Option<String>,
     details: Option<String>,
     changed: bool,
 }
 
 impl MaskedJson {
     fn new(masker: &PiiMasker, r: &RoundView<'_>) -> Result<MaskedJson> {
-        let (messages, m1) =
-            crate::write::masked_json(masker, serde_json::Value::Array(r.leader_messages.to_vec()));
-        let (members, m2) = crate::write::masked_json(masker, r.member_submissions.to_json());
+        let (messages, m1) = if r.transcript {
+            let value = serde_json::Value::Array(r.leader_messages.to_vec());
+            let (text, changed) = crate::write::masked_json(masker, value);
+            (Some(text), changed)
+        } else {
+            (None, false)
+        };
+        let (members, m2) = if r.transcript {
+            let (text, changed) = crate::write::masked_json(masker, r.member_submissions.to_json());
+            (Some(text), changed)
+        } else {
+            (None, false)
+        };
         let (details, m3) = match r.score_details {
             Some(d) => {
                 let details = serde_json::to_value(d).map_err(|e| {
@@ -514,29 +545,16 @@ struct RoundView<'a> {
     usage: RoundUsage,
     /// `None` (stored NULL) when not evaluated: the evaluator's rules are not known yet.
     applied_injections: Option<&'a [mixseek_core::AppliedInjection]>,
+    /// The transcript (`message_history`, `member_submissions_record`, `prompt`) is staged;
+    /// `false` for [`StageRound::EvaluatedOnly`] (its stored row keeps the one it has).
+    transcript: bool,
 }
 
 impl<'a> RoundView<'a> {
     fn of(round: StageRound<'a>) -> RoundView<'a> {
         match round {
-            StageRound::Evaluated(r) => RoundView {
-                execution_id: &r.execution_id,
-                team_id: &r.team_id,
-                team_name: &r.team_name,
-                prompt: &r.prompt,
-                submission_content: &r.submission_content,
-                leader_messages: &r.leader_messages,
-                member_submissions: &r.member_submissions,
-                score_details: Some(&r.score_details),
-                started: r.round_started_at,
-                ended: r.round_ended_at,
-                usage: RoundUsage {
-                    agent: r.agent_usage,
-                    evaluation: r.evaluation_usage,
-                    judgment: Usage::default(),
-                },
-                applied_injections: Some(&r.applied_injections),
-            },
+            StageRound::Evaluated(r) => RoundView::evaluated(r, true),
+            StageRound::EvaluatedOnly(r) => RoundView::evaluated(r, false),
             StageRound::Submitted(r) => RoundView {
                 execution_id: &r.execution_id,
                 team_id: &r.team_id,
@@ -553,9 +571,43 @@ impl<'a> RoundView<'a> {
                     ..RoundUsage::default()
                 },
                 applied_injections: None,
+                transcript: true,
             },
         }
     }
+
+    fn evaluated(r: &'a RoundRecord, transcript: bool) -> RoundView<'a> {
+        RoundView {
+            execution_id: &r.execution_id,
+            team_id: &r.team_id,
+            team_name: &r.team_name,
+            prompt: &r.prompt,
+            submission_content: &r.submission_content,
+            leader_messages: &r.leader_messages,
+            member_submissions: &r.member_submissions,
+            score_details: Some(&r.score_details),
+            started: r.round_started_at,
+            ended: r.round_ended_at,
+            usage: RoundUsage {
+                agent: r.agent_usage,
+                evaluation: r.evaluation_usage,
+                judgment: Usage::default(),
+            },
+            applied_injections: Some(&r.applied_injections),
+            transcript,
+        }
+    }
+}
+
+/// The leader's prompt in its transcript: the content of its first user message. A round's
+/// `round_history.prompt` is NULL when it is this text (the prompt, which carries the whole
+/// ranking, is not stored twice); readers take it from `message_history` then.
+pub(crate) fn leader_prompt(messages: &[serde_json::Value]) -> Option<&str> {
+    messages
+        .iter()
+        .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
+        .and_then(|m| m.get("content"))
+        .and_then(serde_json::Value::as_str)
 }
 
 /// The columns of `stage_rounds` (but `seq` and `now_us`), filled one round at a time with
@@ -585,6 +637,8 @@ struct RoundColumns {
     stage_usage: TextColumn,
     applied_injections: TextColumn,
     evaluated: Vec<bool>,
+    /// The transcript is staged (see [`RoundView::transcript`]).
+    transcript: Vec<bool>,
 }
 
 impl RoundColumns {
@@ -614,6 +668,7 @@ impl RoundColumns {
             stage_usage: text(480),
             applied_injections: text(64),
             evaluated: Vec::with_capacity(n),
+            transcript: Vec::with_capacity(n),
         }
     }
 
@@ -627,7 +682,10 @@ impl RoundColumns {
             None
         };
         let submission = masker.mask(r.submission_content);
-        let prompt = masker.mask(r.prompt);
+        // the prompt is stored once: NULL when it is the transcript's user message (readers
+        // take it from there, see `leader_prompt`)
+        let in_transcript = leader_prompt(r.leader_messages) == Some(r.prompt);
+        let prompt = (r.transcript && !in_transcript).then(|| masker.mask(r.prompt));
         // What masking keeps instead of the original text: its SHA-256.
         let digest = |text: &str| masker.is_enabled().then(|| sha256_hex(text));
         let total = r.usage.total();
@@ -645,15 +703,21 @@ impl RoundColumns {
         self.round_number.push(round_number);
         match &masked {
             Some(m) => {
-                self.message_history.push(&m.messages);
-                self.member_submissions_record.push(&m.members);
+                self.message_history.push_opt(m.messages.as_deref());
+                self.member_submissions_record
+                    .push_opt(m.members.as_deref());
                 self.score_details.push_opt(m.details.as_deref());
             }
             None => {
-                self.message_history
-                    .push_with(|out| json::push_values(out, r.leader_messages));
-                self.member_submissions_record
-                    .push_with(|out| json::push_member_record(out, r.member_submissions));
+                if r.transcript {
+                    self.message_history
+                        .push_with(|out| json::push_values(out, r.leader_messages));
+                    self.member_submissions_record
+                        .push_with(|out| json::push_member_record(out, r.member_submissions));
+                } else {
+                    self.message_history.push_opt(None);
+                    self.member_submissions_record.push_opt(None);
+                }
                 match r.score_details {
                     Some(d) => self
                         .score_details
@@ -662,15 +726,16 @@ impl RoundColumns {
                 }
             }
         }
-        self.prompt.push(&prompt);
-        self.prompt_sha256.push_opt(digest(r.prompt).as_deref());
+        self.prompt.push_opt(prompt.as_deref());
+        self.prompt_sha256
+            .push_opt(r.transcript.then(|| digest(r.prompt)).flatten().as_deref());
         self.submission_content.push(&submission);
         self.submission_sha256
             .push_opt(digest(r.submission_content).as_deref());
         self.pii_masked.push(
             masked.as_ref().is_some_and(|m| m.changed)
                 || matches!(submission, Cow::Owned(_))
-                || matches!(prompt, Cow::Owned(_)),
+                || matches!(prompt, Some(Cow::Owned(_))),
         );
         self.score
             .push(r.score_details.map_or(0.0, |d| d.overall_score));
@@ -685,6 +750,7 @@ impl RoundColumns {
             .push_with(|out| json::push_round_usage(out, &r.usage));
         self.applied_injections.push_opt(injections.as_deref());
         self.evaluated.push(r.score_details.is_some());
+        self.transcript.push(r.transcript);
         Ok(())
     }
 
@@ -721,6 +787,7 @@ impl RoundColumns {
             ("stage_usage", self.stage_usage.finish()?),
             ("applied_injections", self.applied_injections.finish()?),
             ("evaluated", Arc::new(BooleanArray::from(self.evaluated))),
+            ("transcript", Arc::new(BooleanArray::from(self.transcript))),
         ];
         RecordBatch::try_from_iter(columns)
             .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
@@ -736,11 +803,14 @@ CREATE OR REPLACE TEMP TABLE stage_rounds (
     prompt VARCHAR, prompt_sha256 VARCHAR, submission_content VARCHAR, submission_sha256 VARCHAR,
     pii_masked BOOLEAN, score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
-    cost_usd DOUBLE, stage_usage VARCHAR, applied_injections VARCHAR, evaluated BOOLEAN
+    cost_usd DOUBLE, stage_usage VARCHAR, applied_injections VARCHAR, evaluated BOOLEAN,
+    transcript BOOLEAN
 )";
 
-/// The index of `evaluated` in a [`StagedRounds`] batch (the last column).
+/// The index of `evaluated` in a [`StagedRounds`] batch …
 const EVALUATED_COLUMN: usize = 22;
+/// … and of `transcript` (the last column).
+const TRANSCRIPT_COLUMN: usize = 23;
 
 /// How one table receives the staged rows.
 struct RoundTable {
@@ -775,7 +845,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
             updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
             applied_injections = s.applied_injections, submission_content = s.submission_content,
             submission_sha256 = s.submission_sha256",
-        only: "TRUE",
+        only: "s.transcript",
     },
     RoundTable {
         name: "leader_board",
@@ -811,6 +881,20 @@ const ROUND_TABLES: [RoundTable; 3] = [
     },
 ];
 
+/// How an evaluation staged without its transcript ([`StageRound::EvaluatedOnly`]) updates
+/// the `round_history` row of its submission: the transcript, the member submissions and the
+/// submission stay as stored (they are the same), the rest is the evaluation's.
+const EVALUATED_HISTORY: RoundTable = RoundTable {
+    name: "round_history",
+    bit: IN_ROUND_HISTORY,
+    columns: "",
+    values: "",
+    update: "pii_masked = t.pii_masked OR s.pii_masked,
+        updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
+        applied_injections = s.applied_injections",
+    only: "NOT s.transcript",
+};
+
 /// Writes the staged rounds (see the module docs). Runs inside the caller's transaction.
 pub(crate) fn write_rounds(
     conn: &Connection,
@@ -828,11 +912,17 @@ pub(crate) fn write_rounds(
     // (tracked only in batches with submissions: otherwise every key is evaluated)
     let mut evaluated_keys: HashSet<Key<'_>> = HashSet::new();
     let any_submitted = staged.iter().any(|s| s.has_submitted);
+    // evaluated keys whose kept row (the last evaluated one) is staged without its transcript
+    let mut evaluated_only: HashMap<Key<'_>, bool> = HashMap::new();
+    let any_evaluated_only = staged.iter().any(|s| s.has_evaluated_only);
+    // keys submitted in this batch (tracked only when some evaluation lacks its transcript)
+    let mut submitted_here: HashSet<Key<'_>> = HashSet::new();
     let mut executions: Vec<&str> = Vec::new();
     let mut last_execution = "";
     for s in staged {
-        // `None`: every round of this job is evaluated
+        // `None`: every round of this job is evaluated / has its transcript
         let evaluated = s.evaluated()?;
+        let transcripts = s.transcripts()?;
         for (i, key) in s.keys()?.enumerate() {
             if key.0 != last_execution {
                 last_execution = key.0;
@@ -840,13 +930,29 @@ pub(crate) fn write_rounds(
                     executions.push(key.0);
                 }
             }
-            if any_submitted && evaluated.is_none_or(|e| e.value(i)) {
+            let is_evaluated = evaluated.is_none_or(|e| e.value(i));
+            if any_submitted && is_evaluated {
                 evaluated_keys.insert(key);
+            }
+            if any_evaluated_only && !is_evaluated {
+                submitted_here.insert(key);
+            }
+            if any_evaluated_only && is_evaluated {
+                evaluated_only.insert(key, transcripts.is_some_and(|t| !t.value(i)));
             }
             batch_keys.insert(key);
         }
     }
     let is_evaluated = |key: &Key<'_>| !any_submitted || evaluated_keys.contains(key);
+    // an evaluation whose submission is in this batch takes the transcript from it (below)
+    let mut fill_transcripts = false;
+    for (key, lacks) in evaluated_only.iter_mut() {
+        if *lacks && submitted_here.contains(key) {
+            *lacks = false;
+            fill_transcripts = true;
+        }
+    }
+    let lacks_transcript = |key: &Key<'_>| evaluated_only.get(key).copied().unwrap_or(false);
     // 2. what is stored already; a key only submitted here whose round is evaluated in the
     // store keeps its evaluation (the submission is dropped)
     keys.load(conn, &executions)?;
@@ -864,8 +970,23 @@ pub(crate) fn write_rounds(
             "the round is evaluated already; its unevaluated submission is not stored"
         );
     }
+    // an evaluation staged without its transcript updates the stored submission's row
+    if let Some(key) = batch_keys
+        .iter()
+        .find(|k| lacks_transcript(k) && keys.get(k.0, k.1, k.2) & IN_ROUND_HISTORY == 0)
+    {
+        return Err(StoreError::MissingSubmission {
+            execution_id: key.0.to_string(),
+            team_id: key.1.to_string(),
+            round_number: key.2,
+        });
+    }
     // 3. stage and move
     stage(conn, staged, micros(&now))?;
+    if fill_transcripts {
+        conn.execute_batch(FILL_TRANSCRIPTS)
+            .map_err(StoreError::db("completing staged evaluations"))?;
+    }
     if batch_keys.len() + evaluated_already.len() < rows {
         conn.execute_batch(DROP_SUPERSEDED)
             .map_err(StoreError::db("dropping superseded rounds"))?;
@@ -873,15 +994,20 @@ pub(crate) fn write_rounds(
     drop_submitted(conn, &evaluated_already)?;
     let mut filter_executions: Option<Vec<String>> = None;
     for (index, table) in ROUND_TABLES.iter().enumerate() {
-        // the keys this table receives, and how many of them it holds already
-        let (receiving, stored) = batch_keys
+        let history = table.bit == IN_ROUND_HISTORY;
+        // the keys this table receives, and how many of them it holds already (the
+        // evaluations without their transcript go to `round_history` separately)
+        let (receiving, stored, updated_only) = batch_keys
             .iter()
-            .filter(|k| table.bit == IN_ROUND_HISTORY || is_evaluated(k))
-            .fold((0, 0), |(n, stored), k| {
+            .filter(|k| history || is_evaluated(k))
+            .fold((0, 0, 0), |(n, stored, updated_only), k| {
+                if history && lacks_transcript(k) {
+                    return (n, stored, updated_only + 1);
+                }
                 let has = keys.get(k.0, k.1, k.2) & table.bit != 0;
-                (n + 1, stored + usize::from(has))
+                (n + 1, stored + usize::from(has), updated_only)
             });
-        if receiving == 0 {
+        if receiving + updated_only == 0 {
             continue;
         }
         let how = if stored == 0 {
@@ -899,7 +1025,12 @@ pub(crate) fn write_rounds(
             .unwrap_or(NO_ID_BOUND);
         let filter = filter_executions
             .get_or_insert_with(|| executions.iter().map(|e| e.to_string()).collect());
-        upsert(conn, table, how, filter, lowest)?;
+        if updated_only > 0 {
+            upsert(conn, &EVALUATED_HISTORY, Upsert::UpdateOnly, filter, lowest)?;
+        }
+        if receiving > 0 {
+            upsert(conn, table, how, filter, lowest)?;
+        }
     }
     for key in batch_keys {
         let bits = if is_evaluated(&key) {
@@ -971,6 +1102,20 @@ fn with_seq_and_now(batch: &RecordBatch, first: i64, now_us: i64) -> Result<Reco
     RecordBatch::try_from_iter(columns)
         .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
 }
+
+/// Gives an evaluation staged without its transcript the transcript of its key's last
+/// submission staged in the same batch (the one it was compared with: the emitter sends a
+/// submission before its evaluation).
+const FILL_TRANSCRIPTS: &str = "
+UPDATE stage_rounds AS e SET message_history = s.message_history,
+    member_submissions_record = s.member_submissions_record, prompt = s.prompt,
+    prompt_sha256 = s.prompt_sha256, pii_masked = e.pii_masked OR s.pii_masked, transcript = TRUE
+FROM (
+    SELECT * FROM stage_rounds WHERE NOT evaluated
+    QUALIFY row_number() OVER (PARTITION BY execution_id, team_id, round_number ORDER BY seq DESC) = 1
+) AS s
+WHERE e.evaluated AND NOT e.transcript AND e.execution_id = s.execution_id
+    AND e.team_id = s.team_id AND e.round_number = s.round_number";
 
 /// Keeps one staged row of each key: the last evaluated one, else the last submission (the
 /// last write wins, but a submission never replaces an evaluation).
@@ -1061,7 +1206,7 @@ fn upsert(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -1076,7 +1221,7 @@ mod tests {
     }
 
     /// A round of team `team` in execution `e`, evaluated with `score`.
-    fn record(team: &str, n: u32, score: f64) -> RoundRecord {
+    pub(crate) fn record(team: &str, n: u32, score: f64) -> RoundRecord {
         let at = DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
         RoundRecord {
             execution_id: "e".into(),
@@ -1131,6 +1276,72 @@ mod tests {
             .expect("query")
             .collect::<duckdb::Result<Vec<_>>>()
             .expect("rows")
+    }
+
+    #[test]
+    fn an_evaluation_without_its_transcript_keeps_the_stored_one_and_needs_its_submission() {
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let mut keys = RoundKeys::default();
+        let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap_or_default();
+        let masker = PiiMasker::disabled();
+        let mut a1 = record("a", 1, 10.0);
+        a1.prompt = "the ranking prompt".into();
+        a1.leader_messages =
+            vec![serde_json::json!({"role": "user", "content": "the ranking prompt"})];
+        a1.applied_injections = vec![mixseek_core::AppliedInjection {
+            phase: "evaluator".into(),
+            side: "system".into(),
+            rules: vec!["language_preference".into()],
+        }];
+        let stored = StagedRounds::build(&masker, &[StageRound::Submitted(&submission(&a1))])
+            .expect("submission");
+        write_rounds(&conn, &mut keys, &[&stored], now).expect("submission");
+        // the evaluation (and, in the same transaction, another team's full evaluation)
+        let b1 = record("b", 1, 20.0);
+        let light = StagedRounds::build(
+            &masker,
+            &[StageRound::EvaluatedOnly(&a1), StageRound::Evaluated(&b1)],
+        )
+        .expect("evaluations");
+        assert!(light.has_evaluated_only && !light.has_submitted);
+        write_rounds(&conn, &mut keys, &[&light], now).expect("evaluations");
+        let history = |team: &str| -> (
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        ) {
+            conn.query_row(
+                "SELECT prompt, message_history, member_submissions_record, applied_injections
+                 FROM round_history WHERE team_id = ?",
+                [team],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .expect("one row")
+        };
+        let (prompt, messages, members, injections) = history("a");
+        // the prompt is the transcript's user message: stored there only
+        assert_eq!(prompt, None);
+        let messages: Vec<serde_json::Value> =
+            serde_json::from_str(&messages.unwrap_or_default()).expect("messages");
+        assert_eq!(leader_prompt(&messages), Some("the ranking prompt"));
+        assert!(members.is_some_and(|m| m.contains("\"team_id\":\"a\"")));
+        assert!(injections.is_some_and(|i| i.contains("language_preference")));
+        assert_eq!(history("b").0.as_deref(), Some("p"));
+        let completed = vec![("a".to_string(), 1), ("b".to_string(), 1)];
+        assert_eq!(rows(&conn, "leader_board"), completed);
+        assert_eq!(rows(&conn, "round_status"), completed);
+        assert_eq!(rows(&conn, "round_history"), completed);
+
+        // without a stored submission the evaluation cannot be written without its transcript
+        let c1 = record("c", 1, 30.0);
+        let orphan = StagedRounds::build(&masker, &[StageRound::EvaluatedOnly(&c1)]).expect("c");
+        let err = write_rounds(&conn, &mut keys, &[&orphan], now).expect_err("no submission");
+        assert!(
+            err.to_string().contains("round 1 of team c") && err.to_string().contains("not stored"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -409,43 +409,186 @@ pub(crate) fn finish_team(
         )
         .map_err(StoreError::db("marking the final submission"))?;
     if n == 0 {
-        tracing::warn!(
+        store_final_round(conn, keys, masker, execution_id, team_id, best, reason, now)?;
+    }
+    Ok(())
+}
+
+/// The final round of a team whose `leader_board` row the round path did not write: stored
+/// from its leaderboard entry.
+#[allow(clippy::too_many_arguments)]
+fn store_final_round(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    masker: &PiiMasker,
+    execution_id: &str,
+    team_id: &str,
+    best: &LeaderboardEntry,
+    reason: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    tracing::warn!(
+        execution_id,
+        team_id,
+        round = best.round_number,
+        "final round was not stored; storing it now"
+    );
+    // a leader_board row the round path did not write: read the keys again next time
+    keys.forget(execution_id);
+    let submission = masker.mask(&best.submission_content);
+    let (details, _) = masked_json(
+        masker,
+        serde_json::to_value(&best.score_details).unwrap_or_default(),
+    );
+    conn.execute(
+        &format!(
+            "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
+                 submission_format, score, score_details, final_submission, exit_reason, created_at,
+                 updated_at, submission_sha256, pii_masked)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, {TS}, {TS}, ?, ?)"
+        ),
+        params![
             execution_id,
             team_id,
-            round = best.round_number,
-            "final round was not stored; storing it now"
+            best.team_name,
+            best.round_number,
+            submission.as_ref(),
+            best.submission_format,
+            best.score,
+            details,
+            reason,
+            micros(&best.created_at),
+            micros(&now),
+            masker.is_enabled().then(|| sha256_hex(&best.submission_content)),
+            matches!(submission, std::borrow::Cow::Owned(_)),
+        ],
+    )
+    .map_err(StoreError::db("writing the final submission"))?;
+    Ok(())
+}
+
+/// A `TeamFinished` event to store with others (see [`finish_teams`]).
+pub(crate) struct FinishJob<'a> {
+    pub execution_id: &'a str,
+    pub team_id: &'a str,
+    pub best: Option<&'a LeaderboardEntry>,
+    pub exit_reason: Option<&'a str>,
+    pub masker: &'a PiiMasker,
+}
+
+/// What [`finish_team`] does, for many teams with two statements per execution (and chunk of
+/// [`MAX_LISTED_TEAMS`] teams): clear the flags of their rounds, then flag each one's best round
+/// (`UPDATE … FROM (VALUES …) RETURNING` tells which were found; a missing one is stored as
+/// `finish_team` does). Of a team finished twice the last event counts.
+pub(crate) fn finish_teams(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    jobs: &[FinishJob<'_>],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if let [one] = jobs {
+        return finish_team(
+            conn,
+            keys,
+            one.masker,
+            one.execution_id,
+            one.team_id,
+            one.best,
+            one.exit_reason,
+            now,
         );
-        // a leader_board row the round path did not write: read the keys again next time
-        keys.forget(execution_id);
-        let submission = masker.mask(&best.submission_content);
-        let (details, _) = masked_json(
-            masker,
-            serde_json::to_value(&best.score_details).unwrap_or_default(),
-        );
-        conn.execute(
-            &format!(
-                "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
-                     submission_format, score, score_details, final_submission, exit_reason, created_at,
-                     updated_at, submission_sha256, pii_masked)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, {TS}, {TS}, ?, ?)"
-            ),
-            params![
-                execution_id,
-                team_id,
-                best.team_name,
-                best.round_number,
-                submission.as_ref(),
-                best.submission_format,
-                best.score,
-                details,
-                reason,
-                micros(&best.created_at),
-                micros(&now),
-                masker.is_enabled().then(|| sha256_hex(&best.submission_content)),
-                matches!(submission, std::borrow::Cow::Owned(_)),
-            ],
-        )
-        .map_err(StoreError::db("writing the final submission"))?;
+    }
+    // the last event of each team, grouped by execution (first-seen order)
+    let mut last: HashMap<(&str, &str), usize> = HashMap::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        last.insert((j.execution_id, j.team_id), i);
+    }
+    let mut order: Vec<usize> = last.into_values().collect();
+    order.sort_unstable();
+    let mut executions: Vec<(&str, Vec<&FinishJob<'_>>)> = Vec::new();
+    for i in order {
+        let j = &jobs[i];
+        match executions.iter_mut().find(|(e, _)| *e == j.execution_id) {
+            Some((_, teams)) => teams.push(j),
+            None => executions.push((j.execution_id, vec![j])),
+        }
+    }
+    for (execution_id, finished) in executions {
+        let lowest = keys.lowest_id(conn, execution_id, KeyedTable::LeaderBoard)?;
+        for chunk in finished.chunks(MAX_LISTED_TEAMS) {
+            let teams = std::iter::once(execution_id).chain(chunk.iter().map(|j| j.team_id));
+            conn.execute(
+                &format!(
+                    "UPDATE leader_board SET final_submission = FALSE, exit_reason = NULL
+                     WHERE id >= {lowest} AND execution_id = ? AND team_id IN ({})
+                         AND (final_submission OR exit_reason IS NOT NULL)",
+                    vec!["?"; chunk.len()].join(", ")
+                ),
+                duckdb::params_from_iter(teams),
+            )
+            .map_err(StoreError::db("clearing final_submission"))?;
+            let best: Vec<(&FinishJob<'_>, &LeaderboardEntry, Option<&str>)> = chunk
+                .iter()
+                .filter_map(|j| {
+                    j.best
+                        .map(|b| (*j, b, b.exit_reason.as_deref().or(j.exit_reason)))
+                })
+                .collect();
+            if best.is_empty() {
+                continue;
+            }
+            // numbered parameters: $1 the execution, $2 the time, then three per team
+            let mut params: Vec<Box<dyn duckdb::ToSql + '_>> =
+                Vec::with_capacity(best.len() * 3 + 2);
+            params.push(Box::new(execution_id));
+            params.push(Box::new(micros(&now)));
+            let mut values = Vec::with_capacity(best.len());
+            for (j, b, reason) in &best {
+                let n = params.len();
+                values.push(format!(
+                    "(CAST(${} AS VARCHAR), CAST(${} AS INTEGER), CAST(${} AS VARCHAR))",
+                    n + 1,
+                    n + 2,
+                    n + 3
+                ));
+                params.push(Box::new(j.team_id));
+                params.push(Box::new(b.round_number));
+                params.push(Box::new(*reason));
+            }
+            let mut stmt = conn
+                .prepare(&format!(
+                    "UPDATE leader_board AS t
+                     SET final_submission = TRUE, exit_reason = v.reason,
+                         updated_at = make_timestamp(CAST($2 AS BIGINT))::TIMESTAMPTZ
+                     FROM (VALUES {}) AS v(team_id, round_number, reason)
+                     WHERE t.id >= {lowest} AND t.execution_id = $1 AND t.team_id = v.team_id
+                         AND t.round_number = v.round_number
+                     RETURNING t.team_id",
+                    values.join(", ")
+                ))
+                .map_err(StoreError::db("marking the final submissions"))?;
+            let marked: std::collections::HashSet<String> = stmt
+                .query_map(duckdb::params_from_iter(params.iter().map(|p| &**p)), |r| {
+                    r.get::<_, String>(0)
+                })
+                .map_err(StoreError::db("marking the final submissions"))?
+                .collect::<duckdb::Result<_>>()
+                .map_err(StoreError::db("marking the final submissions"))?;
+            for (j, b, reason) in best {
+                if !marked.contains(j.team_id) {
+                    store_final_round(
+                        conn,
+                        keys,
+                        j.masker,
+                        execution_id,
+                        j.team_id,
+                        b,
+                        reason,
+                        now,
+                    )?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -558,4 +701,95 @@ pub(crate) fn write_llm_calls(conn: &Connection, calls: &[&LlmCallRecord]) -> Re
     )
     .map_err(StoreError::db("writing llm_calls"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rounds::tests::record;
+    use crate::rounds::{StageRound, StagedRounds, write_rounds};
+
+    fn entry(r: &mixseek_core::RoundRecord, reason: Option<&str>) -> LeaderboardEntry {
+        LeaderboardEntry {
+            id: None,
+            execution_id: r.execution_id.clone(),
+            team_id: r.team_id.clone(),
+            team_name: r.team_name.clone(),
+            round_number: r.round_number,
+            submission_content: r.submission_content.clone(),
+            submission_format: "md".into(),
+            score: r.score_details.overall_score,
+            score_details: r.score_details.clone(),
+            final_submission: true,
+            exit_reason: reason.map(str::to_string),
+            created_at: r.round_ended_at,
+            updated_at: r.round_ended_at,
+        }
+    }
+
+    #[test]
+    fn many_teams_finish_in_one_transaction() {
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let mut keys = RoundKeys::default();
+        let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap_or_default();
+        let masker = PiiMasker::disabled();
+        let rounds = [
+            record("a", 1, 10.0),
+            record("a", 2, 20.0),
+            record("b", 1, 30.0),
+            record("c", 1, 40.0),
+        ];
+        let staged: Vec<StageRound<'_>> = rounds.iter().map(StageRound::Evaluated).collect();
+        let staged = StagedRounds::build(&masker, &staged).expect("stage");
+        write_rounds(&conn, &mut keys, &[&staged], now).expect("rounds");
+        // a finishes twice (the last event counts), c without a best round (its round stays
+        // unflagged), d with a best round that was never stored (it is stored now)
+        let d1 = record("d", 1, 50.0);
+        let (a1, a2, b1) = (
+            entry(&rounds[0], None),
+            entry(&rounds[1], None),
+            entry(&rounds[2], None),
+        );
+        let d = entry(&d1, Some("judgment_stop"));
+        let job = |team, best, reason| FinishJob {
+            execution_id: "e",
+            team_id: team,
+            best,
+            exit_reason: reason,
+            masker: &masker,
+        };
+        let jobs = [
+            job("a", Some(&a1), Some("max_rounds_reached")),
+            job("b", Some(&b1), Some("judgment_stop")),
+            job("c", None, Some("error")),
+            job("d", Some(&d), None),
+            job("a", Some(&a2), Some("max_rounds_reached")),
+        ];
+        finish_teams(&conn, &mut keys, &jobs, now).expect("finish");
+        let mut stmt = conn
+            .prepare(
+                "SELECT team_id, round_number, final_submission, exit_reason FROM leader_board
+                 ORDER BY team_id, round_number",
+            )
+            .expect("prepare");
+        let rows: Vec<(String, i32, bool, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .expect("query")
+            .collect::<duckdb::Result<_>>()
+            .expect("rows");
+        let row = |t: &str, n: i32, f: bool, e: Option<&str>| {
+            (t.to_string(), n, f, e.map(str::to_string))
+        };
+        assert_eq!(
+            rows,
+            vec![
+                row("a", 1, false, None),
+                row("a", 2, true, Some("max_rounds_reached")),
+                row("b", 1, true, Some("judgment_stop")),
+                row("c", 1, false, None),
+                row("d", 1, true, Some("judgment_stop")),
+            ]
+        );
+    }
 }

@@ -30,7 +30,8 @@ use crate::rounds::{RoundKeys, StageRound, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
-use mixseek_core::{Event, EventSink, LlmCallRecord, SinkError};
+use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError, SubmittedRound};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -157,7 +158,13 @@ pub struct StoreWriter {
     /// This handle's masker: rounds are masked by their emitters, other events by the thread
     /// with the masker sent along.
     masker: Arc<PiiMasker>,
+    /// The submissions this handle (and its clones) committed whose evaluation has not come
+    /// yet, per team: an evaluation with the same transcript is written without it.
+    submitted: Arc<Mutex<HashMap<TeamKey, Box<SubmittedRound>>>>,
 }
+
+/// (execution_id, team_id).
+type TeamKey = (String, String);
 
 impl std::fmt::Debug for StoreWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -204,6 +211,7 @@ impl StoreWriter {
                 _store: store.shared.clone(),
             }),
             masker: Arc::new(masker),
+            submitted: Arc::default(),
         })
     }
 
@@ -212,6 +220,7 @@ impl StoreWriter {
         StoreWriter {
             inner,
             masker: Arc::new(masker),
+            submitted: Arc::default(),
         }
     }
 
@@ -255,23 +264,96 @@ impl StoreWriter {
     /// ignored. A `SubmissionReady` with its round writes the round's `round_history` row
     /// only (the round is kept, not completed; see `rounds.rs`).
     pub async fn write(&self, event: &Event) -> Result<()> {
+        match self.queue(event, true)? {
+            Some(reply) => self.finish(event, reply).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Queues one event's write (as [`StoreWriter::write`]); the reply to wait for, if any
+    /// (none for what is only queued or ignored). `reply` false: a round is queued without one
+    /// (its failure is logged by the writer thread).
+    fn queue(&self, event: &Event, reply: bool) -> Result<Option<Reply>> {
         let round = match event {
             Event::RoundStarted { .. } | Event::SubmissionReady { round: None, .. } => {
-                return Ok(());
+                return Ok(None);
             }
             Event::LlmCall(call) => {
-                return self.send(Op::LlmCall(self.masked_call(call.clone())), None);
+                self.send(Op::LlmCall(self.masked_call(call.clone())), None)?;
+                return Ok(None);
             }
-            Event::Evaluated(r) => StageRound::Evaluated(r),
-            Event::SubmissionReady { round: Some(r), .. } => StageRound::Submitted(r),
-            other => return self.submit(self.event_op(other.clone())).await,
+            Event::Evaluated(r) => match self.take_submitted(r) {
+                true => StageRound::EvaluatedOnly(r),
+                false => StageRound::Evaluated(r),
+            },
+            Event::SubmissionReady { round: Some(r), .. } => {
+                // remembered before its commit: an evaluation sent after it is written after it
+                // (or with it), and one that finds it missing is written again whole
+                self.submitted_lock().insert(
+                    (r.execution_id.clone(), r.team_id.clone()),
+                    Box::new((**r).clone()),
+                );
+                StageRound::Submitted(r)
+            }
+            other => {
+                let (tx, rx) = oneshot::channel();
+                self.send(self.event_op(other.clone()), Some(tx))?;
+                return Ok(Some(rx));
+            }
         };
-        let staged = StagedRounds::build(&self.masker, &[round])?;
-        self.submit(Op::Rounds {
-            staged: Box::new(staged),
+        let staged = Op::Rounds {
+            staged: Box::new(StagedRounds::build(&self.masker, &[round])?),
             more: false,
-        })
-        .await
+        };
+        if !reply {
+            self.send(staged, None)?;
+            return Ok(None);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.send(staged, Some(tx))?;
+        Ok(Some(rx))
+    }
+
+    /// Waits for the commit of `event`, queued by [`StoreWriter::queue`]. An evaluation written
+    /// without its transcript whose submission turned out not to be stored (its write failed)
+    /// is written again with it.
+    async fn finish(&self, event: &Event, reply: Reply) -> Result<()> {
+        let result = reply.await.map_err(|_| StoreError::WriterStopped)?;
+        match (result, event) {
+            (Err(StoreError::MissingSubmission { .. }), Event::Evaluated(r)) => {
+                tracing::debug!(
+                    team_id = r.team_id,
+                    round = r.round_number,
+                    "the round's submission is not stored; writing its evaluation whole"
+                );
+                let staged = StagedRounds::build(&self.masker, &[StageRound::Evaluated(r)])?;
+                self.submit(Op::Rounds {
+                    staged: Box::new(staged),
+                    more: false,
+                })
+                .await
+            }
+            (result, _) => result,
+        }
+    }
+
+    fn submitted_lock(&self) -> std::sync::MutexGuard<'_, HashMap<TeamKey, Box<SubmittedRound>>> {
+        self.submitted.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `r` is the evaluation of the last submission this handle sent for its team, with
+    /// the same transcript (then its stored row keeps that transcript). Forgets the submission
+    /// either way.
+    fn take_submitted(&self, r: &RoundRecord) -> bool {
+        let key = (r.execution_id.clone(), r.team_id.clone());
+        let Some(s) = self.submitted_lock().remove(&key) else {
+            return false;
+        };
+        s.round_number == r.round_number
+            && s.prompt == r.prompt
+            && s.submission_content == r.submission_content
+            && s.leader_messages == r.leader_messages
+            && s.member_submissions == r.member_submissions
     }
 
     /// Queues many events at once and waits until all are committed (they share transactions
@@ -380,8 +462,15 @@ fn stage_round(event: &Event) -> Option<StageRound<'_>> {
 
 #[async_trait::async_trait]
 impl EventSink for StoreWriter {
+    /// As [`StoreWriter::write`], except that a `SubmissionReady` is only queued (committed
+    /// with the next batch, like an LLM call): a run does not wait for it, since its round is
+    /// stored whole by its evaluation anyway, and a failed write of it is logged, not fatal.
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
-        self.write(event).await.map_err(|e| SinkError {
+        let result = match event {
+            Event::SubmissionReady { .. } => self.queue(event, false).map(drop),
+            _ => self.write(event).await,
+        };
+        result.map_err(|e| SinkError {
             sink: format!("store ({})", self.inner.path.display()),
             message: match e.hint() {
                 Some(h) => format!("{e} ({h})"),
@@ -512,8 +601,13 @@ fn process(
             }
             None => {
                 if let Err(e) = result {
-                    // only LLM calls (and the flush closing a bulk write) go without a reply
-                    tracing::warn!(error = %e, "failed to record an LLM call");
+                    // only LLM calls, a run's submitted rounds (and the flush closing a bulk
+                    // write) go without a reply
+                    let what = match &job.op {
+                        Op::Rounds { .. } => "a submitted round",
+                        _ => "an LLM call",
+                    };
+                    tracing::warn!(error = %e, "failed to record {what}");
                 }
             }
         }
@@ -597,48 +691,60 @@ pub(crate) fn in_transaction(
     result
 }
 
-/// Writes the jobs of a transaction. Between two other events (an execution's start, a team's
-/// or execution's end), rounds, decisions and LLM calls are written kind by kind — every
-/// staged round with one bulk upsert, then the LLM calls, then every decision with one
-/// set-based update — rather than in arrival order: concurrent teams interleave their
-/// submissions, evaluations and decisions, and a statement per run of one kind would cost
-/// more than the rows. A decision still follows its own round (rounds go first); other events
-/// keep their place.
+/// Writes the jobs of a transaction. Between two other events (an execution's start or end),
+/// rounds, decisions, team ends and LLM calls are written kind by kind — every staged round
+/// with one bulk upsert, then the LLM calls, then every decision with one set-based update,
+/// then the teams' ends (two statements) — rather than in arrival order: concurrent teams
+/// interleave their submissions, evaluations, decisions and ends, and a statement per run of
+/// one kind would cost more than the rows. A team's own events keep their order (its rounds
+/// go first, its decisions next, its end last: `TeamFinished` is a team's last event); an
+/// execution's start and end keep their place.
 fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
     let mut i = 0;
     while i < jobs.len() {
         if let Op::Event { event, masker } = &jobs[i].op
-            && !matches!(**event, Event::Judged { .. })
+            && !matches!(**event, Event::Judged { .. } | Event::TeamFinished { .. })
         {
             apply_event(conn, keys, masker, event, now)?;
             i += 1;
             continue;
         }
-        let (mut staged, mut calls, mut decisions) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut staged, mut calls, mut decisions, mut finished) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         while let Some(job) = jobs.get(i) {
             match &job.op {
                 Op::Rounds { staged: r, .. } => staged.push(&**r),
                 Op::LlmCall(c) => calls.push(&**c),
                 Op::Flush => {}
-                Op::Event { event, masker } => {
-                    let Event::Judged {
+                Op::Event { event, masker } => match &**event {
+                    Event::Judged {
                         execution_id,
                         team_id,
                         round_number,
                         decision,
                         ..
-                    } = &**event
-                    else {
-                        break;
-                    };
-                    decisions.push(write::DecisionJob {
+                    } => decisions.push(write::DecisionJob {
                         execution_id,
                         team_id,
                         round_number: *round_number,
                         decision,
                         masker,
-                    });
-                }
+                    }),
+                    Event::TeamFinished {
+                        execution_id,
+                        team_id,
+                        best,
+                        exit_reason,
+                        ..
+                    } => finished.push(write::FinishJob {
+                        execution_id,
+                        team_id,
+                        best: best.as_deref(),
+                        exit_reason: exit_reason.map(|r| r.as_str()),
+                        masker,
+                    }),
+                    _ => break,
+                },
             }
             i += 1;
         }
@@ -651,12 +757,15 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
         if !decisions.is_empty() {
             write::write_decisions(conn, keys, &decisions, now)?;
         }
+        if !finished.is_empty() {
+            write::finish_teams(conn, keys, &finished, now)?;
+        }
     }
     Ok(())
 }
 
-/// Writes one event other than `Evaluated` and `SubmissionReady` (staged rounds) and
-/// `LlmCall` (batched), which never reach here.
+/// Writes one event other than `Evaluated` and `SubmissionReady` (staged rounds), `LlmCall`
+/// and `TeamFinished` (batched), which never reach here.
 fn apply_event(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -699,22 +808,6 @@ fn apply_event(
             decision,
             now,
         ),
-        Event::TeamFinished {
-            execution_id,
-            team_id,
-            best,
-            exit_reason,
-            ..
-        } => write::finish_team(
-            conn,
-            keys,
-            masker,
-            execution_id,
-            team_id,
-            best.as_deref(),
-            exit_reason.map(|r| r.as_str()),
-            now,
-        ),
         Event::ExecutionFinished(summary) => {
             write::finish_execution(conn, masker, summary, now)?;
             // the run is over: its keys are not needed any more
@@ -723,7 +816,66 @@ fn apply_event(
         }
         Event::Evaluated(_)
         | Event::LlmCall(_)
+        | Event::TeamFinished { .. }
         | Event::RoundStarted { .. }
         | Event::SubmissionReady { .. } => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rounds::tests::record;
+
+    #[tokio::test]
+    async fn an_evaluation_whose_submission_was_lost_is_written_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+        let writer = store.writer(PiiMasker::disabled()).expect("writer");
+        let mut r = record("a", 1, 42.0);
+        r.prompt = "the prompt".into();
+        r.leader_messages = vec![serde_json::json!({"role": "user", "content": "the prompt"})];
+        // the handle sent this submission, but it never reached the database
+        writer.submitted_lock().insert(
+            ("e".into(), "a".into()),
+            Box::new(SubmittedRound {
+                execution_id: r.execution_id.clone(),
+                team_id: r.team_id.clone(),
+                team_name: r.team_name.clone(),
+                round_number: 1,
+                prompt: r.prompt.clone(),
+                submission_content: r.submission_content.clone(),
+                round_started_at: r.round_started_at,
+                submitted_at: r.round_ended_at,
+                leader_messages: r.leader_messages.clone(),
+                member_submissions: r.member_submissions.clone(),
+                agent_usage: r.agent_usage,
+            }),
+        );
+        writer
+            .write(&Event::Evaluated(Box::new(r)))
+            .await
+            .expect("written whole");
+        let conn = store.connection().expect("conn");
+        let (messages, score): (Option<String>, f64) = conn
+            .query_row(
+                "SELECT h.message_history, l.score FROM round_history h JOIN leader_board l
+                 USING (execution_id, team_id, round_number)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .expect("one round");
+        assert!(messages.is_some_and(|m| m.contains("the prompt")));
+        assert_eq!(score, 42.0);
+        // the prompt is stored once (in the transcript) and read back from there
+        let stored: Option<String> = conn
+            .query_row("SELECT prompt FROM round_history", [], |row| row.get(0))
+            .expect("prompt column");
+        assert_eq!(stored, None);
+        let detail = store
+            .round_detail("e", "a", 1)
+            .expect("detail")
+            .expect("exists");
+        assert_eq!(detail.prompt.as_deref(), Some("the prompt"));
     }
 }

@@ -32,6 +32,11 @@ fn history_row(store: &Store, team: &str, n: u32) -> HistoryColumns {
     .expect("one round_history row")
 }
 
+/// Rows of the team's round 1 in round_history, leader_board, round_status.
+fn rows_of_team(store: &Store, team: &str) -> Vec<i64> {
+    rows_of(store, team, 1)
+}
+
 /// Rows of the key in round_history, leader_board, round_status.
 fn rows_of(store: &Store, team: &str, n: u32) -> Vec<i64> {
     let conn = store.connection().expect("conn");
@@ -387,6 +392,17 @@ async fn an_unevaluated_round_is_masked_and_encoded_exactly_like_an_evaluated_on
         Some(mixseek_store::pii::sha256_hex(secret).as_str())
     );
     assert!(unevaluated.4, "pii_masked");
+    // its evaluation (same transcript, so written without it) keeps the masked row as stored
+    writer
+        .write(&Event::Evaluated(Box::new(same("unevaluated"))))
+        .await
+        .expect("evaluated later");
+    let mut now_evaluated = read("unevaluated");
+    now_evaluated.1 = now_evaluated
+        .1
+        .replace("\"team_id\":\"unevaluated\"", "\"team_id\":\"evaluated\"");
+    assert_eq!(now_evaluated, evaluated);
+    assert_eq!(rows_of_team(&store, "unevaluated"), vec![1, 1, 1]);
     let hits: i64 = conn
         .query_row(
             "SELECT count(*) FROM round_history
