@@ -167,8 +167,17 @@ const TICKS_PER_SECOND: u64 = 100;
 
 /// Peak RSS so far (`VmHWM`, KiB) of a live process.
 fn peak_rss_kb(pid: u32) -> Option<u64> {
+    status_kb(pid, "VmHWM:")
+}
+
+/// The current RSS.
+fn rss_kb(pid: u32) -> Option<u64> {
+    status_kb(pid, "VmRSS:")
+}
+
+fn status_kb(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -211,6 +220,7 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
         .env_remove("MIXSEEK_BENCH_WRAP")
         .env_remove("MIXSEEK_BENCH_ONLY")
         .env_remove("MIXSEEK_BENCH_KEEP")
+        .env_remove("MIXSEEK_BENCH_RSS_TRACE")
         .arg("-w")
         .arg(workspace)
         .args([
@@ -229,9 +239,21 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
     let pid = child.id();
     let mut peak_kb = 0;
     let mut ticks = 0;
+    // `MIXSEEK_BENCH_RSS_TRACE=1`: the RSS every 250 ms (when the peak is reached)
+    let trace = std::env::var_os("MIXSEEK_BENCH_RSS_TRACE").is_some();
+    let mut traced = Duration::ZERO;
     let wall = loop {
         if let Some(kb) = peak_rss_kb(pid) {
             peak_kb = peak_kb.max(kb);
+        }
+        if trace && start.elapsed() >= traced {
+            traced += Duration::from_millis(250);
+            eprintln!(
+                "exec: {:6.2} s RSS {} MB (peak {} MB)",
+                start.elapsed().as_secs_f64(),
+                rss_kb(pid).unwrap_or(0) / 1024,
+                peak_kb / 1024
+            );
         }
         match stat(pid) {
             Some(('Z', t)) | Some(('X', t)) => {

@@ -201,6 +201,9 @@ impl Orchestrator {
         if let Err(e) = store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT) {
             tracing::warn!(error = %e, "cannot limit the database's memory");
         }
+        if let Err(e) = store.defer_vacuum() {
+            tracing::warn!(error = %e, "cannot defer the database's vacuum");
+        }
         let privacy = &cfg.file.privacy;
         let masker = PiiMasker::new(&MaskingSpec {
             mask_pii: privacy.mask_pii,

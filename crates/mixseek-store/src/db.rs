@@ -242,6 +242,19 @@ impl Store {
             .map_err(StoreError::db("setting the memory limit"))
     }
 
+    /// For a live run: checkpoints write the new rows only, in row groups of their own, and
+    /// never merge them with the stored ones (DuckDB's vacuum, `max_vacuum_tasks = 0` for this
+    /// process). Each merge re-read and rewrote every string of the table: with a 1,000-team
+    /// ranking in every transcript, the checkpoints of a run rewrote its growing
+    /// `round_history` again and again (70–100 MB of peak memory, and time). The row groups
+    /// stay as written (a few per thousand rounds) until a later process's checkpoint merges
+    /// them.
+    pub fn defer_vacuum(&self) -> Result<()> {
+        self.connection()?
+            .execute_batch("SET max_vacuum_tasks = 0")
+            .map_err(StoreError::db("deferring the vacuum"))
+    }
+
     /// A new connection to the shared instance (a `try_clone` of the root connection).
     pub fn connection(&self) -> Result<Connection> {
         let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());

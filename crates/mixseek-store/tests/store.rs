@@ -895,6 +895,56 @@ fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
     );
 }
 
+/// `round_history`'s row groups after three batches of rounds, each followed by a checkpoint.
+async fn row_groups_after_three_checkpoints(defer_vacuum: bool) -> i64 {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    if defer_vacuum {
+        store.defer_vacuum().expect("defer");
+    }
+    let writer = store
+        .writer_with_clock(PiiMasker::disabled(), fixed_clock)
+        .expect("writer");
+    for batch in 0..3u32 {
+        let events = (0..50u32)
+            .map(|t| {
+                let r = round(
+                    EXEC,
+                    &format!("team-{t:02}"),
+                    "T",
+                    batch + 1,
+                    50.0,
+                    "answer",
+                );
+                Event::Evaluated(Box::new(r))
+            })
+            .collect();
+        writer.write_all(events).await.expect("rounds");
+        store
+            .connection()
+            .expect("conn")
+            .execute_batch("CHECKPOINT")
+            .expect("checkpoint");
+    }
+    store
+        .connection()
+        .expect("conn")
+        .query_row(
+            "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('round_history')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("row groups")
+}
+
+#[tokio::test]
+async fn a_live_run_defers_the_vacuum_so_checkpoints_do_not_rewrite_stored_rows() {
+    // by default each checkpoint merges the new rows into the stored row group (rewriting it)
+    assert_eq!(row_groups_after_three_checkpoints(false).await, 1);
+    // deferred: each checkpoint writes its rows in a row group of their own
+    assert_eq!(row_groups_after_three_checkpoints(true).await, 3);
+}
+
 #[tokio::test]
 async fn a_commit_that_runs_out_of_duckdbs_memory_cap_lifts_the_cap_and_is_stored() {
     let dir = tempfile::tempdir().expect("tmp");
