@@ -845,7 +845,7 @@ const ROUND_TABLES: [RoundTable; 3] = [
             updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
             applied_injections = s.applied_injections, submission_content = s.submission_content,
             submission_sha256 = s.submission_sha256",
-        only: "s.transcript",
+        only: "TRUE",
     },
     RoundTable {
         name: "leader_board",
@@ -880,6 +880,13 @@ const ROUND_TABLES: [RoundTable; 3] = [
         only: "s.evaluated",
     },
 ];
+
+/// `round_history` in a batch where some evaluations lack their transcript: the others (a plain
+/// `TRUE` otherwise keeps the bulk insert unfiltered).
+const HISTORY_WITH_TRANSCRIPT: RoundTable = RoundTable {
+    only: "s.transcript",
+    ..ROUND_TABLES[0]
+};
 
 /// How an evaluation staged without its transcript ([`StageRound::EvaluatedOnly`]) updates
 /// the `round_history` row of its submission: the transcript, the member submissions and the
@@ -1029,6 +1036,11 @@ pub(crate) fn write_rounds(
             upsert(conn, &EVALUATED_HISTORY, Upsert::UpdateOnly, filter, lowest)?;
         }
         if receiving > 0 {
+            let table = if history && any_evaluated_only {
+                &HISTORY_WITH_TRANSCRIPT
+            } else {
+                table
+            };
             upsert(conn, table, how, filter, lowest)?;
         }
     }
