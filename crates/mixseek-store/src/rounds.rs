@@ -40,7 +40,7 @@ use crate::pii::{PiiMasker, sha256_hex};
 use crate::write::{micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::arrow::array::{
-    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
 };
 use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use duckdb::arrow::record_batch::RecordBatch;
@@ -138,6 +138,15 @@ impl StagedRounds {
             .ok_or_else(|| StoreError::Invalid("staged rounds have no evaluated column".into()))
     }
 
+    /// The staged `stage_usage` column.
+    fn stage_usage(&self) -> Result<&LargeStringArray> {
+        self.batch
+            .column(STAGE_USAGE_COLUMN)
+            .as_any()
+            .downcast_ref::<LargeStringArray>()
+            .ok_or_else(|| StoreError::Invalid("staged rounds have no stage_usage column".into()))
+    }
+
     /// Whether each round's transcript is staged (`None` when all are).
     fn transcripts(&self) -> Result<Option<&BooleanArray>> {
         if !self.has_evaluated_only {
@@ -189,7 +198,15 @@ pub(crate) struct RoundKeys {
     known: usize,
     /// Bumped at every use (least recently used executions are forgotten first).
     tick: u64,
+    /// `round_status.stage_usage` of the evaluated rounds this writer stored and whose
+    /// decision has not come yet: a decision adds its judgment usage to it without reading
+    /// the row back (a query per batch of decisions).
+    stage_usage: HashMap<(String, String, u32), Option<String>>,
 }
+
+/// At most this many stored usages are remembered (beyond it they are forgotten, and read
+/// back when their decisions come).
+const MAX_KNOWN_USAGES: usize = 1 << 16;
 
 #[derive(Debug, Default)]
 struct KnownExecution {
@@ -233,6 +250,7 @@ impl RoundKeys {
     pub(crate) fn clear(&mut self) {
         self.executions.clear();
         self.known = 0;
+        self.stage_usage.clear();
     }
 
     /// Forgets one execution (it finished, or a row was written outside the round path).
@@ -240,6 +258,19 @@ impl RoundKeys {
         if let Some(e) = self.executions.remove(execution_id) {
             self.known -= e.keys;
         }
+        self.stage_usage.retain(|k, _| k.0 != execution_id);
+    }
+
+    /// The stored `stage_usage` of a round written by this writer (taken: a round is decided
+    /// once); `None` when not known (read it from the table).
+    pub(crate) fn take_stage_usage(
+        &mut self,
+        execution_id: &str,
+        team_id: &str,
+        round_number: u32,
+    ) -> Option<Option<String>> {
+        self.stage_usage
+            .remove(&(execution_id.to_string(), team_id.to_string(), round_number))
     }
 
     /// Records a new execution: its `ExecutionStarted` created its `execution_summary` row, so
@@ -807,7 +838,9 @@ CREATE OR REPLACE TEMP TABLE stage_rounds (
     transcript BOOLEAN
 )";
 
-/// The index of `evaluated` in a [`StagedRounds`] batch …
+/// The index of `stage_usage` in a [`StagedRounds`] batch, …
+const STAGE_USAGE_COLUMN: usize = 20;
+/// … of `evaluated` …
 const EVALUATED_COLUMN: usize = 22;
 /// … and of `transcript` (the last column).
 const TRANSCRIPT_COLUMN: usize = 23;
@@ -1053,6 +1086,22 @@ pub(crate) fn write_rounds(
         keys.set(key.0, key.1, key.2, bits);
     }
     keys.trim();
+    // the usage each evaluated round now has in round_status (the last evaluated row of a key)
+    if keys.stage_usage.len() > MAX_KNOWN_USAGES {
+        keys.stage_usage.clear();
+    }
+    for s in staged {
+        let (evaluated, usage) = (s.evaluated()?, s.stage_usage()?);
+        for (i, key) in s.keys()?.enumerate() {
+            if evaluated.is_none_or(|e| e.value(i))
+                && let Ok(round) = u32::try_from(key.2)
+            {
+                let value = usage.is_valid(i).then(|| usage.value(i).to_string());
+                keys.stage_usage
+                    .insert((key.0.to_string(), key.1.to_string(), round), value);
+            }
+        }
+    }
     Ok(())
 }
 

@@ -67,26 +67,31 @@ pub(crate) fn write_decision(
             "confidence_score must be between 0.0 and 1.0, got {c}"
         )));
     }
-    // `id >= lowest`: only the row groups holding this execution's rows are read.
+    // a round this writer stored is known; otherwise `id >= lowest`: only the row groups
+    // holding this execution's rows are read
+    let known = keys.take_stage_usage(execution_id, team_id, round_number);
     let lowest = keys.lowest_id(conn, execution_id, KeyedTable::RoundStatus)?;
-    let stored: Option<Option<String>> = conn
-        .query_row(
-            &format!(
-                "SELECT stage_usage FROM round_status
+    let stored: Option<Option<String>> = match known {
+        Some(usage) => Ok(Some(usage)),
+        None => conn
+            .query_row(
+                &format!(
+                    "SELECT stage_usage FROM round_status
                  WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
-            ),
-            params![execution_id, team_id, round_number],
-            |r| r.get::<_, Option<String>>(0),
-        )
-        .map(Some)
-        .or_else(|e| {
-            if matches!(e, duckdb::Error::QueryReturnedNoRows) {
-                Ok(None)
-            } else {
-                Err(e)
-            }
-        })
-        .map_err(StoreError::db("reading round_status"))?;
+                ),
+                params![execution_id, team_id, round_number],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .map(Some)
+            .or_else(|e| {
+                if matches!(e, duckdb::Error::QueryReturnedNoRows) {
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            }),
+    }
+    .map_err(StoreError::db("reading round_status"))?;
     let Some(stage_usage) = stored else {
         return Err(StoreError::Invalid(format!(
             "cannot store the decision of round {round_number} of team {team_id} (execution {execution_id}): \
@@ -181,10 +186,9 @@ pub(crate) fn write_decisions(
             now,
         );
     }
-    // the last decision of each round, and the teams decided per execution
+    // the last decision of each round, and the executions decided
     let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(jobs.len());
     let mut executions: Vec<&str> = Vec::new();
-    let mut teams: HashMap<&str, Vec<&str>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
         if let Some(c) = j.decision.confidence_score
             && !(0.0..=1.0).contains(&c)
@@ -197,18 +201,31 @@ pub(crate) fn write_decisions(
         if !executions.contains(&j.execution_id) {
             executions.push(j.execution_id);
         }
-        let decided = teams.entry(j.execution_id).or_default();
-        if !decided.contains(&j.team_id) {
-            decided.push(j.team_id);
-        }
     }
     // the stored usage of the rounds (`id >= lowest`: the executions' row groups only), of
     // the decided teams only: reading every round of the execution made each batch of a
     // long run slower than the last (5,000 rows per batch at the end of 1,000 teams × 5)
+    // (the rounds this writer stored are known without reading them)
     let mut stored: HashMap<(String, String, u32), Option<String>> = HashMap::new();
+    let mut unknown: HashMap<&str, Vec<&str>> = HashMap::new();
+    for &(execution, team, round) in last.keys() {
+        match keys.take_stage_usage(execution, team, round) {
+            Some(usage) => {
+                stored.insert((execution.to_string(), team.to_string(), round), usage);
+            }
+            None => {
+                let teams = unknown.entry(execution).or_default();
+                if !teams.contains(&team) {
+                    teams.push(team);
+                }
+            }
+        }
+    }
     for execution in &executions {
+        let Some(decided) = unknown.get(execution) else {
+            continue;
+        };
         let lowest = keys.lowest_id(conn, execution, KeyedTable::RoundStatus)?;
-        let decided = teams.get(execution).map_or(&[][..], Vec::as_slice);
         for chunk in decided.chunks(MAX_LISTED_TEAMS) {
             let mut stmt = conn
                 .prepare(&format!(
