@@ -278,7 +278,11 @@ impl RoundController {
 
     /// Progress events: a sink failure is logged, not fatal.
     async fn emit_progress(&self, event: Event) {
-        if let Err(e) = self.sink.emit(&event).await {
+        self.emit_progress_ref(&event).await;
+    }
+
+    async fn emit_progress_ref(&self, event: &Event) {
+        if let Err(e) = self.sink.emit(event).await {
             tracing::warn!(team_id = self.team_id(), error = %e, "an event sink failed on a progress event");
         }
     }
@@ -471,7 +475,6 @@ impl RoundController {
             },
             agent_usage,
         });
-        run.unevaluated = Some(submitted.clone());
         let submission_ready = Event::SubmissionReady {
             execution_id: execution_id.into(),
             team_id: team_id.clone(),
@@ -496,9 +499,13 @@ impl RoundController {
         // round's critical path; the sink receives it before `Evaluated`, which is emitted
         // only once both are done).
         let ((), evaluation) = tokio::join!(
-            self.emit_progress(submission_ready),
+            self.emit_progress_ref(&submission_ready),
             self.evaluator.evaluate(&request)
         );
+        // the unevaluated round until its evaluation is committed (the event's own copy)
+        if let Event::SubmissionReady { round, .. } = submission_ready {
+            run.unevaluated = round;
+        }
         let evaluation =
             evaluation.map_err(|source| RoundError::Evaluation { round: n, source })?;
         run.usage.add(Role::Evaluator, evaluation.usage);
@@ -525,8 +532,8 @@ impl RoundController {
             evaluation_usage: evaluation.usage,
             applied_injections: self.prompts.take_applied(execution_id, self.team_id(), n),
         };
-        let evaluated = Event::Evaluated(Box::new(record.clone()));
-        run.records.push(record);
+        // the record goes to `run.records` once its commit succeeded (see `commit`)
+        let evaluated = Event::Evaluated(Box::new(record));
         run.rounds.push(CompletedRound {
             state: RoundState {
                 round_number: n,
@@ -616,11 +623,15 @@ impl RoundController {
     }
 
     /// Commits round `n` (`evaluated`, the last of `run.rounds`, played but not yet stored):
-    /// on failure the round is taken back out of `run` (it stays the unevaluated round).
-    async fn commit(&self, n: u32, run: &mut Run, evaluated: &Event) -> Result<(), RoundError> {
-        match self.sink.emit(evaluated).await {
+    /// its record joins `run.records`; on failure the round is taken back out of `run` (it
+    /// stays the unevaluated round).
+    async fn commit(&self, n: u32, run: &mut Run, evaluated: Event) -> Result<(), RoundError> {
+        match self.sink.emit(&evaluated).await {
             Ok(()) => {
                 run.unevaluated = None;
+                if let Event::Evaluated(record) = evaluated {
+                    run.records.push(*record);
+                }
                 if let Some(last) = run.rounds.last() {
                     tracing::info!(
                         team_id = self.team_id(),
@@ -633,7 +644,6 @@ impl RoundController {
             }
             Err(e) => {
                 run.rounds.pop();
-                run.records.pop();
                 Err(RoundError::Sink {
                     round: n,
                     message: e.to_string(),
@@ -667,7 +677,7 @@ impl RoundController {
             js.judge_on_final_round,
         ) {
             Some(d) => {
-                if let Some(ev) = &evaluated {
+                if let Some(ev) = evaluated {
                     self.commit(n, run, ev).await?;
                 }
                 d
@@ -683,7 +693,7 @@ impl RoundController {
                     }),
                     Err(e) => {
                         // the round itself is complete: it is stored before the team fails
-                        if let Some(ev) = &evaluated {
+                        if let Some(ev) = evaluated {
                             self.commit(n, run, ev).await?;
                         }
                         return Err(e);
@@ -691,7 +701,7 @@ impl RoundController {
                 };
                 let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
                 let judged = self.judgment.judge(&ctx, s.judgment_timeout);
-                let answer = match &evaluated {
+                let answer = match evaluated {
                     Some(ev) => {
                         let (committed, answer) = tokio::join!(self.commit(n, run, ev), judged);
                         committed?;
