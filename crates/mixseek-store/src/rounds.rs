@@ -4,8 +4,12 @@
 //! A round that is only submitted (`SubmissionReady` with its round: the leader answered, the
 //! evaluation may fail) is staged the same way and gets its `round_history` row only
 //! (`evaluated` false in the staging table); its evaluation, when it comes, updates that row
-//! and adds the other two. A submission never replaces an evaluated round (staged together,
-//! the evaluation is kept; stored already, the submission is dropped).
+//! and adds the other two. An evaluation staged without its transcript
+//! ([`StageRound::EvaluatedOnly`]: the writer handle sent the same transcript with the
+//! submission) updates the row's other columns only, taking the transcript from a submission
+//! staged in the same batch if there is one, and fails with [`StoreError::MissingSubmission`]
+//! when the submission is stored nowhere. A submission never replaces an evaluated round
+//! (staged together, the evaluation is kept; stored already, the submission is dropped).
 //!
 //! Two halves:
 //! * [`StagedRounds::build`] validates, masks and serializes records straight into Arrow

@@ -1,13 +1,15 @@
 //! The store writer: one thread per process owning a cloned connection, fed through a channel.
 //! It implements [`EventSink`]: `emit` returns once the event's rows are committed (LLM calls
-//! are queued and committed with the next batch). Evaluated rounds are validated, masked and
-//! serialized on the emitter's side ([`StagedRounds`]), so the thread only does database work.
+//! and submissions are queued and committed with the next batch; [`StoreWriter::write`] waits
+//! for submissions too). Evaluated rounds are validated, masked and serialized on the emitter's
+//! side ([`StagedRounds`]), so the thread only does database work.
 //! A `SubmissionReady` event carrying its unevaluated round is staged like a round and writes
 //! that round's `round_history` row only (in order with the other events: its `Evaluated`
-//! updates it); consecutive rounds of both kinds share one bulk upsert.
+//! updates it, without rewriting the transcript when it is the submitted one); consecutive
+//! rounds of both kinds share one bulk upsert.
 //! Whatever is queued when the thread wakes up is written in one transaction: between two
-//! other events (an execution's start, a team's or execution's end) its rounds with one bulk
-//! upsert, then its LLM calls, then its decisions with one set-based update (see [`apply`]);
+//! other events (an execution's start or end) its rounds with one bulk upsert, then its LLM
+//! calls, then its decisions with one set-based update, then its team ends (see [`apply`]);
 //! if that batch fails, each job is retried alone, in order, so an error reaches only the
 //! emitter it belongs to.
 //!
