@@ -3,8 +3,8 @@
 //! (execution_id, team_id, round_number) (see [`crate::rounds`]), the execution row on
 //! execution_id.
 //!
-//! LLM calls go through an Appender into a connection-local staging table and from there into
-//! `llm_calls` with one `INSERT … SELECT`: the same code path for one call and for thousands.
+//! LLM calls are appended straight into `llm_calls` with DuckDB's Appender (its `id` from the
+//! column default): the same code path for one call and for thousands, with no statement.
 
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
@@ -39,13 +39,6 @@ pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (Stri
     let changed = masker.mask_json(&mut v);
     (crate::json::value(&v), changed)
 }
-
-const STAGE_CALLS: &str = "
-CREATE OR REPLACE TEMP TABLE stage_llm_calls (
-    execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, role VARCHAR, model VARCHAR,
-    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT, cost_usd DOUBLE,
-    priced BOOLEAN, latency_ms BIGINT, attempts INTEGER, cache_hit BOOLEAN, error VARCHAR, called_us BIGINT
-)";
 
 /// Stores the continuation decision of a round (`round_status`), adding the judgment's usage
 /// to the round's totals. A round that is not stored is an error.
@@ -671,53 +664,59 @@ pub(crate) fn finish_execution(
     Ok(())
 }
 
-/// Appends LLM calls (`llm_calls`).
+/// The `llm_calls` columns an LLM call fills (`id` takes its default, the sequence).
+const LLM_CALL_COLUMNS: [&str; 16] = [
+    "execution_id",
+    "team_id",
+    "round_number",
+    "role",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "requests",
+    "cost_usd",
+    "priced",
+    "latency_ms",
+    "attempts",
+    "cache_hit",
+    "error",
+    "called_at",
+];
+
+/// Appends LLM calls (`llm_calls`) straight into the table with DuckDB's Appender (the other
+/// columns take their defaults): no statement to plan, whatever the number of calls.
 pub(crate) fn write_llm_calls(conn: &Connection, calls: &[&LlmCallRecord]) -> Result<()> {
     if calls.is_empty() {
         return Ok(());
     }
-    // A fresh table each batch: deleted rows would stay in it and slow every later scan.
-    conn.execute_batch(STAGE_CALLS)
-        .map_err(StoreError::db("creating the staging table"))?;
-    {
-        let mut app = conn
-            .appender_to_catalog_and_db("stage_llm_calls", "temp", "main")
-            .map_err(StoreError::db("opening the llm_calls appender"))?;
-        for c in calls {
-            let priced = c.usage.unpriced_requests == 0;
-            app.append_row(params![
-                c.execution_id,
-                c.team_id,
-                c.round_number,
-                c.role.as_str(),
-                c.model,
-                u64_i64(c.usage.input_tokens),
-                u64_i64(c.usage.output_tokens),
-                u64_i64(c.usage.cached_tokens),
-                u64_i64(c.usage.requests),
-                c.usage.cost_usd,
-                priced,
-                u64_i64(c.latency_ms),
-                c.attempts,
-                c.cache_hit,
-                c.error,
-                micros(&c.at),
-            ])
-            .map_err(StoreError::db("staging an LLM call"))?;
-        }
-        app.flush()
-            .map_err(StoreError::db("flushing the llm_calls appender"))?;
+    let mut app = conn
+        .appender_with_columns("llm_calls", &LLM_CALL_COLUMNS)
+        .map_err(StoreError::db("opening the llm_calls appender"))?;
+    for c in calls {
+        let priced = c.usage.unpriced_requests == 0;
+        app.append_row(params![
+            c.execution_id,
+            c.team_id,
+            c.round_number,
+            c.role.as_str(),
+            c.model,
+            u64_i64(c.usage.input_tokens),
+            u64_i64(c.usage.output_tokens),
+            u64_i64(c.usage.cached_tokens),
+            u64_i64(c.usage.requests),
+            c.usage.cost_usd,
+            priced,
+            u64_i64(c.latency_ms),
+            c.attempts,
+            c.cache_hit,
+            c.error,
+            duckdb::types::Value::Timestamp(duckdb::types::TimeUnit::Microsecond, micros(&c.at)),
+        ])
+        .map_err(StoreError::db("writing an LLM call"))?;
     }
-    conn.execute(
-        "INSERT INTO llm_calls (execution_id, team_id, round_number, role, model, input_tokens, output_tokens,
-             cached_tokens, requests, cost_usd, priced, latency_ms, attempts, cache_hit, error, called_at)
-         SELECT execution_id, team_id, round_number, role, model, input_tokens, output_tokens, cached_tokens,
-             requests, cost_usd, priced, latency_ms, attempts, cache_hit, error, make_timestamp(called_us)::TIMESTAMPTZ
-         FROM stage_llm_calls",
-        [],
-    )
-    .map_err(StoreError::db("writing llm_calls"))?;
-    Ok(())
+    app.flush()
+        .map_err(StoreError::db("flushing the llm_calls appender"))
 }
 
 #[cfg(test)]
@@ -742,6 +741,64 @@ mod tests {
             created_at: r.round_ended_at,
             updated_at: r.round_ended_at,
         }
+    }
+
+    #[test]
+    fn llm_calls_are_appended_with_their_ids_and_exact_times() {
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let at = DateTime::parse_from_rfc3339("2026-11-24T01:02:03.456789Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let call = |n: u32, error: Option<&str>| LlmCallRecord {
+            execution_id: Some("e".into()),
+            team_id: (n == 1).then(|| "t".to_string()),
+            round_number: Some(n),
+            role: mixseek_core::Role::Leader,
+            model: "fake:leader".into(),
+            usage: mixseek_core::Usage {
+                input_tokens: 10 * u64::from(n),
+                ..mixseek_core::Usage::default()
+            },
+            latency_ms: 5,
+            attempts: 1,
+            cache_hit: false,
+            error: error.map(str::to_string),
+            at: at + chrono::Duration::microseconds(i64::from(n)),
+        };
+        let (a, b) = (call(1, None), call(2, Some("HTTP 503")));
+        write_llm_calls(&conn, &[&a, &b]).expect("calls");
+        write_llm_calls(&conn, &[&a]).expect("again");
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, team_id, round_number, input_tokens, error, epoch_us(called_at)
+                 FROM llm_calls ORDER BY id",
+            )
+            .expect("prepare");
+        type Row = (i64, Option<String>, i32, i64, Option<String>, i64);
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .expect("query")
+            .collect::<duckdb::Result<_>>()
+            .expect("rows");
+        let us = micros(&at);
+        assert_eq!(
+            rows,
+            vec![
+                (1, Some("t".into()), 1, 10, None, us + 1),
+                (2, None, 2, 20, Some("HTTP 503".into()), us + 2),
+                (3, Some("t".into()), 1, 10, None, us + 1),
+            ]
+        );
     }
 
     #[test]
