@@ -160,8 +160,8 @@ pub struct StoreWriter {
     /// This handle's masker: rounds are masked by their emitters, other events by the thread
     /// with the masker sent along.
     masker: Arc<PiiMasker>,
-    /// The submissions this handle (and its clones) committed whose evaluation has not come
-    /// yet, per team: an evaluation with the same transcript is written without it.
+    /// The last submission this handle (and its clones) sent per team whose evaluation has not
+    /// come yet: an evaluation with the same transcript is written without it.
     submitted: Arc<Mutex<HashMap<TeamKey, Box<SubmittedRound>>>>,
 }
 
