@@ -114,19 +114,19 @@ impl StagedRounds {
 
     /// The rounds' keys: (execution_id, team_id, round_number) per row.
     fn keys(&self) -> Result<impl Iterator<Item = (&str, &str, i32)>> {
-        let text = |i: usize| {
-            self.batch
-                .column(i)
-                .as_any()
-                .downcast_ref::<LargeStringArray>()
-        };
-        let numbers = self.batch.column(3).as_any().downcast_ref::<Int32Array>();
-        let (Some(executions), Some(teams), Some(numbers)) = (text(0), text(1), numbers) else {
-            return Err(StoreError::Invalid(
-                "staged rounds have unexpected key columns".into(),
-            ));
-        };
+        let executions: &LargeStringArray = self.column(0, "execution_id")?;
+        let teams: &LargeStringArray = self.column(1, "team_id")?;
+        let numbers: &Int32Array = self.column(3, "round_number")?;
         Ok((0..self.len()).map(move |i| (executions.value(i), teams.value(i), numbers.value(i))))
+    }
+
+    /// Column `index` of the staged batch, as the array type it was built with.
+    fn column<T: 'static>(&self, index: usize, name: &str) -> Result<&T> {
+        self.batch
+            .column(index)
+            .as_any()
+            .downcast_ref::<T>()
+            .ok_or_else(|| StoreError::Invalid(format!("staged rounds have no {name} column")))
     }
 
     /// Whether each round is evaluated (`None` when all are).
@@ -134,21 +134,12 @@ impl StagedRounds {
         if !self.has_submitted {
             return Ok(None);
         }
-        self.batch
-            .column(EVALUATED_COLUMN)
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .map(Some)
-            .ok_or_else(|| StoreError::Invalid("staged rounds have no evaluated column".into()))
+        self.column(EVALUATED_COLUMN, "evaluated").map(Some)
     }
 
     /// The staged `stage_usage` column.
     fn stage_usage(&self) -> Result<&LargeStringArray> {
-        self.batch
-            .column(STAGE_USAGE_COLUMN)
-            .as_any()
-            .downcast_ref::<LargeStringArray>()
-            .ok_or_else(|| StoreError::Invalid("staged rounds have no stage_usage column".into()))
+        self.column(STAGE_USAGE_COLUMN, "stage_usage")
     }
 
     /// Whether each round's transcript is staged (`None` when all are).
@@ -156,12 +147,7 @@ impl StagedRounds {
         if !self.has_evaluated_only {
             return Ok(None);
         }
-        self.batch
-            .column(TRANSCRIPT_COLUMN)
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .map(Some)
-            .ok_or_else(|| StoreError::Invalid("staged rounds have no transcript column".into()))
+        self.column(TRANSCRIPT_COLUMN, "transcript").map(Some)
     }
 }
 
@@ -1315,7 +1301,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn submission(r: &RoundRecord) -> SubmittedRound {
+    pub(crate) fn submission(r: &RoundRecord) -> SubmittedRound {
         SubmittedRound {
             execution_id: r.execution_id.clone(),
             team_id: r.team_id.clone(),

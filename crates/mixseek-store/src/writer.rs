@@ -827,7 +827,7 @@ fn apply_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rounds::tests::record;
+    use crate::rounds::tests::{record, submission};
 
     #[tokio::test]
     async fn an_evaluation_whose_submission_was_lost_is_written_whole() {
@@ -838,22 +838,9 @@ mod tests {
         r.prompt = "the prompt".into();
         r.leader_messages = vec![serde_json::json!({"role": "user", "content": "the prompt"})];
         // the handle sent this submission, but it never reached the database
-        writer.submitted_lock().insert(
-            ("e".into(), "a".into()),
-            Box::new(SubmittedRound {
-                execution_id: r.execution_id.clone(),
-                team_id: r.team_id.clone(),
-                team_name: r.team_name.clone(),
-                round_number: 1,
-                prompt: r.prompt.clone(),
-                submission_content: r.submission_content.clone(),
-                round_started_at: r.round_started_at,
-                submitted_at: r.round_ended_at,
-                leader_messages: r.leader_messages.clone(),
-                member_submissions: r.member_submissions.clone(),
-                agent_usage: r.agent_usage,
-            }),
-        );
+        writer
+            .submitted_lock()
+            .insert(("e".into(), "a".into()), Box::new(submission(&r)));
         writer
             .write(&Event::Evaluated(Box::new(r)))
             .await
