@@ -21,19 +21,43 @@ pub struct TomlDoc {
 
 /// 1-based line and column of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map(|i| before[i + 1..].chars().count())
-        .unwrap_or(before.chars().count())
-        + 1;
-    (line, col)
+    LineStarts::new(text).line_col(offset)
+}
+
+/// Where each line of a text starts, so that positions of many keys cost a binary search
+/// each instead of a scan from the top (an orchestrator file listing 1,000 teams has
+/// thousands of keys).
+struct LineStarts<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineStarts<'a> {
+    fn new(text: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, starts }
+    }
+
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self
+            .starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let col = self.text[start..offset].chars().count() + 1;
+        (line, col)
+    }
 }
 
 fn index_table(
-    text: &str,
+    lines: &LineStarts<'_>,
     prefix: &str,
     table: &DeTable<'_>,
     out: &mut HashMap<String, (usize, usize)>,
@@ -46,20 +70,25 @@ fn index_table(
             format!("{prefix}.{key}")
         };
         out.entry(path.clone())
-            .or_insert_with(|| line_col(text, k.span().start));
-        index_value(text, &path, v.get_ref(), out);
+            .or_insert_with(|| lines.line_col(k.span().start));
+        index_value(lines, &path, v.get_ref(), out);
     }
 }
 
-fn index_value(text: &str, path: &str, v: &DeValue<'_>, out: &mut HashMap<String, (usize, usize)>) {
+fn index_value(
+    lines: &LineStarts<'_>,
+    path: &str,
+    v: &DeValue<'_>,
+    out: &mut HashMap<String, (usize, usize)>,
+) {
     match v {
-        DeValue::Table(t) => index_table(text, path, t, out),
+        DeValue::Table(t) => index_table(lines, path, t, out),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let p = format!("{path}[{i}]");
                 out.entry(p.clone())
-                    .or_insert_with(|| line_col(text, item.span().start));
-                index_value(text, &p, item.get_ref(), out);
+                    .or_insert_with(|| lines.line_col(item.span().start));
+                index_value(lines, &p, item.get_ref(), out);
             }
         }
         _ => {}
@@ -96,7 +125,12 @@ impl TomlDoc {
         })?;
         let mut positions = HashMap::new();
         if let Ok(spanned) = DeTable::parse(&text) {
-            index_table(&text, "", spanned.get_ref(), &mut positions);
+            index_table(
+                &LineStarts::new(&text),
+                "",
+                spanned.get_ref(),
+                &mut positions,
+            );
         }
         Ok(Self {
             path: path.to_path_buf(),
@@ -312,7 +346,9 @@ pub fn deserialize_section<T: DeserializeOwned + schemars::JsonSchema>(
     prefix: &str,
     issues: &mut Issues,
 ) -> Option<T> {
-    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    // Generating the schema costs more than reading a small file, and it only serves the
+    // "did you mean" of unknown keys: built on the first one.
+    let mut schema: Option<serde_json::Value> = None;
     let join = |p: &str| -> String {
         if prefix.is_empty() {
             p.to_string()
@@ -343,7 +379,10 @@ pub fn deserialize_section<T: DeserializeOwned + schemars::JsonSchema>(
                         None => continue,
                     };
                     let parent_refs: Vec<&str> = parent.iter().map(String::as_str).collect();
-                    let known = schema_keys_at(&schema, &parent_refs);
+                    let schema = schema.get_or_insert_with(|| {
+                        serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default()
+                    });
+                    let known = schema_keys_at(schema, &parent_refs);
                     let mut issue = ConfigIssue::new(join(&u), "unknown key");
                     if let Some(s) = closest(&last, known.iter().map(String::as_str)) {
                         issue = issue.with_hint(format!("did you mean `{s}`?"));
@@ -387,6 +426,23 @@ mod tests {
     struct Outer {
         inner: Inner,
         name: String,
+    }
+
+    #[test]
+    fn line_starts_match_a_scan_from_the_top() {
+        let text = "a = 1\n\n日本 = \"語\"\r\nlast";
+        for offset in 0..=text.len() + 2 {
+            let clamped = offset.min(text.len());
+            if !text.is_char_boundary(clamped) {
+                continue;
+            }
+            let before = &text[..clamped];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            assert_eq!(line_col(text, offset), (line, col), "offset {offset}");
+        }
+        // Inside a multi-byte character: the character's own position, no panic.
+        assert_eq!(line_col("日本", 1), (1, 1));
     }
 
     #[test]

@@ -603,7 +603,8 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
     .with_ranking(shared.ranking.clone())
     .with_sink(shared.bus.clone())
     .with_context(o.domain_context.clone(), o.language.clone())
-    .with_stop_check(shared.stop.clone());
+    .with_stop_check(shared.stop.clone())
+    .without_records();
     let team_id = team.settings.team_id.clone();
     let deadline = tokio::time::Instant::now() + shared.deadline_per_team;
     let mut completed = prior;

@@ -187,14 +187,14 @@ impl mixseek_round::RankingSource for LiveRanking {
     async fn ranking(
         &self,
         execution_id: &str,
-    ) -> Result<Option<Vec<RankingEntry>>, mixseek_round::RankingError> {
+    ) -> Result<Option<mixseek_prompt::Ranking>, mixseek_round::RankingError> {
         if execution_id != self.execution_id {
             return Err(mixseek_round::RankingError(format!(
                 "the live ranking is of execution {}, not {execution_id}",
                 self.execution_id
             )));
         }
-        Ok(Some(self.snapshot().as_ref().clone()))
+        Ok(Some(self.snapshot()))
     }
 }
 

@@ -30,7 +30,7 @@ fn context() -> PromptContext {
             }),
         })
         .collect();
-    let ranking = (1..=5)
+    let ranking: Vec<RankingEntry> = (1..=5)
         .map(|i| RankingEntry {
             team_id: format!("team-{i}"),
             team_name: format!("Team {i}"),
@@ -46,7 +46,7 @@ fn context() -> PromptContext {
         team_name: "Team 3".into(),
         execution_id: Some("exec-bench".into()),
         round_history,
-        ranking: Some(ranking),
+        ranking: Some(ranking.into()),
         domain_context: Some("Software development, AI".into()),
         language: Some("ja".into()),
         ..Default::default()

@@ -6,6 +6,7 @@ use crate::error::PromptError;
 use mixseek_config::prompt_builder::is_blank;
 use mixseek_core::{RoundState, ScoreDetails};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One completed round of the team, as the submission history shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +66,24 @@ pub struct RankingEntry {
     pub total_rounds: u32,
 }
 
+/// A ranking shared by the contexts that show it (cloning one copies no entry).
+pub type Ranking = Arc<Vec<RankingEntry>>;
+
+/// `Option<Ranking>` (de)serialized as an optional list of entries.
+mod shared_ranking {
+    use super::{Ranking, RankingEntry};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(r: &Option<Ranking>, s: S) -> Result<S::Ok, S::Error> {
+        r.as_deref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Ranking>, D::Error> {
+        Ok(Option::<Vec<RankingEntry>>::deserialize(d)?.map(Arc::new))
+    }
+}
+
 impl RankingEntry {
     /// The ranking order: best score first, then `team_id` ascending (DuckDB orders VARCHARs
     /// by their bytes, as `str`'s `Ord` does). `Less` when `a` ranks above `b`.
@@ -95,7 +114,9 @@ pub struct PromptContext {
     /// judgment after round N: rounds 1..N).
     pub round_history: Vec<HistoryRound>,
     /// The execution's ranking; `None` = no store (persistence off). Only used from round 2.
-    pub ranking: Option<Vec<RankingEntry>>,
+    /// Shared: every prompt of an execution's round may show the same 1,000-line ranking.
+    #[serde(with = "shared_ranking")]
+    pub ranking: Option<Ranking>,
     /// The submission to evaluate (evaluator prompt).
     pub submission: Option<String>,
     /// A domain description set once (orchestrator or team) and carried into every phase.

@@ -51,26 +51,79 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
         _ => return NO_RANKING.to_string(),
     };
     let mut out = String::with_capacity(ranking.len() * 96);
+    let mut number = itoa_buf();
     for (i, e) in ranking.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let pos = i + 1;
-        if e.team_id == team_id {
-            let _ = write!(
-                out,
-                "**#{pos} {} (あなたのチーム) - スコア: {:.2}/100 (ラウンド数: {})**",
-                e.team_name, e.max_score, e.total_rounds
-            );
+        let own = e.team_id == team_id;
+        out.push_str(if own { "**#" } else { "#" });
+        out.push_str(number.format(i + 1));
+        out.push(' ');
+        out.push_str(&e.team_name);
+        out.push_str(if own {
+            " (あなたのチーム) - スコア: "
         } else {
-            let _ = write!(
-                out,
-                "#{pos} {} - スコア: {:.2}/100 (ラウンド数: {})",
-                e.team_name, e.max_score, e.total_rounds
-            );
-        }
+            " - スコア: "
+        });
+        push_fixed2(&mut out, e.max_score);
+        out.push_str("/100 (ラウンド数: ");
+        out.push_str(number.format(e.total_rounds as usize));
+        out.push_str(if own { ")**" } else { ")" });
     }
     out
+}
+
+/// Formats integers without `fmt` machinery (a ranking line has two).
+struct Digits([u8; 20]);
+
+fn itoa_buf() -> Digits {
+    Digits([0; 20])
+}
+
+impl Digits {
+    fn format(&mut self, mut n: usize) -> &str {
+        let mut at = self.0.len();
+        loop {
+            at -= 1;
+            self.0[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // only ASCII digits were written
+        std::str::from_utf8(&self.0[at..]).unwrap_or("0")
+    }
+}
+
+/// Appends `x` as `{:.2}` does (Python's `:.2f`: the exact binary value rounded to two
+/// decimals). A ranking of 1,000 teams formats 1,000 scores per prompt, and the generic
+/// formatter's exact mode often falls back to big-number arithmetic; values well away from a
+/// rounding tie take an integer path instead, the rest (ties, huge, negative zero,
+/// non-finite) the generic one.
+pub(crate) fn push_fixed2(out: &mut String, x: f64) {
+    // below 1e9 the product's rounding error (< 1e-7) cannot cross the 1e-6 margin
+    if x.is_finite() && x.abs() < 1e9 {
+        let scaled = x * 100.0;
+        let fraction = scaled.abs().fract();
+        let rounded = scaled.round();
+        if (fraction - 0.5).abs() > 1e-6 && rounded != 0.0 {
+            // |rounded| < 1e11: exact as an integer
+            let cents = rounded.abs() as u64;
+            if rounded < 0.0 {
+                out.push('-');
+            }
+            let mut digits = itoa_buf();
+            out.push_str(digits.format((cents / 100) as usize));
+            out.push('.');
+            let rest = (cents % 100) as u8;
+            out.push(char::from(b'0' + rest / 10));
+            out.push(char::from(b'0' + rest % 10));
+            return;
+        }
+    }
+    let _ = write!(out, "{x:.2}");
 }
 
 /// The position message; unknown position or total ⇒ `まだあなたのチームの順位はありません。`.
@@ -123,6 +176,62 @@ pub fn position_in(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn fixed_two_decimals_match_the_generic_formatter() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.004,
+            0.005,
+            0.015,
+            0.125,
+            0.375,
+            -0.004,
+            -0.005,
+            -0.006,
+            1.005,
+            2.675,
+            85.555,
+            85.5,
+            99.995,
+            100.0,
+            -5.0,
+            -12.345,
+            1e-9,
+            999_999_999.995,
+            1e9,
+            1e12,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        // a deterministic spread of ordinary scores and their neighbours
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let v = (seed % 2_000_000) as f64 / 1000.0 - 500.0;
+            values.extend([v, v / 7.0, f64::from_bits(v.to_bits() + 1)]);
+        }
+        for cents in -20_000i64..20_000 {
+            let tie = (cents as f64 + 0.5) / 100.0;
+            values.extend([
+                tie,
+                f64::from_bits(tie.to_bits() + 1),
+                f64::from_bits(tie.to_bits() - 1),
+            ]);
+        }
+        for v in values {
+            let mut fast = String::new();
+            push_fixed2(&mut fast, v);
+            assert_eq!(fast, format!("{v:.2}"), "{v:e}");
+        }
+    }
     use super::*;
     use serde_json::json;
 

@@ -102,20 +102,23 @@ fn b_team_round_2_history_no_store() {
 fn c_team_round_2_with_ranking_first_place() {
     let c = PromptContext {
         round_history: first_submission(85.5),
-        ranking: Some(vec![
-            RankingEntry {
-                team_id: "team1".into(),
-                team_name: "Alpha".into(),
-                max_score: 85.5,
-                total_rounds: 1,
-            },
-            RankingEntry {
-                team_id: "team2".into(),
-                team_name: "Beta".into(),
-                max_score: 80.0,
-                total_rounds: 1,
-            },
-        ]),
+        ranking: Some(
+            vec![
+                RankingEntry {
+                    team_id: "team1".into(),
+                    team_name: "Alpha".into(),
+                    max_score: 85.5,
+                    total_rounds: 1,
+                },
+                RankingEntry {
+                    team_id: "team2".into(),
+                    team_name: "Beta".into(),
+                    max_score: 80.0,
+                    total_rounds: 1,
+                },
+            ]
+            .into(),
+        ),
         ..ctx("データ分析タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");
@@ -175,7 +178,7 @@ fn h_team_absent_from_the_ranking() {
     let c = PromptContext {
         team_id: "team-X".into(),
         round_history: first_submission(75.5),
-        ranking: Some(three_teams()),
+        ranking: Some(three_teams().into()),
         ..ctx("タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");
@@ -190,7 +193,7 @@ fn h_team_absent_from_the_ranking() {
 fn i_store_returns_an_empty_ranking() {
     let c = PromptContext {
         round_history: first_submission(75.5),
-        ranking: Some(vec![]),
+        ranking: Some(Vec::new().into()),
         ..ctx("タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");
@@ -204,7 +207,7 @@ fn i_store_returns_an_empty_ranking() {
 fn j_round_1_ignores_a_store_with_data() {
     let c = PromptContext {
         team_id: "team-A".into(),
-        ranking: Some(three_teams()),
+        ranking: Some(three_teams().into()),
         ..ctx("タスク", 1)
     };
     let out = builder().render_team(&c).expect("render");
@@ -226,7 +229,7 @@ fn three_teams_current_b_in_the_team_prompt() {
         team_id: "team-B".into(),
         team_name: "Team Beta".into(),
         round_history: first_submission(75.5),
-        ranking: Some(three_teams()),
+        ranking: Some(three_teams().into()),
         ..ctx("タスク", 2)
     };
     let out = builder().render_team(&c).expect("render");

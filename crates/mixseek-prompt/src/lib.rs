@@ -87,7 +87,7 @@ pub use clock::{
     Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone,
     resolve_time_zone,
 };
-pub use context::{HistoryRound, PromptContext, RankingEntry};
+pub use context::{HistoryRound, PromptContext, Ranking, RankingEntry};
 pub use error::{Location, PromptError, TemplateKind, TemplateName, TimeZoneSource};
 pub use formatters::{format_position_message, format_ranking_table, format_submission_history};
 pub use inject::{Injected, language_name};

@@ -119,7 +119,8 @@ pub(crate) fn compute(
     match kind {
         TemplateKind::Team | TemplateKind::Judgment => {
             ctx.validate_round()?;
-            let ranking = effective_ranking(ctx.round_number, ctx.ranking.as_deref());
+            let ranking =
+                effective_ranking(ctx.round_number, ctx.ranking.as_deref().map(Vec::as_slice));
             let (position, total) = position_in(ranking, &ctx.team_id);
             Ok(vec![
                 ("user_prompt", Value::from(ctx.user_prompt.as_str())),

@@ -33,7 +33,7 @@ use mixseek_core::{
     Role, RoundRecord, RoundState, SinkError, SubmittedRound, TeamStatusKind, Usage, UsageByRole,
     best_round,
 };
-use mixseek_prompt::{PromptBuilder, PromptContext, RankingEntry, TemplateKind};
+use mixseek_prompt::{PromptBuilder, PromptContext, Ranking, RankingEntry, TemplateKind};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
@@ -70,7 +70,8 @@ impl RoundSettings {
 }
 
 /// A completed round and its continuation decision (`None` when the run stopped between the
-/// round's evaluation and its decision).
+/// round's evaluation and its decision). Its `state.message_history` is empty: the round's
+/// transcript is its record's `leader_messages` (in the sink, and in `records`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletedRound {
     pub state: RoundState,
@@ -129,6 +130,8 @@ pub struct RoundController {
     domain_context: Option<String>,
     language: Option<String>,
     stop_check: Option<StopCheck>,
+    /// Whether a run returns its rounds' records (see [`RoundController::without_records`]).
+    keep_records: bool,
 }
 
 impl std::fmt::Debug for RoundController {
@@ -202,6 +205,7 @@ impl RoundController {
             domain_context: None,
             language: None,
             stop_check: None,
+            keep_records: true,
         }
     }
     pub fn with_ranking(mut self, ranking: Arc<dyn RankingSource>) -> Self {
@@ -226,6 +230,14 @@ impl RoundController {
         self.stop_check = Some(check);
         self
     }
+    /// The run's `records` stay empty: each round's record (prompt, transcript, member
+    /// submissions) is in the sink once committed, and not also kept until the team ends. An
+    /// execution of many teams needs only their best rounds; `mixseek team` reports the
+    /// records and keeps them.
+    pub fn without_records(mut self) -> Self {
+        self.keep_records = false;
+        self
+    }
     pub fn settings(&self) -> &RoundSettings {
         &self.settings
     }
@@ -242,7 +254,7 @@ impl RoundController {
         user_prompt: &str,
         round_number: u32,
         rounds: &[CompletedRound],
-        ranking: Option<Vec<RankingEntry>>,
+        ranking: Option<Ranking>,
     ) -> PromptContext {
         let team = self.agents.settings();
         PromptContext {
@@ -266,7 +278,7 @@ impl RoundController {
         &self,
         execution_id: &str,
         round_number: u32,
-    ) -> Result<Option<Vec<RankingEntry>>, RoundError> {
+    ) -> Result<Option<Ranking>, RoundError> {
         if round_number <= 1 {
             return Ok(None);
         }
@@ -520,7 +532,7 @@ impl RoundController {
             score_details: evaluation.score_details.clone(),
             round_started_at: started_at,
             round_ended_at: ended_at,
-            leader_messages: outcome.messages.clone(),
+            leader_messages: outcome.messages,
             member_submissions: MemberSubmissionsRecord {
                 execution_id: execution_id.into(),
                 team_id,
@@ -543,7 +555,8 @@ impl RoundController {
                 improvement_judgment: None,
                 round_started_at: started_at,
                 round_ended_at: ended_at,
-                message_history: outcome.messages,
+                // the transcript is the record's (`leader_messages`): not copied here
+                message_history: Vec::new(),
             },
             decision: None,
         });
@@ -629,7 +642,9 @@ impl RoundController {
         match self.sink.emit(&evaluated).await {
             Ok(()) => {
                 run.unevaluated = None;
-                if let Event::Evaluated(record) = evaluated {
+                if let Event::Evaluated(record) = evaluated
+                    && self.keep_records
+                {
                     run.records.push(*record);
                 }
                 if let Some(last) = run.rounds.last() {
@@ -873,18 +888,15 @@ pub fn best_entry(
 
 /// The ranking `ranking` (best score first, then `team_id`) with the team's entry computed
 /// from its own rounds `rounds` (what the board holds for the team once they are stored):
-/// its best score, the number of rounds and its name.
+/// its best score, the number of rounds and its name. The shared ranking is copied only when
+/// the team's entry differs from it.
 fn with_own_rounds(
-    mut ranking: Vec<RankingEntry>,
+    mut ranking: Ranking,
     team_id: &str,
     team_name: &str,
     rounds: &[CompletedRound],
-) -> Vec<RankingEntry> {
-    ranking.retain(|e| e.team_id != team_id);
-    if rounds.is_empty() {
-        return ranking;
-    }
-    let entry = RankingEntry {
+) -> Ranking {
+    let own = (!rounds.is_empty()).then(|| RankingEntry {
         team_id: team_id.to_string(),
         team_name: team_name.to_string(),
         max_score: rounds
@@ -892,10 +904,31 @@ fn with_own_rounds(
             .map(|r| r.state.evaluation_score)
             .fold(f64::NEG_INFINITY, f64::max),
         total_rounds: u32::try_from(rounds.len()).unwrap_or(u32::MAX),
+    });
+    let at = ranking.iter().position(|e| e.team_id == team_id);
+    let unchanged = match (at, &own) {
+        (Some(i), Some(own)) => {
+            ranking[i] == *own
+                && (i == 0 || RankingEntry::order(&ranking[i - 1], own).is_lt())
+                && ranking
+                    .get(i + 1)
+                    .is_none_or(|next| RankingEntry::order(own, next).is_lt())
+        }
+        (None, None) => true,
+        _ => false,
     };
-    let at =
-        ranking.partition_point(|e| RankingEntry::order(e, &entry) == std::cmp::Ordering::Less);
-    ranking.insert(at, entry);
+    if unchanged {
+        return ranking;
+    }
+    let entries = Arc::make_mut(&mut ranking);
+    if let Some(i) = at {
+        entries.remove(i);
+    }
+    if let Some(entry) = own {
+        let at =
+            entries.partition_point(|e| RankingEntry::order(e, &entry) == std::cmp::Ordering::Less);
+        entries.insert(at, entry);
+    }
     ranking
 }
 
@@ -939,11 +972,11 @@ mod tests {
 
     #[test]
     fn own_rounds_replace_the_teams_entry_in_ranking_order() {
-        let board = vec![
+        let board: Ranking = Arc::new(vec![
             entry("a", 80.0, 1),
             entry("c", 60.0, 1),
             entry("b", 50.0, 1),
-        ];
+        ]);
         // b's second round (70) is not committed yet: b moves above c
         let r = with_own_rounds(board.clone(), "b", "B", &[round(1, 50.0), round(2, 70.0)]);
         assert_eq!(
@@ -960,7 +993,19 @@ mod tests {
         let r = with_own_rounds(board.clone(), "d", "D", &[round(1, 90.0)]);
         assert_eq!(ids(&r)[0], ("d", 90.0, 1));
         assert_eq!(r[0].team_name, "D");
-        let r = with_own_rounds(board, "a", "A", &[]);
+        let r = with_own_rounds(board.clone(), "a", "A", &[]);
         assert_eq!(ids(&r), vec![("c", 60.0, 1), ("b", 50.0, 1)]);
+        // the board already holds the team's rounds: the shared ranking itself, not a copy
+        let board: Ranking = Arc::new(vec![
+            entry("a", 80.0, 1),
+            entry("c", 60.0, 1),
+            entry("b", 50.0, 1),
+        ]);
+        let r = with_own_rounds(board.clone(), "c", "C", &[round(1, 60.0)]);
+        assert!(Arc::ptr_eq(&r, &board));
+        // a different name is a change, as is a different place
+        let r = with_own_rounds(board.clone(), "c", "C2", &[round(1, 60.0)]);
+        assert!(!Arc::ptr_eq(&r, &board));
+        assert_eq!(r[1].team_name, "C2");
     }
 }

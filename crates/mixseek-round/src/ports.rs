@@ -4,7 +4,7 @@
 //! [`NoRanking`].
 
 use mixseek_core::{ScoreDetails, Usage};
-use mixseek_prompt::RankingEntry;
+use mixseek_prompt::Ranking;
 
 /// What is evaluated: the **original** user prompt (not the rendered team prompt) and the
 /// leader's submission, with the ids custom metrics receive.
@@ -69,7 +69,7 @@ pub struct RankingError(pub String);
 #[async_trait::async_trait]
 pub trait RankingSource: Send + Sync {
     /// `None` when there is no store (the prompts then show no ranking).
-    async fn ranking(&self, execution_id: &str) -> Result<Option<Vec<RankingEntry>>, RankingError>;
+    async fn ranking(&self, execution_id: &str) -> Result<Option<Ranking>, RankingError>;
 }
 
 /// No store: no ranking.
@@ -78,10 +78,7 @@ pub struct NoRanking;
 
 #[async_trait::async_trait]
 impl RankingSource for NoRanking {
-    async fn ranking(
-        &self,
-        _execution_id: &str,
-    ) -> Result<Option<Vec<RankingEntry>>, RankingError> {
+    async fn ranking(&self, _execution_id: &str) -> Result<Option<Ranking>, RankingError> {
         Ok(None)
     }
 }

@@ -255,6 +255,55 @@ async fn first_judgment_stop_ends_after_one_round() {
 }
 
 #[tokio::test]
+async fn a_run_without_records_leaves_the_transcripts_to_the_sink() {
+    let play = |keep: bool| async move {
+        let s = servers().await;
+        s.judge
+            .script([verdict(true, "again"), verdict(false, "done")]);
+        let sink = RecordingSink::new();
+        let mut c = controller(
+            solo("lead:gpt", s.registry.clone()),
+            ScriptedEvaluator::new(&[70.0, 80.0]),
+            judgment("judge:j", &s.registry, |_| {}),
+            settings(1, 5),
+            sink.clone(),
+        );
+        if !keep {
+            c = c.without_records();
+        }
+        let r = c
+            .run("exec-1", "Write a report", Vec::new())
+            .await
+            .expect("completed");
+        (r, sink.events())
+    };
+    let (kept, _) = play(true).await;
+    let (lean, events) = play(false).await;
+    assert_eq!(kept.records.len(), 2);
+    assert!(!kept.records[1].leader_messages.is_empty());
+    assert!(lean.records.is_empty());
+    // the same run otherwise: rounds, decisions and best round
+    assert_eq!(lean.rounds.len(), 2);
+    assert_eq!(decisions(&lean.rounds), decisions(&kept.rounds));
+    assert_eq!(lean.best.map(|b| b.score), Some(80.0));
+    // the sink still got every round whole
+    let stored: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Evaluated(r) => Some((r.round_number, r.leader_messages.len(), r.prompt.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stored.len(), 2);
+    assert!(
+        stored
+            .iter()
+            .all(|&(_, messages, prompt)| messages > 0 && prompt > 0),
+        "{stored:?}"
+    );
+}
+
+#[tokio::test]
 async fn ties_go_to_the_later_round() {
     let s = servers().await;
     let c = controller(
@@ -719,7 +768,7 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
             team_id: "alpha".into(),
             team_name: "Alpha Team".into(),
             execution_id: Some("exec-7".into()),
-            ranking: with_ranking.then(ranking),
+            ranking: with_ranking.then(|| ranking().into()),
             domain_context: Some("Semiconductor market analysis".into()),
             language: Some("en".into()),
             ..PromptContext::default()
@@ -764,15 +813,18 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
     // counted (the board as it stands once round 2 is committed, which runs alongside the
     // judgment call): the source's row of this team is replaced by its own rounds.
     let mut judged_ctx = ctx(2, vec![&round1, &round2], true);
-    judged_ctx.ranking = Some(vec![
-        ranking()[0].clone(),
-        RankingEntry {
-            team_id: "alpha".into(),
-            team_name: "Alpha Team".into(),
-            max_score: 82.5,
-            total_rounds: 2,
-        },
-    ]);
+    judged_ctx.ranking = Some(
+        vec![
+            ranking()[0].clone(),
+            RankingEntry {
+                team_id: "alpha".into(),
+                team_name: "Alpha Team".into(),
+                max_score: 82.5,
+                total_rounds: 2,
+            },
+        ]
+        .into(),
+    );
     let expected_judgment = builder
         .render_with_injections(TemplateKind::Judgment, &judged_ctx)
         .expect("render")

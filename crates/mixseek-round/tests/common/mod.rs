@@ -206,8 +206,8 @@ impl RankingSource for FixedRanking {
     async fn ranking(
         &self,
         _execution_id: &str,
-    ) -> Result<Option<Vec<RankingEntry>>, RankingError> {
-        Ok(Some(self.0.clone()))
+    ) -> Result<Option<mixseek_prompt::Ranking>, RankingError> {
+        Ok(Some(std::sync::Arc::new(self.0.clone())))
     }
 }
 
