@@ -43,7 +43,7 @@ async fn fake_server(latency: Duration, counter: Arc<AtomicUsize>) -> Result<Htt
         let counter = counter.clone();
         async move {
             let n = counter.fetch_add(1, Ordering::Relaxed);
-            let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+            let body: Value = req.json();
             let judgment = body
                 .pointer("/response_format/json_schema/schema/properties/should_continue")
                 .is_some();

@@ -20,6 +20,8 @@ use std::process::ExitCode;
 /// mimalloc instead of glibc's malloc for Rust's allocations: a run moves hundreds of
 /// megabytes of prompt text through short-lived strings (a 1,000-team ranking is ≈ 100 kB per
 /// prompt), which glibc served with much of the run's CPU time (see docs/benchmarks.md).
+/// DuckDB's allocations go to mimalloc too (the crate's `override` feature, see Cargo.toml):
+/// glibc kept the blocks DuckDB freed, and a long run's memory grew with them.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
