@@ -51,7 +51,7 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
         _ => return NO_RANKING.to_string(),
     };
     let mut out = String::with_capacity(ranking.len() * 96);
-    let mut number = itoa_buf();
+    let mut number = Digits::new();
     for (i, e) in ranking.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -77,11 +77,11 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
 /// Formats integers without `fmt` machinery (a ranking line has two).
 struct Digits([u8; 20]);
 
-fn itoa_buf() -> Digits {
-    Digits([0; 20])
-}
-
 impl Digits {
+    fn new() -> Self {
+        Self([0; 20])
+    }
+
     fn format(&mut self, mut n: usize) -> &str {
         let mut at = self.0.len();
         loop {
@@ -103,18 +103,19 @@ impl Digits {
 /// rounding tie take an integer path instead, the rest (ties, huge, negative zero,
 /// non-finite) the generic one.
 pub(crate) fn push_fixed2(out: &mut String, x: f64) {
-    // below 1e9 the product's rounding error (< 1e-7) cannot cross the 1e-6 margin
-    if x.is_finite() && x.abs() < 1e9 {
+    // below 1e6 the product is below 1e8, where its rounding error (half a unit in the last
+    // place, < 1e-8) cannot cross the 1e-6 margin around a tie
+    if x.is_finite() && x.abs() < 1e6 {
         let scaled = x * 100.0;
         let fraction = scaled.abs().fract();
         let rounded = scaled.round();
         if (fraction - 0.5).abs() > 1e-6 && rounded != 0.0 {
-            // |rounded| < 1e11: exact as an integer
+            // |rounded| ≤ 1e8: exact as an integer
             let cents = rounded.abs() as u64;
             if rounded < 0.0 {
                 out.push('-');
             }
-            let mut digits = itoa_buf();
+            let mut digits = Digits::new();
             out.push_str(digits.format((cents / 100) as usize));
             out.push('.');
             let rest = (cents % 100) as u8;
@@ -199,6 +200,9 @@ mod tests {
             -5.0,
             -12.345,
             1e-9,
+            999_999.995,
+            999_999.994_9,
+            1e6,
             999_999_999.995,
             1e9,
             1e12,
@@ -218,7 +222,8 @@ mod tests {
             let v = (seed % 2_000_000) as f64 / 1000.0 - 500.0;
             values.extend([v, v / 7.0, f64::from_bits(v.to_bits() + 1)]);
         }
-        for cents in -20_000i64..20_000 {
+        // ties of ordinary scores, and of the largest values the integer path takes
+        for cents in (-20_000i64..20_000).chain(99_990_000..100_010_000) {
             let tie = (cents as f64 + 0.5) / 100.0;
             values.extend([
                 tie,

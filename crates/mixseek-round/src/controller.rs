@@ -86,7 +86,8 @@ pub struct TeamResult {
     pub team_name: String,
     /// Every completed round (resumed ones included), in order.
     pub rounds: Vec<CompletedRound>,
-    /// The rounds played by this run, as recorded.
+    /// The rounds played by this run, as recorded (none for a controller built
+    /// [`RoundController::without_records`]).
     pub records: Vec<RoundRecord>,
     /// The best round, marked final (`None` when no round was played).
     pub best: Option<LeaderboardEntry>,
