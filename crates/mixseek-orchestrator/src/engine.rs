@@ -204,6 +204,10 @@ impl Orchestrator {
         if let Err(e) = store.defer_vacuum() {
             tracing::warn!(error = %e, "cannot defer the database's vacuum");
         }
+        // small statements from one writer thread: no DuckDB worker threads spinning beside it
+        if let Err(e) = store.limit_threads(1) {
+            tracing::warn!(error = %e, "cannot limit the database's threads");
+        }
         let privacy = &cfg.file.privacy;
         let masker = PiiMasker::new(&MaskingSpec {
             mask_pii: privacy.mask_pii,

@@ -255,6 +255,16 @@ impl Store {
             .map_err(StoreError::db("deferring the vacuum"))
     }
 
+    /// Runs DuckDB's work for this process on `threads` threads (the calling one included).
+    /// A live run's statements are small: with DuckDB's default (one thread per core) its idle
+    /// worker spun waiting for tasks on a core the run's own work needed (`mixseek exec`: 2.5 s
+    /// of CPU in 10 s on 2 cores, docs/benchmarks.md). `threads` ≥ 1.
+    pub fn limit_threads(&self, threads: u32) -> Result<()> {
+        self.connection()?
+            .execute_batch(&format!("SET threads = {}", threads.max(1)))
+            .map_err(StoreError::db("setting the thread count"))
+    }
+
     /// A new connection to the shared instance (a `try_clone` of the root connection).
     pub fn connection(&self) -> Result<Connection> {
         let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());

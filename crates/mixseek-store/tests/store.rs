@@ -895,6 +895,25 @@ fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
     );
 }
 
+#[test]
+fn a_live_run_runs_duckdb_on_one_thread() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+    let threads = |store: &Store| -> i64 {
+        store
+            .connection()
+            .expect("connection")
+            .query_row("SELECT current_setting('threads')", [], |r| r.get(0))
+            .expect("setting")
+    };
+    store.limit_threads(1).expect("limit");
+    assert_eq!(threads(&store), 1, "every connection of the process");
+    store.limit_threads(3).expect("limit");
+    assert_eq!(threads(&store), 3);
+    store.limit_threads(0).expect("zero means one");
+    assert_eq!(threads(&store), 1);
+}
+
 /// `round_history`'s row groups after three batches of rounds, each followed by a checkpoint.
 async fn row_groups_after_three_checkpoints(defer_vacuum: bool) -> i64 {
     let dir = tempfile::tempdir().expect("tmp");
