@@ -51,7 +51,8 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
         _ => return NO_RANKING.to_string(),
     };
     let mut out = String::with_capacity(ranking.len() * 96);
-    let mut number = Digits::new();
+    // integers without `fmt` machinery: a ranking line has two, a prompt 1,000 lines
+    let mut number = itoa::Buffer::new();
     for (i, e) in ranking.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -68,33 +69,10 @@ pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> 
         });
         push_fixed2(&mut out, e.max_score);
         out.push_str("/100 (ラウンド数: ");
-        out.push_str(number.format(e.total_rounds as usize));
+        out.push_str(number.format(e.total_rounds));
         out.push_str(if own { ")**" } else { ")" });
     }
     out
-}
-
-/// Formats integers without `fmt` machinery (a ranking line has two).
-struct Digits([u8; 20]);
-
-impl Digits {
-    fn new() -> Self {
-        Self([0; 20])
-    }
-
-    fn format(&mut self, mut n: usize) -> &str {
-        let mut at = self.0.len();
-        loop {
-            at -= 1;
-            self.0[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        // only ASCII digits were written
-        std::str::from_utf8(&self.0[at..]).unwrap_or("0")
-    }
 }
 
 /// Appends `x` as `{:.2}` does (Python's `:.2f`: the exact binary value rounded to two
@@ -115,8 +93,7 @@ pub(crate) fn push_fixed2(out: &mut String, x: f64) {
             if rounded < 0.0 {
                 out.push('-');
             }
-            let mut digits = Digits::new();
-            out.push_str(digits.format((cents / 100) as usize));
+            out.push_str(itoa::Buffer::new().format(cents / 100));
             out.push('.');
             let rest = (cents % 100) as u8;
             out.push(char::from(b'0' + rest / 10));
