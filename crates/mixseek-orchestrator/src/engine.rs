@@ -2,7 +2,9 @@
 
 use crate::budget::Budget;
 use crate::bus::EventBus;
+use crate::error::OrchestratorError;
 use crate::hooks::HookRunner;
+use crate::panics;
 use crate::progress_files::ProgressFiles;
 use crate::ranking::LiveRanking;
 use crate::resume::{self, PriorTeam};
@@ -66,37 +68,6 @@ impl RunOptions {
             cancel: CancellationToken::new(),
             display: None,
             env: None,
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum OrchestratorError {
-    #[error("user_prompt cannot be empty")]
-    EmptyPrompt,
-    #[error("{0}")]
-    Store(#[from] StoreError),
-    #[error("{message}")]
-    Setup {
-        message: String,
-        hint: Option<String>,
-    },
-}
-
-impl OrchestratorError {
-    fn setup(message: impl Into<String>) -> Self {
-        OrchestratorError::Setup {
-            message: message.into(),
-            hint: None,
-        }
-    }
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            OrchestratorError::EmptyPrompt => {
-                Some("give the task as the PROMPT argument, `-` for stdin, or --prompt-file".into())
-            }
-            OrchestratorError::Store(e) => e.hint(),
-            OrchestratorError::Setup { hint, .. } => hint.clone(),
         }
     }
 }
@@ -190,11 +161,11 @@ impl Orchestrator {
     pub async fn run(&self, opts: RunOptions) -> Result<ExecutionSummary, OrchestratorError> {
         let cfg = &self.config;
         let o = cfg.orchestrator();
-        std::fs::create_dir_all(&cfg.workspace.root).map_err(|e| {
-            OrchestratorError::setup(format!(
-                "cannot create the workspace {}: {e}",
-                cfg.workspace.root.display()
-            ))
+        std::fs::create_dir_all(&cfg.workspace.root).map_err(|source| {
+            OrchestratorError::Workspace {
+                path: cfg.workspace.root.clone(),
+                source,
+            }
         })?;
         let store = Store::open(cfg.workspace.db_path())?;
         // a run reads back only its own recent rows: DuckDB need not cache more
@@ -230,25 +201,19 @@ impl Orchestrator {
             Some(id) => {
                 let id = store.resolve_execution(id)?;
                 let state = store.execution_state(&id)?.ok_or_else(|| {
-                    OrchestratorError::setup(format!(
-                        "execution {id} not found in {}",
-                        cfg.workspace.db_path().display()
-                    ))
+                    OrchestratorError::ExecutionNotFound {
+                        id: id.clone(),
+                        db: cfg.workspace.db_path(),
+                    }
                 })?;
                 if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
-                    return Err(OrchestratorError::Setup {
-                        message: format!(
-                            "execution {id} already finished (status {})",
-                            state.status
-                        ),
-                        hint: Some(format!("show it with `mixseek show {id}`")),
+                    return Err(OrchestratorError::AlreadyFinished {
+                        id,
+                        status: state.status,
                     });
                 }
                 if state.config_hash.as_deref().is_some_and(|h| h != hash) && !opts.force {
-                    return Err(OrchestratorError::Setup {
-                        message: format!("the configuration changed since execution {id} started"),
-                        hint: Some("resume with the configuration it started with, or add --force to continue with this one".into()),
-                    });
+                    return Err(OrchestratorError::ConfigChanged { id });
                 }
                 let prior = store.completed_rounds(&id)?;
                 let (usage, seconds) = store.prior_run(&id)?;
@@ -326,10 +291,16 @@ impl Orchestrator {
                         budget: budget.clone(),
                     })),
             )
-            .map_err(|e| OrchestratorError::setup(e.to_string()))?,
+            .map_err(|e| OrchestratorError::Setup {
+                what: "the LLM providers",
+                source: Box::new(e),
+            })?,
         );
         let prompts = PromptBuilder::new(&cfg.prompt_builder)
-            .map_err(|e| OrchestratorError::setup(e.to_string()))?;
+            .map_err(|e| OrchestratorError::Setup {
+                what: "the prompt builder",
+                source: Box::new(e),
+            })?;
         let evaluator_dir = cfg
             .evaluator_origin
             .file()
@@ -347,7 +318,10 @@ impl Orchestrator {
             registry.clone(),
             Arc::new(prompts.clone()),
         )
-        .map_err(|e| OrchestratorError::setup(format!("evaluator: {e}")))?
+        .map_err(|e| OrchestratorError::Setup {
+            what: "the evaluator",
+            source: Box::new(e),
+        })?
         .with_working_dir(evaluator_dir);
 
         let teams: Vec<TeamRef> = cfg
@@ -367,7 +341,10 @@ impl Orchestrator {
             at: mixseek_core::time::now_utc(),
         })
         .await
-        .map_err(|e| OrchestratorError::setup(format!("cannot record the execution: {e}")))?;
+        .map_err(|source| OrchestratorError::Record {
+            what: "the execution",
+            source,
+        })?;
         tracing::info!(
             execution_id,
             teams = cfg.teams.len(),
@@ -460,18 +437,38 @@ impl Orchestrator {
                 }
                 // Biased: once Ctrl-C is seen the team counts as interrupted, whatever the
                 // round loop was about to return.
+                let known = rounds.clone();
                 tokio::select! {
                     biased;
                     _ = shared.cancel.cancelled() => TeamOutcome::Interrupted,
-                    out = run_team(&shared, &team, rounds) => out,
+                    out = panics::catch(run_team(&shared, &team, rounds)) => match out {
+                        Ok(out) => out,
+                        // A panic outside the round loop (setting the team up or ending it).
+                        Err(panic) => {
+                            let team_id = &team.settings.team_id;
+                            let message = internal_error_message(team_id, &panic);
+                            tracing::error!(team_id, error = %message, "team task panicked");
+                            TeamOutcome::Failed {
+                                best: mixseek_round::best_entry(
+                                    &shared.execution_id,
+                                    team_id,
+                                    &team.settings.team_name,
+                                    &known,
+                                    ExitReason::PartialFailure,
+                                ),
+                                message,
+                            }
+                        }
+                    },
                 }
             })));
         }
         for (i, h) in handles.into_iter().enumerate() {
             if let Some(h) = h {
+                // Panics are caught inside the task; a join error is a cancelled task.
                 outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed {
                     best: None,
-                    message: format!("team task panicked: {e}"),
+                    message: format!("internal error (a bug in mixseek, please report it): the team's task ended abnormally: {e}"),
                 }));
             }
         }
@@ -551,8 +548,9 @@ impl Orchestrator {
         };
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
-            .map_err(|e| {
-                OrchestratorError::setup(format!("cannot record the execution summary: {e}"))
+            .map_err(|source| OrchestratorError::Record {
+                what: "the execution summary",
+                source,
             })?;
         let _ = writer.flush().await;
         hooks.finish().await;
@@ -615,12 +613,12 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
     let mut attempt: u32 = 0;
     loop {
         let run = controller.run(&shared.execution_id, &shared.user_prompt, completed.clone());
-        match tokio::time::timeout_at(deadline, run).await {
-            Ok(Ok(result)) => {
+        match tokio::time::timeout_at(deadline, panics::catch(run)).await {
+            Ok(Ok(Ok(result))) => {
                 tracing::info!(team_id, best = ?result.best.as_ref().map(|b| b.score), "Team completed successfully");
                 return TeamOutcome::Done(result.best, result.exit_reason);
             }
-            Ok(Err(failure)) => {
+            Ok(Ok(Err(failure))) => {
                 if failure.is_transient() && attempt < o.max_retries_per_team {
                     let wait = Duration::from_secs(1u64 << attempt.min(6));
                     attempt += 1;
@@ -651,50 +649,94 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 });
                 return TeamOutcome::Failed { best, message };
             }
+            Ok(Err(panic)) => {
+                // A bug: the team fails with what it committed; the other teams go on.
+                let message = internal_error_message(&team_id, &panic);
+                tracing::error!(team_id, error = %message, "team task panicked");
+                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, false)
+                    .await;
+            }
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
-                // what the team queued before it was cut off is committed first
-                if let Err(e) = shared.writer.flush().await {
-                    tracing::warn!(team_id, error = %e, "cannot flush the store writer after a team timeout");
-                }
-                let rounds = match shared
-                    .store
-                    .team_rounds_async(&shared.execution_id, &team_id)
-                    .await
-                {
-                    Ok(r) => {
-                        // a commit that landed after the run was cut off is on the board now
-                        shared.ranking.set_team(
-                            &team_id,
-                            r.iter().map(|r| {
-                                (
-                                    r.team_id.as_str(),
-                                    r.team_name.as_str(),
-                                    r.state.round_number,
-                                    r.state.evaluation_score,
-                                )
-                            }),
-                        );
-                        r.iter().map(resume::to_completed).collect()
-                    }
-                    Err(e) => {
-                        tracing::warn!(team_id, error = %e, "cannot read the team's rounds after its timeout");
-                        completed.clone()
-                    }
-                };
-                let best = controller
-                    .finish_failed(
-                        &shared.execution_id,
-                        &rounds,
-                        &message,
-                        true,
-                        team_usage(shared, &team_id),
-                    )
-                    .await
-                    .unwrap_or(None);
-                return TeamOutcome::Failed { best, message };
+                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, true)
+                    .await;
             }
         }
     }
+}
+
+/// The message of a team failed by a panic: an internal error, where it happened, and that
+/// the team's committed rounds are kept.
+fn internal_error_message(team_id: &str, panic: &panics::Panic) -> String {
+    format!(
+        "internal error (a bug in mixseek, please report it): team `{team_id}`'s task {panic}; \
+         its completed rounds are kept"
+    )
+}
+
+/// Fails a team whose round loop was cut off (timeout or panic) with the rounds the store
+/// committed for it: what it queued before is flushed first, then read back, so a commit that
+/// landed after the cut counts.
+async fn fail_with_stored_rounds(
+    shared: &Shared,
+    controller: &RoundController,
+    team_id: &str,
+    known: &[CompletedRound],
+    message: String,
+    timed_out: bool,
+) -> TeamOutcome {
+    if let Err(e) = shared.writer.flush().await {
+        tracing::warn!(team_id, error = %e, "cannot flush the store writer after the team was cut off");
+    }
+    let rounds = match shared
+        .store
+        .team_rounds_async(&shared.execution_id, team_id)
+        .await
+    {
+        Ok(r) => {
+            // a commit that landed after the run was cut off is on the board now
+            shared.ranking.set_team(
+                team_id,
+                r.iter().map(|r| {
+                    (
+                        r.team_id.as_str(),
+                        r.team_name.as_str(),
+                        r.state.round_number,
+                        r.state.evaluation_score,
+                    )
+                }),
+            );
+            r.iter().map(resume::to_completed).collect()
+        }
+        Err(e) => {
+            tracing::warn!(team_id, error = %e, "cannot read the team's rounds after it was cut off");
+            known.to_vec()
+        }
+    };
+    let best = controller
+        .finish_failed(
+            &shared.execution_id,
+            &rounds,
+            &message,
+            timed_out,
+            team_usage(shared, team_id),
+        )
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(team_id, error = %e, "cannot record the team's end");
+            let reason = if timed_out {
+                ExitReason::PartialFailureTimeout
+            } else {
+                ExitReason::PartialFailure
+            };
+            mixseek_round::best_entry(
+                &shared.execution_id,
+                team_id,
+                controller.team_name(),
+                &rounds,
+                reason,
+            )
+        });
+    TeamOutcome::Failed { best, message }
 }

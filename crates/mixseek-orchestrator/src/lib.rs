@@ -15,12 +15,15 @@
 pub mod budget;
 pub mod bus;
 pub mod engine;
+mod error;
 pub mod hooks;
+mod panics;
 pub mod progress_files;
 pub mod ranking;
 pub mod resume;
 
 pub use budget::Budget;
 pub use bus::EventBus;
-pub use engine::{Orchestrator, OrchestratorError, RunOptions, config_hash};
+pub use engine::{Orchestrator, RunOptions, config_hash};
+pub use error::{ErrorClass, OrchestratorError};
 pub use ranking::LiveRanking;

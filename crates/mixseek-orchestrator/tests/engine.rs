@@ -223,3 +223,57 @@ async fn a_resumed_summary_adds_the_earlier_usage_and_time() {
         resumed.usage_by_role
     );
 }
+
+/// A progress display with a bug: it panics when team `b` starts its second round. The display
+/// is called inside the team's task, so this is a panic inside one team (fault injection).
+struct PanickingDisplay;
+
+#[async_trait::async_trait]
+impl mixseek_core::EventSink for PanickingDisplay {
+    async fn emit(&self, event: &mixseek_core::Event) -> Result<(), mixseek_core::SinkError> {
+        if let mixseek_core::Event::RoundStarted {
+            team_id,
+            round_number: 2,
+            ..
+        } = event
+            && team_id == "b"
+        {
+            panic!("injected fault in team b, round 2");
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_in_one_team_fails_that_team_only_and_keeps_its_completed_rounds() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(
+        dir.path(),
+        &[("a", "mock:leader-a"), ("b", "mock:leader-b"), ("c", "mock:leader-c")],
+        "min_rounds = 3\nmax_rounds = 3\nmax_concurrent_teams = 3\ntimeout_per_team_seconds = 60",
+    );
+    let mut opts = RunOptions::new("Name three rivers");
+    opts.display = Some(std::sync::Arc::new(PanickingDisplay));
+    let summary = Orchestrator::new(cfg.clone()).run(opts).await.expect("the run goes on");
+
+    assert_eq!(summary.status, ExecutionStatus::PartialFailure, "{summary:?}");
+    assert_eq!(summary.exit_code(), 1);
+    assert_eq!(summary.failed_teams_info.len(), 1, "{summary:?}");
+    let failure = &summary.failed_teams_info[0];
+    assert_eq!(failure.team_id, "b");
+    let m = &failure.error_message;
+    assert!(m.starts_with("internal error (a bug in mixseek"), "{m}");
+    assert!(m.contains("injected fault in team b, round 2"), "{m}");
+    assert!(m.contains("tests/engine.rs:"), "the message says where: {m}");
+    // The other teams played all their rounds; b keeps its first round as its result.
+    assert_eq!(rounds_of(&cfg, &summary, "a"), vec![1, 2, 3]);
+    assert_eq!(rounds_of(&cfg, &summary, "c"), vec![1, 2, 3]);
+    assert_eq!(rounds_of(&cfg, &summary, "b"), vec![1]);
+    let b = summary
+        .team_results
+        .iter()
+        .find(|r| r.team_id == "b")
+        .expect("b's completed round is a result");
+    assert_eq!(b.round_number, 1);
+    assert_eq!(b.exit_reason.as_deref(), Some("partial_failure"));
+}

@@ -309,9 +309,13 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     {
         Ok(s) => s,
         Err(e) => {
-            let hint = e.hint();
-            let mut err = CliError::usage(e.to_string());
-            if let Some(h) = hint {
+            // Bad input exits 2; a run the environment stopped (disk, a locked database) 1.
+            let code = match e.class() {
+                mixseek_orchestrator::ErrorClass::BadInput => 2,
+                mixseek_orchestrator::ErrorClass::Runtime => 1,
+            };
+            let mut err = CliError::from_error(&e, code);
+            if let Some(h) = e.hint() {
                 err = err.with_hint(h);
             }
             return Err(err);

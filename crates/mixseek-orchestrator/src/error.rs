@@ -1,0 +1,103 @@
+//! Why an execution could not run, with its cause chain, a hint, and whether the user's input
+//! or the environment is to blame ([`ErrorClass`]: the CLI's exit code follows it).
+
+use mixseek_core::SinkError;
+use mixseek_store::StoreError;
+use std::path::PathBuf;
+
+/// Who can fix a failure: the input (configuration, arguments, an execution id) or the
+/// environment the run found (the disk, another process, a server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad input: fixing the configuration or the command line fixes it.
+    BadInput,
+    /// The run could not go on in this environment (disk full, a locked database, …).
+    Runtime,
+}
+
+/// An execution that could not start or could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum OrchestratorError {
+    #[error("user_prompt cannot be empty")]
+    EmptyPrompt,
+    #[error("cannot create the workspace {}", path.display())]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("execution {id} not found in {}", db.display())]
+    ExecutionNotFound { id: String, db: PathBuf },
+    #[error("execution {id} already finished (status {status})")]
+    AlreadyFinished { id: String, status: String },
+    #[error("the configuration changed since execution {id} started")]
+    ConfigChanged { id: String },
+    /// A part of the run could not be built from the configuration.
+    #[error("cannot set up {what}")]
+    Setup {
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store refused the execution's start or its summary.
+    #[error("cannot record {what}")]
+    Record {
+        what: &'static str,
+        #[source]
+        source: SinkError,
+    },
+}
+
+impl OrchestratorError {
+    /// Who can fix it.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            OrchestratorError::EmptyPrompt
+            | OrchestratorError::ExecutionNotFound { .. }
+            | OrchestratorError::AlreadyFinished { .. }
+            | OrchestratorError::ConfigChanged { .. }
+            | OrchestratorError::Setup { .. } => ErrorClass::BadInput,
+            OrchestratorError::Store(e) => store_class(e),
+            OrchestratorError::Workspace { .. } | OrchestratorError::Record { .. } => {
+                ErrorClass::Runtime
+            }
+        }
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            OrchestratorError::EmptyPrompt => {
+                Some("give the task as the PROMPT argument, `-` for stdin, or --prompt-file".into())
+            }
+            OrchestratorError::Workspace { .. } => Some(
+                "check that the directory can be created and written (permissions, free space), or choose another with -w".into(),
+            ),
+            OrchestratorError::Store(e) => e.hint(),
+            OrchestratorError::ExecutionNotFound { .. } => {
+                Some("list this workspace's executions with `mixseek executions`".into())
+            }
+            OrchestratorError::AlreadyFinished { id, .. } => {
+                Some(format!("show it with `mixseek show {id}`"))
+            }
+            OrchestratorError::ConfigChanged { .. } => Some(
+                "resume with the configuration it started with, or add --force to continue with this one".into(),
+            ),
+            OrchestratorError::Setup { .. } => None,
+            OrchestratorError::Record { .. } => Some(
+                "check the workspace's disk space and permissions; committed rounds are kept, and `mixseek exec --resume` continues the execution once the problem is fixed".into(),
+            ),
+        }
+    }
+}
+
+fn store_class(e: &StoreError) -> ErrorClass {
+    match e {
+        StoreError::SchemaTooNew { .. } | StoreError::Open { .. } | StoreError::Invalid(_) => {
+            ErrorClass::BadInput
+        }
+        _ => ErrorClass::Runtime,
+    }
+}
