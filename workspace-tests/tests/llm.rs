@@ -282,3 +282,30 @@ async fn pricing_from_the_config_sets_the_printed_cost() {
         stdout(&out)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absurd_retry_hint_is_a_clear_error_not_a_panic() {
+    // `retry-after-ms: 1e30` once overflowed a Duration and panicked the process.
+    let fake = FakeLlm::openai().await;
+    fake.set_default(Reply::Error {
+        status: 429,
+        message: "Rate limit reached, slow down".into(),
+        headers: vec![("retry-after-ms".into(), "1e30".into())],
+    });
+    let sb = Sandbox::new();
+    let mut cmd = sb.cmd();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", fake.base_url());
+    cmd.args(["llm", "openai:gpt-4o", "hi"]);
+    let out = run(cmd).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "stderr:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("rate_limited error (HTTP 429): Rate limit reached, slow down")
+            && err.contains("the server asked to wait 3600 s or more")
+            && err.contains("no time left to retry"),
+        "{err}"
+    );
+    assert_eq!(fake.request_count(), 1, "failed at once, without waiting");
+}

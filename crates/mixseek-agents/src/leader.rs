@@ -8,9 +8,10 @@
 //! answer, with no tools offered and the conversation written out as text (its text is the
 //! submission even if it still calls tools; no text at all fails the run with a clear
 //! error). A member failure goes back to the leader as a tool error and is recorded as an
-//! `ERROR` submission; it never fails the round. A blank `task`, missing arguments or an
-//! unknown tool are tool errors too; a tool called invalidly more than `max_retries` times
-//! fails the run (as the original's tool retry limit).
+//! `ERROR` submission; it never fails the round. A blank `task`, missing arguments,
+//! arguments that are not a JSON object (e.g. invalid JSON) or an unknown tool are tool
+//! errors too, each telling the model what was wrong; a tool called invalidly more than
+//! `max_retries` times fails the run (as the original's tool retry limit).
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
@@ -273,6 +274,11 @@ impl Leader {
                         .collect::<Vec<_>>()
                         .join(", ")
                 )),
+                Some(_) if !call.arguments.is_object() => Some(format!(
+                    "Error: the arguments of `{}` are not a JSON object: {}. Call it with {{\"task\": \"<the task>\"}}",
+                    call.name,
+                    shown_arguments(&call.arguments)
+                )),
                 Some(tool) => match call.arguments.get("task").and_then(|t| t.as_str()) {
                     None => Some("Error: the `task` argument (a string) is required".to_string()),
                     Some(t) if t.trim().is_empty() => {
@@ -352,6 +358,19 @@ impl Leader {
         submissions.extend(indexed.into_iter().map(|(_, s)| s));
         Ok(results.into_iter().map(Option::unwrap_or_default).collect())
     }
+}
+
+/// Arguments that are not an object, as the model is shown them: the text it sent (the LLM
+/// layer keeps arguments that are not JSON as their text), else the JSON; at most 200
+/// characters.
+fn shown_arguments(arguments: &serde_json::Value) -> String {
+    let (what, text) = match arguments {
+        serde_json::Value::String(s) => ("", s.clone()),
+        other => ("JSON ", other.to_string()),
+    };
+    let cut: String = text.chars().take(200).collect();
+    let ellipsis = if cut.len() < text.len() { "…" } else { "" };
+    format!("got {what}`{cut}{ellipsis}`")
 }
 
 fn log_member(name: &str, output: &MemberOutput, elapsed_ms: u64) {

@@ -5,7 +5,7 @@ mod common;
 use common::{agents, ctx, messages, mock_registry, registry, system_of};
 use mixseek_agents::{AgentError, final_answer_request};
 use mixseek_core::MemberStatus;
-use mixseek_testkit::{FakeLlm, Reply, USAGE_INPUT, USAGE_OUTPUT, Wire};
+use mixseek_testkit::{FakeLlm, Hostile, Reply, USAGE_INPUT, USAGE_OUTPUT, Wire};
 use serde_json::json;
 use std::time::Duration;
 
@@ -480,6 +480,89 @@ async fn blank_tasks_and_unknown_tools_are_tool_errors_until_max_retries() {
         "{err}"
     );
     assert_eq!(leader2.request_count(), 2);
+}
+
+#[tokio::test]
+async fn hostile_tool_calls_reach_the_leader_as_tool_errors_on_every_wire() {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
+        let leader = FakeLlm::start(wire).await;
+        let members = FakeLlm::openai().await;
+        // A call with invalid JSON arguments, one with arguments that are JSON but not an
+        // object, one of a tool never offered; then the model answers.
+        leader.script([
+            Reply::Hostile(Hostile::InvalidArguments),
+            Reply::Hostile(Hostile::NonObjectArguments),
+            Reply::Hostile(Hostile::UnknownTool),
+            Reply::text("the answer after all"),
+        ]);
+        let reg = registry(&[("lead", &leader, wire), ("mem", &members, Wire::OpenAi)]);
+        let out = agents(TWO_MEMBERS, reg)
+            .run_round("p", &ctx())
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        assert_eq!(out.submission, "the answer after all", "{wire:?}");
+        assert_eq!(members.request_count(), 0, "{wire:?}: no member ran");
+        let reqs = leader.requests();
+        assert_eq!(reqs.len(), 4, "{wire:?}");
+        // Each tool error is in the next request, for the model to read.
+        let sent = |i: usize| reqs[i].body.to_string();
+        assert!(
+            sent(1).contains("the arguments of `delegate_to_a` are not a JSON object")
+                && sent(1).contains(r#"got `{\"task\": `"#),
+            "{wire:?}: {}",
+            sent(1)
+        );
+        assert!(
+            sent(2).contains("the arguments of `delegate_to_a` are not a JSON object"),
+            "{wire:?}: {}",
+            sent(2)
+        );
+        assert!(
+            sent(3).contains("unknown tool `no_such_tool`. Available tools: delegate_to_a, ask_b"),
+            "{wire:?}: {}",
+            sent(3)
+        );
+    }
+}
+
+#[tokio::test]
+async fn invalid_json_arguments_beyond_max_retries_fail_the_run_with_a_clear_error() {
+    let leader = FakeLlm::openai().await;
+    let members = FakeLlm::openai().await;
+    leader.set_default(Reply::Hostile(Hostile::InvalidArguments));
+    let reg = registry(&[
+        ("lead", &leader, Wire::OpenAi),
+        ("mem", &members, Wire::OpenAi),
+    ]);
+    let toml_src = TWO_MEMBERS.replace(
+        "model = \"lead:gpt-leader\"",
+        "model = \"lead:gpt-leader\"\nmax_retries = 2",
+    );
+    let err = agents(&toml_src, reg)
+        .run_round("p", &ctx())
+        .await
+        .expect_err("the model never sends valid arguments");
+    let AgentError::ToolRetries {
+        ref tool,
+        max_retries,
+        ref last_error,
+    } = err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!((tool.as_str(), max_retries), ("delegate_to_a", 2));
+    assert!(last_error.contains("not a JSON object"), "{last_error}");
+    assert!(
+        err.to_string()
+            .contains("Tool 'delegate_to_a' exceeded max retries count of 2"),
+        "{err}"
+    );
+    assert_eq!(
+        leader.request_count(),
+        3,
+        "two tool errors, then the run fails"
+    );
+    assert_eq!(members.request_count(), 0);
 }
 
 #[tokio::test]

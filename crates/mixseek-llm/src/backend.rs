@@ -51,6 +51,15 @@ impl Exchange<'_> {
         )
     }
 
+    /// Runs a wire's answer parser in a span naming the provider and model (its warnings,
+    /// e.g. about implausible usage, carry them); its `Err` becomes a
+    /// [`Parse`](ErrorKind::Parse) error.
+    pub fn parse<T>(&self, parse: impl FnOnce() -> Result<T, String>) -> Result<T, LlmError> {
+        tracing::warn_span!("answer", provider = %self.provider, model = %self.model)
+            .in_scope(parse)
+            .map_err(|m| self.error(ErrorKind::Parse, m))
+    }
+
     /// Maps a reqwest error (connect, timeout, body).
     pub fn transport(&self, e: reqwest::Error) -> LlmError {
         let kind = if e.is_timeout() {
@@ -71,6 +80,7 @@ impl Exchange<'_> {
     }
 
     /// Posts `body` as JSON and returns the parsed JSON answer, or the classified error.
+    /// The answer's body is read up to [`MAX_BODY_BYTES`].
     pub async fn post_json(
         &self,
         builder: reqwest::RequestBuilder,
@@ -82,25 +92,144 @@ impl Exchange<'_> {
             .await
             .map_err(|e| self.transport(e))?;
         let status = resp.status();
+        let code = status.as_u16();
         let headers = resp.headers().clone();
-        let bytes = resp.bytes().await.map_err(|e| self.transport(e))?;
+        let body = self.read_body(resp, code).await?;
         if !status.is_success() {
-            let code = status.as_u16();
-            let message = server_message(&bytes);
+            let message = match &body {
+                Body::Complete(bytes) => server_message(bytes),
+                Body::TooLarge { prefix, .. } => format!(
+                    "{} (the error body was cut at mixseek's limit of {})",
+                    server_message(prefix),
+                    describe_size(MAX_BODY_BYTES)
+                ),
+            };
             return Err(self
                 .error(classify_status(code), message)
                 .with_status(code)
                 .with_retry_after(retry_after(&headers)));
         }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            let mut err = self.error(
-                ErrorKind::Parse,
-                format!("the server's answer is not JSON ({e}): {}", snippet(&bytes)),
-            );
-            err.status = Some(status.as_u16());
-            err
-        })
+        let bytes = match body {
+            Body::Complete(bytes) => bytes,
+            Body::TooLarge { announced, .. } => {
+                let size = match announced {
+                    Some(n) => format!("{n} bytes announced by Content-Length"),
+                    None => format!("more than {MAX_BODY_BYTES} bytes received"),
+                };
+                return Err(self.parse_error(
+                    code,
+                    format!(
+                        "the server's answer is larger than mixseek's limit of {} for one answer ({size}); ask for a shorter answer (max_tokens) or check what the server sends",
+                        describe_size(MAX_BODY_BYTES)
+                    ),
+                ));
+            }
+        };
+        parse_json_body(&bytes).map_err(|m| self.parse_error(code, m))
     }
+
+    fn parse_error(&self, status: u16, message: String) -> LlmError {
+        let mut err = self.error(ErrorKind::Parse, message);
+        err.status = Some(status);
+        err
+    }
+
+    /// Reads the body of `resp` (HTTP `status`), stopping at [`MAX_BODY_BYTES`]. A body that
+    /// breaks off (connection closed or reset, fewer bytes than Content-Length) is a
+    /// [`Transport`](ErrorKind::Transport) error.
+    async fn read_body(&self, mut resp: reqwest::Response, status: u16) -> Result<Body, LlmError> {
+        let limit = MAX_BODY_BYTES;
+        if let Some(n) = resp.content_length()
+            && n > limit as u64
+        {
+            return Ok(Body::TooLarge {
+                announced: Some(n),
+                prefix: Vec::new(),
+            });
+        }
+        let mut bytes: Vec<u8> = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len().saturating_add(chunk.len()) > limit {
+                        let room = limit.saturating_sub(bytes.len());
+                        bytes.extend_from_slice(chunk.get(..room).unwrap_or_default());
+                        return Ok(Body::TooLarge {
+                            announced: None,
+                            prefix: bytes,
+                        });
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => return Ok(Body::Complete(bytes)),
+                Err(e) => {
+                    let mut err = self.transport(e);
+                    err.message = format!(
+                        "the answer (HTTP {status}) broke off after {} bytes of its body: {}",
+                        bytes.len(),
+                        err.message
+                    );
+                    return Err(err);
+                }
+            }
+        }
+    }
+}
+
+/// The largest answer body read from a server (32 MiB): a longer answer is a
+/// [`Parse`](ErrorKind::Parse) error naming the limit (an error answer is cut there).
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// A body read up to [`MAX_BODY_BYTES`].
+enum Body {
+    Complete(Vec<u8>),
+    /// Over the limit: what Content-Length announced, if that is how we know, and the first
+    /// bytes read.
+    TooLarge {
+        announced: Option<u64>,
+        prefix: Vec<u8>,
+    },
+}
+
+/// `32 MiB`, `512 KiB`, `100 bytes`.
+fn describe_size(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Parses a successful answer's body as JSON; `Err` says what is wrong with it (empty, not
+/// UTF-8, an HTML page, not JSON), with the start of the body.
+pub(crate) fn parse_json_body(bytes: &[u8]) -> Result<serde_json::Value, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err("the server's answer is empty (no body)".to_string());
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(format!(
+            "the server's answer is not valid UTF-8 (invalid byte at offset {}): {}",
+            e.valid_up_to(),
+            snippet(bytes)
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        let html = bytes
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| *b == b'<');
+        let hint = if html {
+            " (an HTML page, not an API answer: check the provider's base_url)"
+        } else {
+            ""
+        };
+        format!(
+            "the server's answer is not JSON ({e}){hint}: {}",
+            snippet(bytes)
+        )
+    })
 }
 
 /// The server's error message: `error.message` (OpenAI, Anthropic, Gemini), `message`,
@@ -194,5 +323,30 @@ mod tests {
         assert_eq!(server_message(br#"{"detail":"nope"}"#), "nope");
         assert_eq!(server_message(b"<html>502</html>"), "<html>502</html>");
         assert_eq!(server_message(b""), "(empty answer)");
+    }
+
+    #[test]
+    fn bodies_that_are_not_json_say_what_they_are() {
+        assert_eq!(
+            parse_json_body(b"{\"a\": 1}"),
+            Ok(serde_json::json!({"a": 1}))
+        );
+        assert!(parse_json_body(b"").is_err_and(|e| e.contains("empty")));
+        assert!(parse_json_body(b" \r\n").is_err_and(|e| e.contains("empty")));
+        assert!(
+            parse_json_body(b"{\"a\": \"\xff\xfe\"}")
+                .is_err_and(|e| e.contains("not valid UTF-8 (invalid byte at offset 7)"))
+        );
+        assert!(
+            parse_json_body(b"  <!DOCTYPE html><html></html>")
+                .is_err_and(|e| e.contains("HTML page") && e.contains("base_url"))
+        );
+        assert!(
+            parse_json_body(b"{\"choices\": [")
+                .is_err_and(|e| e.contains("not JSON") && e.contains("EOF"))
+        );
+        assert_eq!(describe_size(MAX_BODY_BYTES), "32 MiB");
+        assert_eq!(describe_size(2048), "2 KiB");
+        assert_eq!(describe_size(100), "100 bytes");
     }
 }

@@ -1,7 +1,7 @@
 //! What each OpenAI-compatible endpoint has shown it supports for structured output,
-//! remembered for the rest of the process: once a server rejected `json_schema` (or
-//! `json_object`), every later call to the same provider and base URL starts with the mode
-//! that worked, whichever [`ModelRegistry`](crate::ModelRegistry) it comes from (the
+//! remembered for the rest of the process: once a server rejected `json_schema` (or a
+//! later mode of the chain), every later call to the same provider and base URL starts with
+//! the mode that worked, whichever [`ModelRegistry`](crate::ModelRegistry) it comes from (the
 //! standalone evaluator and round commands build their own registries).
 //!
 //! Modes are small integers ordered from the richest to the plainest (see

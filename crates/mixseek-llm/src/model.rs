@@ -18,7 +18,8 @@
 //!   HTTP attempt, over all models tried.
 //! * **Structured output.** With [`ChatRequest::response_schema`](crate::ChatRequest) set,
 //!   the provider's native feature is used (OpenAI `response_format` json_schema, falling
-//!   back to json_object then to a plain instruction on servers that reject it — remembered
+//!   back to json_object with the schema (llama.cpp), json_object, then a plain instruction
+//!   on servers that reject it — remembered
 //!   per provider and base URL for the rest of the process; Anthropic a forced tool; Gemini `responseSchema`) and
 //!   `text` holds the raw JSON document. `chat` does **not** validate it: use
 //!   [`generate_structured`](crate::generate_structured) /

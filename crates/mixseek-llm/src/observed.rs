@@ -36,7 +36,8 @@ impl ChatModel for FallbackModel {
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let limit = request.timeout.or_else(|| self.default_timeout());
-        let deadline = limit.map(|l| tokio::time::Instant::now() + l);
+        // A limit too long to represent (`Duration::MAX`) is no limit.
+        let deadline = limit.and_then(|l| tokio::time::Instant::now().checked_add(l));
         let mut attempts = 0u32;
         let mut last: Option<LlmError> = None;
         for (i, model) in self.chain.iter().enumerate() {

@@ -2,11 +2,38 @@
 //! long the server asked us to wait (`Retry-After` in seconds or as an HTTP date,
 //! `retry-after-ms`, OpenAI's `x-ratelimit-reset-*` and Anthropic's
 //! `anthropic-ratelimit-*-reset` headers).
+//!
+//! Every value read from a header is untrusted: a value that is not a number, a date or a
+//! duration (negative, NaN, infinite, empty, not ASCII) is ignored; a date in the past
+//! asks for no wait; any hint is capped at [`MAX_SERVER_WAIT`]. A header sent several
+//! times counts with its longest valid value.
 
 use crate::error::ErrorKind;
 use mixseek_config::providers::ProviderSettings;
 use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
+
+/// The longest wait a server's hint can ask for: longer hints (`Retry-After: 1e30`, a date
+/// in the year 9999) count as this. A call whose time limit leaves less than the wait
+/// fails at once rather than sleeping.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(3600);
+
+/// `secs` seconds as a duration within `lo..=hi` (NaN: `lo`).
+pub(crate) fn clamped_secs(secs: f64, lo: f64, hi: f64) -> Duration {
+    let s = if secs.is_nan() {
+        lo
+    } else {
+        secs.clamp(lo, hi)
+    };
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::ZERO)
+}
+
+/// A server hint of `secs` seconds, capped at [`MAX_SERVER_WAIT`]; `None` when it is not
+/// a finite, non-negative number.
+fn hint_secs(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0)
+        .then(|| clamped_secs(secs, 0.0, MAX_SERVER_WAIT.as_secs_f64()))
+}
 
 /// Attempts and backoff of one provider.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,8 +58,8 @@ impl RetryPolicy {
     pub fn from_settings(s: &ProviderSettings) -> Self {
         Self {
             max_attempts: s.max_attempts.max(1),
-            initial: Duration::from_secs_f64(s.backoff_initial_seconds.clamp(0.0, 3600.0)),
-            max: Duration::from_secs_f64(s.backoff_max_seconds.clamp(0.0, 3600.0)),
+            initial: clamped_secs(s.backoff_initial_seconds, 0.0, 3600.0),
+            max: clamped_secs(s.backoff_max_seconds, 0.0, 3600.0),
         }
     }
 
@@ -42,7 +69,8 @@ impl RetryPolicy {
     pub fn backoff(&self, failed: u32) -> Duration {
         let exp = failed.saturating_sub(1).min(30);
         let base = self.initial.saturating_mul(1u32 << exp).min(self.max);
-        (base + (base / 2).mul_f64(fastrand::f64())).min(self.max)
+        base.saturating_add((base / 2).mul_f64(fastrand::f64()))
+            .min(self.max)
     }
 
     /// The wait before the next attempt: the backoff, or the server's hint when it asks
@@ -62,56 +90,71 @@ pub fn classify_status(status: u16) -> ErrorKind {
     }
 }
 
-/// How long the server asked us to wait, from the response headers.
+/// How long the server asked us to wait, from the response headers (see the module docs:
+/// never more than [`MAX_SERVER_WAIT`]; invalid values are ignored).
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| {
+    // Every value of a header sent several times, as text (values that are not visible
+    // ASCII are skipped).
+    let values = |name: &str| {
         headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
             .map(str::trim)
+            .collect::<Vec<_>>()
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+    // The longest valid wait over every value of `name`.
+    let longest = |name: &str, parse: &dyn Fn(&str) -> Option<Duration>| {
+        values(name).into_iter().filter_map(parse).max()
+    };
+    if let Some(d) = longest("retry-after-ms", &|v| {
+        v.parse::<f64>().ok().and_then(|ms| hint_secs(ms / 1000.0))
+    }) {
+        return Some(d);
     }
-    if let Some(v) = get("retry-after") {
-        if let Ok(secs) = v.parse::<f64>() {
-            if secs.is_finite() && secs >= 0.0 {
-                return Some(Duration::from_secs_f64(secs.min(86_400.0)));
-            }
-        } else if let Ok(at) = httpdate::parse_http_date(v) {
-            return Some(
-                at.duration_since(SystemTime::now())
-                    .unwrap_or(Duration::ZERO),
-            );
-        }
+    if let Some(d) = longest("retry-after", &|v| match v.parse::<f64>() {
+        Ok(secs) => hint_secs(secs),
+        Err(_) => httpdate::parse_http_date(v).ok().map(|at| {
+            at.duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO)
+                .min(MAX_SERVER_WAIT)
+        }),
+    }) {
+        return Some(d);
     }
     // Rate-limit reset headers count only for an exhausted budget.
+    let exhausted = |name: &str| values(name).contains(&"0");
     let mut wait: Option<Duration> = None;
     for kind in ["requests", "tokens"] {
-        if get(&format!("x-ratelimit-remaining-{kind}")) == Some("0")
-            && let Some(d) = get(&format!("x-ratelimit-reset-{kind}")).and_then(parse_go_duration)
+        if exhausted(&format!("x-ratelimit-remaining-{kind}"))
+            && let Some(d) = longest(&format!("x-ratelimit-reset-{kind}"), &|v| {
+                parse_go_duration(v).map(|d| d.min(MAX_SERVER_WAIT))
+            })
         {
             wait = Some(wait.map_or(d, |w| w.max(d)));
         }
     }
     for kind in ["requests", "tokens", "input-tokens", "output-tokens"] {
-        if get(&format!("anthropic-ratelimit-{kind}-remaining")) == Some("0")
-            && let Some(at) = get(&format!("anthropic-ratelimit-{kind}-reset"))
-            && let Ok(at) = chrono::DateTime::parse_from_rfc3339(at)
+        if exhausted(&format!("anthropic-ratelimit-{kind}-remaining"))
+            && let Some(d) = longest(&format!("anthropic-ratelimit-{kind}-reset"), &|v| {
+                let at = chrono::DateTime::parse_from_rfc3339(v).ok()?;
+                let d = at
+                    .with_timezone(&chrono::Utc)
+                    .signed_duration_since(chrono::Utc::now())
+                    .to_std()
+                    .unwrap_or(Duration::ZERO);
+                Some(d.min(MAX_SERVER_WAIT))
+            })
         {
-            let d = (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
-                .to_std()
-                .unwrap_or(Duration::ZERO);
             wait = Some(wait.map_or(d, |w| w.max(d)));
         }
     }
     wait
 }
 
-/// Parses durations like `1s`, `6m0s`, `20ms`, `1.5s`, `1h2m` (OpenAI's reset headers).
+/// Parses durations like `1s`, `6m0s`, `20ms`, `1.5s`, `1h2m` (OpenAI's reset headers); a
+/// bare number is seconds. `None` for anything else (a sign, an unknown unit, NaN, an
+/// infinite value); a duration too long to represent saturates at [`Duration::MAX`].
 pub fn parse_go_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     if s.is_empty() {
@@ -146,7 +189,23 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
         total += num.parse::<f64>().ok()?;
         any = true;
     }
-    (any && total.is_finite() && total >= 0.0).then(|| Duration::from_secs_f64(total))
+    if !(any && total.is_finite() && total >= 0.0) {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(total).unwrap_or(Duration::MAX))
+}
+
+/// How a wait reads in a message: `12.5 s`, or the cap for a hint that reached it.
+pub fn describe_wait(wait: Duration) -> String {
+    if wait >= MAX_SERVER_WAIT {
+        format!(
+            "{} s or more (mixseek caps a server's hint at {} s)",
+            MAX_SERVER_WAIT.as_secs(),
+            MAX_SERVER_WAIT.as_secs()
+        )
+    } else {
+        format!("{:.1} s", wait.as_secs_f64())
+    }
 }
 
 #[cfg(test)]
@@ -256,6 +315,268 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(retry_after(&headers(&[])), None);
+    }
+
+    /// Headers from raw byte values (several values of one name allowed).
+    fn raw_headers(pairs: &[(&str, &[u8])]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                HeaderName::from_bytes(k.as_bytes()).expect("name"),
+                HeaderValue::from_bytes(v).expect("value"),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn absurd_numeric_hints_are_capped_or_ignored() {
+        let capped = Some(MAX_SERVER_WAIT);
+        for (value, expected) in [
+            ("1e30", capped),
+            ("1e308", capped),
+            ("18446744073709551616", capped),
+            ("99999999999999999999999999999999999999", capped),
+            ("7200", capped),
+            ("3600", capped),
+            ("-1", None),
+            ("-0.5", None),
+            ("NaN", None),
+            ("nan", None),
+            ("inf", None),
+            ("-inf", None),
+            ("infinity", None),
+            ("", None),
+            ("   ", None),
+            ("soon", None),
+            ("1, 2", None),
+            ("0x10", None),
+        ] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after", value)])),
+                expected,
+                "retry-after: {value:?}"
+            );
+        }
+        for (value, expected) in [
+            ("1e30", capped),
+            ("1e300", capped),
+            ("3600001", capped),
+            ("-5", None),
+            ("NaN", None),
+            ("inf", None),
+            ("", None),
+        ] {
+            // An invalid `retry-after-ms` is ignored, so these fall through to nothing.
+            assert_eq!(
+                retry_after(&headers(&[("retry-after-ms", value)])),
+                expected,
+                "retry-after-ms: {value:?}"
+            );
+        }
+        // An invalid `retry-after-ms` leaves the `retry-after` beside it in charge.
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "NaN"), ("retry-after", "3")])),
+            Some(Duration::from_secs(3))
+        );
+    }
+
+    #[test]
+    fn dates_far_ahead_are_capped_and_past_dates_ask_for_no_wait() {
+        assert_eq!(
+            retry_after(&headers(&[(
+                "retry-after",
+                "Fri, 31 Dec 9999 23:59:59 GMT"
+            )])),
+            Some(MAX_SERVER_WAIT)
+        );
+        assert_eq!(
+            retry_after(&headers(&[(
+                "retry-after",
+                "Thu, 01 Jan 1970 00:00:00 GMT"
+            )])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after(&headers(&[(
+                "retry-after",
+                "Wed, 99 Foo 2024 25:61:61 GMT"
+            )])),
+            None
+        );
+        for reset in [
+            "9999-12-31T23:59:59Z",
+            "9999-12-31T23:59:59+14:00",
+            "3000-01-01T00:00:00.123456789Z",
+        ] {
+            assert_eq!(
+                retry_after(&headers(&[
+                    ("anthropic-ratelimit-requests-remaining", "0"),
+                    ("anthropic-ratelimit-requests-reset", reset),
+                ])),
+                Some(MAX_SERVER_WAIT),
+                "{reset}"
+            );
+        }
+        assert_eq!(
+            retry_after(&headers(&[
+                ("anthropic-ratelimit-tokens-remaining", "0"),
+                ("anthropic-ratelimit-tokens-reset", "1970-01-01T00:00:00Z"),
+            ])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after(&headers(&[
+                ("anthropic-ratelimit-tokens-remaining", "0"),
+                ("anthropic-ratelimit-tokens-reset", "not a date"),
+            ])),
+            None
+        );
+    }
+
+    #[test]
+    fn huge_go_durations_are_capped() {
+        for reset in [
+            "99999999999999999999h",
+            "1e30s",
+            "9999999999999999999999999999999999999999999999s",
+            "5124095576030431h",
+            "1.5h99999999999999999999m",
+        ] {
+            let got = retry_after(&headers(&[
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("x-ratelimit-reset-tokens", reset),
+            ]));
+            assert!(
+                got.is_none() || got == Some(MAX_SERVER_WAIT),
+                "{reset}: {got:?}"
+            );
+        }
+        assert_eq!(
+            retry_after(&headers(&[
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("x-ratelimit-reset-tokens", "99999999999999999999h"),
+            ])),
+            Some(MAX_SERVER_WAIT)
+        );
+        for bad in ["-1s", "1x", "s", "..s", "1.2.3s", "NaNs", "infh"] {
+            assert_eq!(parse_go_duration(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_go_duration("99999999999999999999999999h"),
+            Some(Duration::MAX)
+        );
+    }
+
+    #[test]
+    fn non_ascii_values_are_ignored_and_duplicates_take_the_longest_valid_value() {
+        let h = raw_headers(&[
+            ("retry-after", &b"\xff\xfe12"[..]),
+            ("retry-after-ms", &b"\xe2\x80\x8b5"[..]),
+        ]);
+        assert_eq!(retry_after(&h), None);
+        let h = raw_headers(&[
+            ("retry-after", &b"2"[..]),
+            ("retry-after", &b"nonsense"[..]),
+            ("retry-after", &b"5"[..]),
+            ("retry-after", &b"-3"[..]),
+        ]);
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(5)));
+        let h = raw_headers(&[("retry-after", &b"1"[..]), ("retry-after", &b"1e30"[..])]);
+        assert_eq!(retry_after(&h), Some(MAX_SERVER_WAIT));
+        // A budget reported twice, once exhausted.
+        let h = raw_headers(&[
+            ("x-ratelimit-remaining-requests", &b"7"[..]),
+            ("x-ratelimit-remaining-requests", &b"0"[..]),
+            ("x-ratelimit-reset-requests", &b"2s"[..]),
+        ]);
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn waits_read_in_messages() {
+        assert_eq!(describe_wait(Duration::from_millis(2500)), "2.5 s");
+        assert!(describe_wait(MAX_SERVER_WAIT).contains("3600 s or more"));
+    }
+
+    #[test]
+    fn settings_that_are_not_numbers_give_bounded_durations() {
+        let s = ProviderSettings {
+            backoff_initial_seconds: f64::NAN,
+            backoff_max_seconds: f64::INFINITY,
+            ..ProviderSettings::default()
+        };
+        let p = RetryPolicy::from_settings(&s);
+        assert_eq!(
+            (p.initial, p.max),
+            (Duration::ZERO, Duration::from_secs(3600))
+        );
+        assert_eq!(clamped_secs(-1.0, 0.001, 10.0), Duration::from_millis(1));
+    }
+
+    const HINT_HEADERS: &[&str] = &[
+        "retry-after",
+        "retry-after-ms",
+        "x-ratelimit-reset-requests",
+        "x-ratelimit-reset-tokens",
+        "anthropic-ratelimit-requests-reset",
+        "anthropic-ratelimit-tokens-reset",
+        "anthropic-ratelimit-input-tokens-reset",
+        "anthropic-ratelimit-output-tokens-reset",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_header_values_give_a_bounded_wait(
+            values in proptest::collection::vec(
+                (0..HINT_HEADERS.len(), proptest::collection::vec(proptest::num::u8::ANY, 0..40)),
+                0..8,
+            ),
+            text in "\\PC{0,40}",
+            exhausted in proptest::bool::ANY,
+        ) {
+            let mut h = HeaderMap::new();
+            if exhausted {
+                for name in [
+                    "x-ratelimit-remaining-requests",
+                    "x-ratelimit-remaining-tokens",
+                    "anthropic-ratelimit-requests-remaining",
+                    "anthropic-ratelimit-tokens-remaining",
+                    "anthropic-ratelimit-input-tokens-remaining",
+                    "anthropic-ratelimit-output-tokens-remaining",
+                ] {
+                    h.append(name, HeaderValue::from_static("0"));
+                }
+            }
+            for (i, bytes) in &values {
+                if let Ok(v) = HeaderValue::from_bytes(bytes) {
+                    h.append(HINT_HEADERS[*i], v);
+                }
+                if let Ok(v) = HeaderValue::from_str(&text) {
+                    h.append(HINT_HEADERS[*i], v);
+                }
+            }
+            let wait = retry_after(&h);
+            proptest::prop_assert!(wait.is_none_or(|w| w <= MAX_SERVER_WAIT), "{wait:?}");
+            let _ = parse_go_duration(&text);
+        }
+
+        #[test]
+        fn numeric_text_gives_a_bounded_wait(
+            n in proptest::num::f64::ANY,
+            name in 0..HINT_HEADERS.len(),
+        ) {
+            let mut h = HeaderMap::new();
+            h.append("x-ratelimit-remaining-requests", HeaderValue::from_static("0"));
+            h.append("x-ratelimit-remaining-tokens", HeaderValue::from_static("0"));
+            for text in [n.to_string(), format!("{n:e}"), format!("{n}s"), format!("{n}ms")] {
+                if let Ok(v) = HeaderValue::from_str(&text) {
+                    h.append(HINT_HEADERS[name], v);
+                }
+            }
+            let wait = retry_after(&h);
+            proptest::prop_assert!(wait.is_none_or(|w| w <= MAX_SERVER_WAIT), "{wait:?}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::model::ChatModel;
 use crate::model_id::ModelId;
 use crate::pricing::PriceTable;
 use crate::providers;
-use crate::retry::RetryPolicy;
+use crate::retry::{RetryPolicy, clamped_secs, describe_wait};
 use crate::types::{ChatRequest, ChatResponse};
 use mixseek_config::providers::ProviderSettings;
 use std::collections::HashSet;
@@ -19,6 +19,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// `at + d`, or a point about a century after `at` when that cannot be represented (a
+/// call's time limit of `Duration::MAX` means no limit, not a panic).
+fn after(at: Instant, d: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(100 * 365 * 86_400);
+    at.checked_add(d.min(FAR)).unwrap_or(at)
+}
 
 /// A provider with its shared state.
 pub(crate) struct ProviderRuntime {
@@ -50,10 +57,10 @@ impl ProviderRuntime {
             backend,
             limiter: Limiter::from_settings(s),
             retry: RetryPolicy::from_settings(s),
-            timeout: Duration::from_secs_f64(s.timeout_seconds.clamp(0.001, 86_400.0)),
+            timeout: clamped_secs(s.timeout_seconds, 0.001, 86_400.0),
             attempt_timeout: s
                 .attempt_timeout_seconds
-                .map(|t| Duration::from_secs_f64(t.clamp(0.001, 86_400.0))),
+                .map(|t| clamped_secs(t, 0.001, 86_400.0)),
             no_usage_warned: Mutex::new(HashSet::new()),
         })
     }
@@ -142,7 +149,7 @@ impl ChatModel for ProviderModel {
         let started = Instant::now();
         let rt = &self.runtime;
         let timeout = request.timeout.unwrap_or(rt.timeout);
-        let deadline = started + timeout;
+        let deadline = after(started, timeout);
 
         let cache_key = self
             .cache
@@ -173,7 +180,7 @@ impl ChatModel for ProviderModel {
             else {
                 return Err(self.timeout_error(timeout, n - 1, last.as_ref()));
             };
-            let attempt_deadline = (Instant::now() + attempt_limit).min(deadline);
+            let attempt_deadline = after(Instant::now(), attempt_limit).min(deadline);
             let outcome = tokio::time::timeout_at(
                 attempt_deadline,
                 rt.backend.send(&self.model, request, &attempts),
@@ -218,10 +225,16 @@ impl ChatModel for ProviderModel {
                 return Err(err);
             }
             let wait = rt.retry.wait(n, err.retry_after);
-            if Instant::now() + wait >= deadline {
+            if wait >= deadline.saturating_duration_since(Instant::now()) {
                 let mut e = err;
+                let asked = match e.retry_after {
+                    Some(hint) if hint >= wait => {
+                        format!("the server asked to wait {}: ", describe_wait(hint))
+                    }
+                    _ => String::new(),
+                };
                 e.message = format!(
-                    "{} (no time left to retry within the call's time limit of {:.1} s)",
+                    "{} ({asked}no time left to retry within the call's time limit of {:.1} s)",
                     e.message,
                     timeout.as_secs_f64()
                 );

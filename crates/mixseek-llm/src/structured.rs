@@ -215,7 +215,7 @@ async fn run(
         usage += response.usage;
         attempts += response.attempts;
         let raw = response.text_or_empty().to_string();
-        let verdict = parse_json(&raw).and_then(|json| {
+        let verdict = answer_json(&raw, &response).and_then(|json| {
             let errors: Vec<String> = validator
                 .iter_errors(&json)
                 .take(5)
@@ -277,6 +277,28 @@ async fn run(
             }
         }
     }
+}
+
+/// The JSON of an answer's text; an answer without text that called tools instead says so.
+fn answer_json(
+    raw: &str,
+    response: &ChatResponse,
+) -> Result<serde_json::Value, (ErrorKind, String)> {
+    if raw.trim().is_empty() && !response.tool_calls.is_empty() {
+        let names: Vec<String> = response
+            .tool_calls
+            .iter()
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        return Err((
+            ErrorKind::Parse,
+            format!(
+                "the answer had no text: the model called {} instead of answering with the JSON object",
+                names.join(", ")
+            ),
+        ));
+    }
+    parse_json(raw)
 }
 
 /// The message asking the model to fix its previous answer.

@@ -17,9 +17,14 @@
 //! structured request, a call of each not-yet-called tool, else a text answer). Usage in
 //! every answer is [`USAGE_INPUT`] input and [`USAGE_OUTPUT`] output tokens unless the
 //! reply is wrapped in [`Reply::without_usage`].
+//!
+//! [`Reply::Hostile`] answers as a broken or malicious server would (see
+//! [`crate::hostile`]). [`FakeLlm::reject_response_formats`] makes the OpenAI server
+//! refuse structured-output modes as a server without them does.
 
+use crate::hostile::{Api, Hostile, hostile_answer};
 use crate::sample::sample;
-use crate::server::{HttpRequest, HttpResponse, HttpServer};
+use crate::server::{Answer, HttpRequest, HttpResponse, HttpServer};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,6 +90,8 @@ pub enum Reply {
     /// `thoughtSignature: "fake-signature-<n>"` (the n-th request); elsewhere like
     /// [`Reply::ToolCalls`].
     SignedToolCalls(Vec<(String, Value)>),
+    /// A broken or malicious answer (see [`Hostile`]).
+    Hostile(Hostile),
 }
 
 impl Reply {
@@ -173,13 +180,50 @@ impl RecordedRequest {
     }
 }
 
+/// How the fake OpenAI server refuses a structured-output mode
+/// ([`FakeLlm::reject_response_formats_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormatRejection {
+    /// HTTP 400 with an OpenAI-style message: `Invalid parameter: response_format of type
+    /// '…' is not supported with this model.`
+    #[default]
+    OpenAi400,
+    /// HTTP 500 with the body llama-cpp-python's server (0.3.16) sends for a
+    /// `response_format` type it does not know ([`llama_cpp_python_rejection`]).
+    LlamaCppPython500,
+}
+
+/// The error body llama-cpp-python's server (0.3.16, `python -m llama_cpp.server`) answers
+/// with HTTP 500 to a `response_format` of type `format` (recorded from a real server).
+pub fn llama_cpp_python_rejection(format: &str) -> Value {
+    json!({"error": {
+        "message": format!("1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': '{format}', 'ctx': {{'expected': \"'text' or 'json_object'\"}}}}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions"),
+        "type": "internal_server_error",
+        "param": null,
+        "code": null
+    }})
+}
+
+/// The label of a request's structured-output mode as [`FakeLlm::reject_response_formats`]
+/// matches it: the `response_format.type`, or `json_object+schema` for a `json_object`
+/// carrying a `schema`.
+fn format_label(body: &Value) -> Option<String> {
+    let rf = body.get("response_format")?;
+    let t = rf.get("type")?.as_str()?;
+    Some(if t == "json_object" && rf.get("schema").is_some() {
+        "json_object+schema".to_string()
+    } else {
+        t.to_string()
+    })
+}
+
 #[derive(Debug)]
 struct State {
     wire: Wire,
     script: Mutex<VecDeque<Reply>>,
     default: Mutex<Reply>,
     requests: Mutex<Vec<RecordedRequest>>,
-    reject_formats: Mutex<Vec<String>>,
+    reject_formats: Mutex<(Vec<String>, FormatRejection)>,
     counter: AtomicUsize,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
@@ -216,13 +260,13 @@ impl FakeLlm {
             script: Mutex::new(VecDeque::new()),
             default: Mutex::new(Reply::Auto),
             requests: Mutex::new(Vec::new()),
-            reject_formats: Mutex::new(Vec::new()),
+            reject_formats: Mutex::new((Vec::new(), FormatRejection::default())),
             counter: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
         });
         let s = state.clone();
-        let server = match HttpServer::start(0, move |req| {
+        let server = match HttpServer::start_with_delivery(0, move |req| {
             let s = s.clone();
             async move { handle(&s, req).await }
         })
@@ -269,8 +313,14 @@ impl FakeLlm {
     }
     /// OpenAI: answer 400 to requests whose `response_format.type` is one of `formats`
     /// (like a server without `json_schema` support); these do not consume the script.
+    /// `json_object` matches every `json_object` request; `json_object+schema` only those
+    /// that carry a `schema` (as llama.cpp accepts).
     pub fn reject_response_formats(&self, formats: &[&str]) -> &Self {
-        *lock(&self.state.reject_formats) = formats.iter().map(|s| s.to_string()).collect();
+        self.reject_response_formats_with(formats, FormatRejection::OpenAi400)
+    }
+    /// [`FakeLlm::reject_response_formats`] with the given way of refusing.
+    pub fn reject_response_formats_with(&self, formats: &[&str], how: FormatRejection) -> &Self {
+        *lock(&self.state.reject_formats) = (formats.iter().map(|s| s.to_string()).collect(), how);
         self
     }
     /// Every request received so far.
@@ -298,7 +348,7 @@ fn expected_path(wire: Wire, path: &str) -> bool {
     }
 }
 
-async fn handle(s: &State, req: HttpRequest) -> HttpResponse {
+async fn handle(s: &State, req: HttpRequest) -> Answer {
     let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     s.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(s);
@@ -315,22 +365,36 @@ async fn handle(s: &State, req: HttpRequest) -> HttpResponse {
             404,
             &format!("no route for {} {}", req.method, req.path),
             &[],
-        );
+        )
+        .into();
     }
     if s.wire == Wire::OpenAi
-        && let Some(fmt) = body
-            .pointer("/response_format/type")
-            .and_then(|t| t.as_str())
-        && lock(&s.reject_formats).iter().any(|f| f == fmt)
+        && let Some(label) = format_label(&body)
     {
-        return error_response(
-            s.wire,
-            400,
-            &format!(
-                "Invalid parameter: response_format of type '{fmt}' is not supported with this model."
-            ),
-            &[],
-        );
+        let (formats, how) = lock(&s.reject_formats).clone();
+        let rejected = formats
+            .iter()
+            .any(|f| *f == label || (f == "json_object" && label == "json_object+schema"));
+        if rejected {
+            let fmt = body
+                .pointer("/response_format/type")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default();
+            return match how {
+                FormatRejection::OpenAi400 => error_response(
+                    s.wire,
+                    400,
+                    &format!(
+                        "Invalid parameter: response_format of type '{label}' is not supported with this model."
+                    ),
+                    &[],
+                ),
+                FormatRejection::LlamaCppPython500 => {
+                    HttpResponse::json(500, &llama_cpp_python_rejection(fmt))
+                }
+            }
+            .into();
+        }
     }
     let reply = {
         let next = lock(&s.script).pop_front();
@@ -338,9 +402,9 @@ async fn handle(s: &State, req: HttpRequest) -> HttpResponse {
     };
     let n = s.counter.fetch_add(1, Ordering::Relaxed);
     if s.wire == Wire::OpenAi && req.path == RESPONSES_PATH {
-        return respond_responses(reply, &body, n, true).await;
+        return answer_responses(reply, &body, n, true).await;
     }
-    respond(s.wire, reply, &body, n, true).await
+    answer(s.wire, reply, &body, n, true).await
 }
 
 /// The path of the OpenAI Responses API on the fake OpenAI server.
@@ -372,21 +436,35 @@ async fn resolve(reply: Reply, usage: bool, auto: impl Fn() -> Reply) -> Option<
 }
 
 /// The OpenAI Responses API answer for `reply` to a request `body` (the `n`-th request).
+/// A [`Reply::Hostile`] that breaks the HTTP exchange itself needs [`answer_responses`].
 pub async fn respond_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> HttpResponse {
+    answer_responses(reply, body, n, usage).await.response
+}
+
+/// [`respond_responses`] with how the answer goes on the wire.
+pub async fn answer_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> Answer {
     let Some((reply, usage)) = resolve(reply, usage, || auto_reply_responses(body, n)).await else {
-        return HttpResponse::text(504, "hung");
+        return HttpResponse::text(504, "hung").into();
     };
-    let message = |text: &str, annotations: Vec<Value>| {
-        json!({"type": "message", "id": format!("msg_fake_{n}"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": annotations}]})
-    };
-    let output: Vec<Value> = match &reply {
+    match reply {
         Reply::Error {
             status,
             message,
             headers,
-        } => return error_response(Wire::OpenAi, *status, message, headers),
-        Reply::Body { status, body } => return HttpResponse::text(*status, body.clone()),
+        } => error_response(Wire::OpenAi, status, &message, &headers).into(),
+        Reply::Body { status, body } => HttpResponse::text(status, body).into(),
+        Reply::Hostile(h) => hostile_answer(Api::Responses, h, body, n),
+        other => HttpResponse::json(200, &responses_body(&other, body, n, usage)).into(),
+    }
+}
+
+/// The Responses API success body for `reply` (not an error) to a request `body`.
+pub(crate) fn responses_body(reply: &Reply, body: &Value, n: usize, usage: bool) -> Value {
+    let message = |text: &str, annotations: Vec<Value>| {
+        json!({"type": "message", "id": format!("msg_fake_{n}"), "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": annotations}]})
+    };
+    let output: Vec<Value> = match reply {
         Reply::Text(t) => vec![message(t, Vec::new())],
         Reply::Json(v) => vec![message(&v.to_string(), Vec::new())],
         Reply::ToolCalls(calls) | Reply::SignedToolCalls(calls) => calls
@@ -421,7 +499,7 @@ pub async fn respond_responses(reply: Reply, body: &Value, n: usize, usage: bool
         out["usage"] = json!({"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT, "total_tokens": USAGE_INPUT + USAGE_OUTPUT,
             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
     }
-    HttpResponse::json(200, &out)
+    out
 }
 
 /// What [`Reply::Auto`] answers on the Responses API: a schema sample (`text.format`), a
@@ -460,7 +538,8 @@ pub fn auto_reply_responses(body: &Value, n: usize) -> Reply {
     Reply::Text(format!("fake answer {n}"))
 }
 
-/// The response of `wire` for `reply` to a request `body` (the `n`-th request).
+/// The response of `wire` for `reply` to a request `body` (the `n`-th request). A
+/// [`Reply::Hostile`] that breaks the HTTP exchange itself needs [`answer`].
 pub async fn respond(
     wire: Wire,
     reply: Reply,
@@ -468,17 +547,23 @@ pub async fn respond(
     n: usize,
     usage: bool,
 ) -> HttpResponse {
+    answer(wire, reply, body, n, usage).await.response
+}
+
+/// [`respond`] with how the answer goes on the wire.
+pub async fn answer(wire: Wire, reply: Reply, body: &Value, n: usize, usage: bool) -> Answer {
     let Some((reply, usage)) = resolve(reply, usage, || auto_reply(wire, body, n)).await else {
-        return HttpResponse::text(504, "hung");
+        return HttpResponse::text(504, "hung").into();
     };
     match reply {
         Reply::Error {
             status,
             message,
             headers,
-        } => error_response(wire, status, &message, &headers),
-        Reply::Body { status, body } => HttpResponse::text(status, body),
-        other => HttpResponse::json(200, &success_body(wire, &other, body, n, usage)),
+        } => error_response(wire, status, &message, &headers).into(),
+        Reply::Body { status, body } => HttpResponse::text(status, body).into(),
+        Reply::Hostile(h) => hostile_answer(Api::Chat(wire), h, body, n),
+        other => HttpResponse::json(200, &success_body(wire, &other, body, n, usage)).into(),
     }
 }
 
@@ -507,7 +592,8 @@ pub fn error_response(
     r
 }
 
-fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -> Value {
+/// The success body of `wire` for `reply` (not an error) to a request `req`.
+pub(crate) fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -> Value {
     let model = req.get("model").cloned().unwrap_or(json!("fake"));
     let mut out = match (wire, reply) {
         (Wire::OpenAi, Reply::ToolCalls(calls)) => {
@@ -686,7 +772,11 @@ fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usage: bool) -
 pub fn auto_reply(wire: Wire, body: &Value, n: usize) -> Reply {
     let (schema, tools, called): (Option<Value>, Vec<(String, Value)>, Vec<String>) = match wire {
         Wire::OpenAi => {
-            let schema = body.pointer("/response_format/json_schema/schema").cloned();
+            // `json_schema`, or llama.cpp's `json_object` with a `schema`.
+            let schema = body
+                .pointer("/response_format/json_schema/schema")
+                .or_else(|| body.pointer("/response_format/schema"))
+                .cloned();
             let tools = body
                 .get("tools")
                 .and_then(|t| t.as_array())

@@ -21,9 +21,9 @@
 //! for them.
 
 use crate::backend::{Backend, Exchange, RawResponse};
-use crate::error::{ErrorKind, LlmError};
-use crate::providers::{HttpCommon, NativeText, check_native_tools};
-use crate::types::{ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall};
+use crate::error::LlmError;
+use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
+use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
 use mixseek_config::providers::ProviderKind;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -194,18 +194,16 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
 /// Parses a Messages answer. With a response schema, the forced tool's input becomes the
 /// text.
 pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, String> {
-    let content = v
-        .get("content")
-        .and_then(|c| c.as_array())
-        .ok_or_else(|| "the answer has no `content`".to_string())?;
+    let content = fields::main_list(v, "content", "Anthropic Messages")?;
     let schema_tool = request.response_schema.as_ref();
     let mut text = NativeText::default();
     let mut structured: Option<String> = None;
     let mut tool_calls = Vec::new();
     for block in content {
+        let block = fields::object(block, "a content block")?;
         match block.get("type").and_then(|t| t.as_str()) {
             Some("text") => {
-                text.text(block.get("text").and_then(|t| t.as_str()).unwrap_or(""));
+                text.text(fields::opt_str(block, "text", "text")?.unwrap_or(""));
                 for c in block
                     .get("citations")
                     .and_then(|c| c.as_array())
@@ -220,11 +218,12 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
             Some("server_tool_use") => server_tool_use(block, &mut text),
             Some(t) if t.ends_with("_tool_result") => server_tool_result(t, block, &mut text),
             Some("tool_use") => {
-                let name = block
-                    .get("name")
-                    .and_then(|n| n.as_str())
+                let name = fields::opt_str(block, "name", "tool_use.name")?
                     .ok_or_else(|| "a tool_use block has no name".to_string())?;
-                let input = block.get("input").cloned().unwrap_or(json!({}));
+                let input = match block.get("input") {
+                    None | Some(Value::Null) => json!({}),
+                    Some(i) => i.clone(),
+                };
                 if let Some(s) = schema_tool
                     && s.name == name
                 {
@@ -250,7 +249,7 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
         Some(s) => Some(s),
         None => text.finish(),
     };
-    let finish_reason = match v.get("stop_reason").and_then(|s| s.as_str()) {
+    let finish_reason = match fields::reason(v.get("stop_reason")).as_deref() {
         Some("end_turn") | Some("stop_sequence") | None => FinishReason::Stop,
         Some("max_tokens") => FinishReason::Length,
         Some("tool_use") if tool_calls.is_empty() => FinishReason::Stop,
@@ -264,27 +263,15 @@ pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, S
     {
         tracing::debug!(server_tool_use = %stu, "Anthropic server tool use");
     }
-    let usage = v.get("usage").filter(|u| u.is_object()).and_then(|u| {
-        let input = u.get("input_tokens").and_then(|x| x.as_u64());
-        let output = u.get("output_tokens").and_then(|x| x.as_u64());
-        if input.is_none() && output.is_none() {
-            return None;
-        }
-        let cache_read = u
-            .get("cache_read_input_tokens")
-            .and_then(|x| x.as_u64())
-            .unwrap_or(0);
-        let cache_write = u
-            .get("cache_creation_input_tokens")
-            .and_then(|x| x.as_u64())
-            .unwrap_or(0);
-        // Anthropic's input_tokens exclude cached tokens; ours include them.
-        Some(TokenCounts {
-            input_tokens: input.unwrap_or(0) + cache_read + cache_write,
-            output_tokens: output.unwrap_or(0),
-            cached_tokens: cache_read,
-        })
-    });
+    // Anthropic's input_tokens exclude cached tokens (read or written); ours include them.
+    let usage = fields::usage(
+        v.get("usage"),
+        "input_tokens",
+        "output_tokens",
+        &["cache_read_input_tokens", "cache_creation_input_tokens"],
+        &[],
+        "/cache_read_input_tokens",
+    );
     Ok(RawResponse {
         text,
         tool_calls,
@@ -379,7 +366,7 @@ fn add_usage(total: &mut Value, part: &Value) {
         match (t.get_mut(k), v) {
             (Some(Value::Number(a)), Value::Number(b)) => {
                 if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
-                    *a = (x + y).into();
+                    *a = x.saturating_add(y).into();
                 }
             }
             (Some(a @ Value::Object(_)), Value::Object(_)) => add_usage(a, v),
@@ -442,7 +429,7 @@ impl Backend for AnthropicBackend {
                 v["content"] = Value::Array(blocks);
                 v["usage"] = usage;
             }
-            return parse_response(&v, request).map_err(|m| ex.error(ErrorKind::Parse, m));
+            return ex.parse(|| parse_response(&v, request));
         }
     }
 }
@@ -450,7 +437,7 @@ impl Backend for AnthropicBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::ToolSpec;
+    use crate::types::{TokenCounts, ToolSpec};
 
     #[test]
     fn body_merges_roles_and_forces_the_schema_tool() {
@@ -589,5 +576,35 @@ mod tests {
             total,
             json!({"input_tokens": 40, "output_tokens": 7, "cache_read_input_tokens": 4, "server_tool_use": {"web_search_requests": 2}})
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_json_answer_parses_or_fails_without_panicking(
+            v in crate::providers::fields::arbitrary::json()
+        ) {
+            let requests = [
+                ChatRequest::user("x"),
+                ChatRequest::user("x").with_schema("Verdict", json!({"type": "object"})),
+                ChatRequest::user("x").with_schema("Verdict", json!({"type": "array"})),
+            ];
+            for r in &requests {
+                let _ = parse_response(&v, r);
+                let _ = parse_response(&json!({"content": [v.clone()], "stop_reason": v.clone(), "usage": v.clone()}), r);
+                let _ = parse_response(&json!({"content": [{"type": "tool_use", "name": "Verdict", "input": v.clone()}]}), r);
+            }
+            let mut total = v.clone();
+            add_usage(&mut total, &v);
+            add_usage(&mut total, &json!({"input_tokens": u64::MAX}));
+        }
+
+        #[test]
+        fn any_bytes_parse_or_fail_without_panicking(
+            bytes in crate::providers::fields::arbitrary::bytes()
+        ) {
+            if let Ok(v) = crate::backend::parse_json_body(&bytes) {
+                let _ = parse_response(&v, &ChatRequest::user("x"));
+            }
+        }
     }
 }

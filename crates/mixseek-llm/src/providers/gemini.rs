@@ -23,9 +23,9 @@
 //! read by the model) counts as input tokens.
 
 use crate::backend::{Backend, Exchange, RawResponse};
-use crate::error::{ErrorKind, LlmError};
-use crate::providers::{HttpCommon, NativeText, check_native_tools};
-use crate::types::{ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall};
+use crate::error::LlmError;
+use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
+use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
 use mixseek_config::providers::ProviderKind;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::AtomicU32;
@@ -328,31 +328,43 @@ pub fn request_body(request: &ChatRequest) -> Value {
 
 /// Parses a generateContent answer.
 pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
-    let candidate = v
+    let blocked = v
+        .pointer("/promptFeedback/blockReason")
+        .and_then(|r| r.as_str());
+    let has_candidates = v
         .get("candidates")
         .and_then(|c| c.as_array())
-        .and_then(|c| c.first());
-    let Some(candidate) = candidate else {
-        let reason = v
-            .pointer("/promptFeedback/blockReason")
-            .and_then(|r| r.as_str());
-        return Err(match reason {
-            Some(r) => format!("the prompt was blocked ({r})"),
-            None => "the answer has no `candidates`".to_string(),
-        });
+        .is_some_and(|c| !c.is_empty());
+    if let Some(r) = blocked
+        && !has_candidates
+    {
+        return Err(format!("the prompt was blocked ({r})"));
+    }
+    let candidate = fields::main_list(v, "candidates", "Gemini generateContent")?
+        .first()
+        .ok_or_else(|| "the answer's `candidates` list is empty".to_string())?;
+    let candidate = fields::object(candidate, "the answer's first candidate")?;
+    // Gemini leaves `content` out of a candidate that stopped early (safety, length).
+    let parts: &[Value] = match candidate.get("content") {
+        None | Some(Value::Null) => &[],
+        Some(c @ Value::Object(_)) => {
+            fields::opt_list(c, "parts", "content.parts")?.unwrap_or_default()
+        }
+        Some(other) => {
+            return Err(format!(
+                "the answer's `content` is {}, not an object",
+                fields::kind_of(other)
+            ));
+        }
     };
-    let parts = candidate
-        .pointer("/content/parts")
-        .and_then(|p| p.as_array())
-        .cloned()
-        .unwrap_or_default();
     let mut text = NativeText::default();
     let mut tool_calls = Vec::new();
     for (i, part) in parts.iter().enumerate() {
+        let part = fields::object(part, "a content part")?;
         if part.get("thought").and_then(|t| t.as_bool()) == Some(true) {
             continue;
         }
-        if let Some(t) = part.get("text").and_then(|t| t.as_str()) {
+        if let Some(t) = fields::opt_str(part, "text", "text")? {
             text.text(t);
         }
         if let Some(code) = part.get("executableCode") {
@@ -386,15 +398,17 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
             text.output(&out);
         }
         if let Some(fc) = part.get("functionCall") {
-            let name = fc
-                .get("name")
-                .and_then(|n| n.as_str())
+            let name = fields::opt_str(fc, "name", "functionCall.name")?
                 .ok_or_else(|| "a functionCall has no name".to_string())?;
             let id = fc
                 .get("id")
                 .and_then(|i| i.as_str())
                 .map_or_else(|| format!("call_{i}"), str::to_string);
-            let mut call = ToolCall::new(id, name, fc.get("args").cloned().unwrap_or(json!({})));
+            let args = match fc.get("args") {
+                None | Some(Value::Null) => json!({}),
+                Some(a) => a.clone(),
+            };
+            let mut call = ToolCall::new(id, name, args);
             if let Some(sig) = part.get(THOUGHT_SIGNATURE) {
                 call.provider_data = Some(json!({ "thoughtSignature": sig }));
             }
@@ -411,7 +425,7 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
             text.source(url, chunk.pointer("/web/title").and_then(|t| t.as_str()));
         }
     }
-    let finish_reason = match candidate.get("finishReason").and_then(|f| f.as_str()) {
+    let finish_reason = match fields::reason(candidate.get("finishReason")).as_deref() {
         _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
         Some("STOP") | None => FinishReason::Stop,
         Some("MAX_TOKENS") => FinishReason::Length,
@@ -422,32 +436,15 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         | Some("SPII") => FinishReason::ContentFilter,
         Some(o) => FinishReason::Other(o.to_string()),
     };
-    let usage = v
-        .get("usageMetadata")
-        .filter(|u| u.is_object())
-        .and_then(|u| {
-            let input = u.get("promptTokenCount").and_then(|x| x.as_u64());
-            let output = u.get("candidatesTokenCount").and_then(|x| x.as_u64());
-            if input.is_none() && output.is_none() {
-                return None;
-            }
-            let thoughts = u
-                .get("thoughtsTokenCount")
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0);
-            let tool_prompt = u
-                .get("toolUsePromptTokenCount")
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0);
-            Some(TokenCounts {
-                input_tokens: input.unwrap_or(0) + tool_prompt,
-                output_tokens: output.unwrap_or(0) + thoughts,
-                cached_tokens: u
-                    .get("cachedContentTokenCount")
-                    .and_then(|x| x.as_u64())
-                    .unwrap_or(0),
-            })
-        });
+    // Tool-use prompt tokens (search results read) are input, thinking tokens output.
+    let usage = fields::usage(
+        v.get("usageMetadata"),
+        "promptTokenCount",
+        "candidatesTokenCount",
+        &["toolUsePromptTokenCount"],
+        &["thoughtsTokenCount"],
+        "/cachedContentTokenCount",
+    );
     Ok(RawResponse {
         text: text.finish(),
         tool_calls,
@@ -482,13 +479,14 @@ impl Backend for GeminiBackend {
             builder = builder.header("x-goog-api-key", k);
         }
         let v = ex.post_json(builder, &request_body(request)).await?;
-        parse_response(&v).map_err(|m| ex.error(ErrorKind::Parse, m))
+        ex.parse(|| parse_response(&v))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::TokenCounts;
 
     #[test]
     fn schemas_are_converted_to_gemini_dialect() {
@@ -649,5 +647,25 @@ mod tests {
                 {"functionCall": {"name": "g", "args": {}}}
             ])
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_json_answer_parses_or_fails_without_panicking(
+            v in crate::providers::fields::arbitrary::json()
+        ) {
+            let _ = parse_response(&v);
+            let _ = parse_response(&json!({"candidates": [v.clone()], "usageMetadata": v.clone()}));
+            let _ = parse_response(&json!({"candidates": [{"content": {"parts": [v.clone()]}, "finishReason": v}]}));
+        }
+
+        #[test]
+        fn any_bytes_parse_or_fail_without_panicking(
+            bytes in crate::providers::fields::arbitrary::bytes()
+        ) {
+            if let Ok(v) = crate::backend::parse_json_body(&bytes) {
+                let _ = parse_response(&v);
+            }
+        }
     }
 }

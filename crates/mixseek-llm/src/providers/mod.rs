@@ -7,7 +7,8 @@
 //! ourselves gives exactly what the layers above rely on and `genai` (0.x, churning) does
 //! not expose uniformly: the HTTP status and headers of every failure (for `Retry-After`
 //! and rate-limit reset headers), the server's message with our key masking, the
-//! `json_schema` → `json_object` → instruction capability fallback for OpenAI-compatible
+//! `json_schema` → `json_object` + schema → `json_object` → instruction capability
+//! fallback for OpenAI-compatible
 //! servers, Anthropic's forced tool for schemas, Gemini's schema dialect, exact control of
 //! the request body (tested byte for byte against the testkit's fake servers) and one
 //! shared connection pool. Adding a provider is one module implementing
@@ -36,6 +37,7 @@
 //! server also speaks the Responses API cannot be known. [`native_tool_support`] says which.
 
 pub mod anthropic;
+pub(crate) mod fields;
 pub mod gemini;
 pub mod mock;
 pub mod openai;

@@ -2,41 +2,60 @@
 //! OpenAI-compatible server (xAI, vLLM, Ollama, llama.cpp, LM Studio, OpenRouter, …).
 //!
 //! Structured output asks with `response_format: {type: json_schema}`. A server that
-//! rejects it (HTTP 400/422 naming `response_format`/`json_schema`) is asked again at once
-//! with `json_object` plus the schema in the system prompt, and if that is rejected too,
-//! with the instruction alone; the mode that worked is remembered for this provider and
-//! base URL for the rest of the process (`crate::capability`), so later calls start there. Each resend counts as an attempt.
+//! rejects a mode — any HTTP error (4xx or 5xx) whose message names `response_format`,
+//! `json_schema`, `json_object`, structured output or guided decoding; llama-cpp-python
+//! answers `json_schema` with a 500 — is asked again at once with the next mode of the
+//! chain, each with the schema in the system prompt too:
+//!
+//! 1. `{"type": "json_schema", "json_schema": {"name", "schema", "strict": false}}`;
+//! 2. `{"type": "json_object", "schema": …}`: llama.cpp's server and llama-cpp-python
+//!    enforce the schema with a grammar (what makes small local models answer valid
+//!    JSON); a server that ignores the extra key gets plain JSON mode;
+//! 3. `{"type": "json_object"}`;
+//! 4. no `response_format`: the instruction alone.
+//!
+//! The mode that worked is remembered for this provider and base URL for the rest of the
+//! process (`crate::capability`), so later calls start there. Each resend counts as an
+//! attempt.
 //!
 //! A request with provider-native tools goes to the Responses API instead
 //! ([`responses`](crate::providers::responses)), for `openai`, `grok` and `xai` only.
 
 use crate::backend::{Backend, Exchange, RawResponse};
-use crate::error::{ErrorKind, LlmError};
-use crate::providers::HttpCommon;
-use crate::types::{ChatRequest, FinishReason, Message, TokenCounts, ToolCall};
+use crate::error::LlmError;
+use crate::providers::{HttpCommon, fields};
+use crate::types::{ChatRequest, FinishReason, Message, ToolCall};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// How structured output is requested.
+/// How structured output is requested, from the richest mode to the plainest (see the
+/// module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum StructuredMode {
+    /// `response_format: {"type": "json_schema", …}`.
     JsonSchema = 0,
-    JsonObject = 1,
-    Instruction = 2,
+    /// `response_format: {"type": "json_object", "schema": …}` (llama.cpp's grammar).
+    JsonObjectSchema = 1,
+    /// `response_format: {"type": "json_object"}`.
+    JsonObject = 2,
+    /// No `response_format`: the schema in the system prompt only.
+    Instruction = 3,
 }
 
 impl StructuredMode {
     fn from_u8(v: u8) -> Self {
         match v {
             0 => StructuredMode::JsonSchema,
-            1 => StructuredMode::JsonObject,
+            1 => StructuredMode::JsonObjectSchema,
+            2 => StructuredMode::JsonObject,
             _ => StructuredMode::Instruction,
         }
     }
     fn next(self) -> Option<Self> {
         match self {
-            StructuredMode::JsonSchema => Some(StructuredMode::JsonObject),
+            StructuredMode::JsonSchema => Some(StructuredMode::JsonObjectSchema),
+            StructuredMode::JsonObjectSchema => Some(StructuredMode::JsonObject),
             StructuredMode::JsonObject => Some(StructuredMode::Instruction),
             StructuredMode::Instruction => None,
         }
@@ -131,6 +150,9 @@ pub fn request_body(
             StructuredMode::JsonSchema => {
                 body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": s.name, "schema": s.schema, "strict": false}});
             }
+            StructuredMode::JsonObjectSchema => {
+                body["response_format"] = json!({"type": "json_object", "schema": s.schema});
+            }
             StructuredMode::JsonObject => body["response_format"] = json!({"type": "json_object"}),
             StructuredMode::Instruction => {}
         }
@@ -158,17 +180,24 @@ pub fn request_body(
     body
 }
 
-/// Parses a Chat Completions answer.
+/// Parses a Chat Completions answer. `Err` says which field was missing or wrong.
 pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
-    let choice = v
-        .get("choices")
-        .and_then(|c| c.as_array())
-        .and_then(|c| c.first())
-        .ok_or_else(|| "the answer has no `choices`".to_string())?;
-    let message = choice
-        .get("message")
-        .ok_or_else(|| "the answer's choice has no `message`".to_string())?;
+    let choice = fields::main_list(v, "choices", "OpenAI Chat Completions")?
+        .first()
+        .ok_or_else(|| "the answer's `choices` list is empty".to_string())?;
+    let choice = fields::object(choice, "the answer's first choice")?;
+    let message = match choice.get("message") {
+        Some(m @ Value::Object(_)) => m,
+        None => return Err("the answer's first choice has no `message`".to_string()),
+        Some(other) => {
+            return Err(format!(
+                "the answer's `message` is {}, not an object",
+                fields::kind_of(other)
+            ));
+        }
+    };
     let text = match message.get("content") {
+        None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Array(parts)) => {
             let s: String = parts
@@ -177,34 +206,34 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 .collect();
             Some(s)
         }
-        _ => None,
+        Some(other) => {
+            return Err(format!(
+                "the answer's `message.content` is {}, not text",
+                fields::kind_of(other)
+            ));
+        }
     };
     let mut tool_calls = Vec::new();
-    if let Some(calls) = message.get("tool_calls").and_then(|t| t.as_array()) {
-        for (i, c) in calls.iter().enumerate() {
-            let f = c
-                .get("function")
-                .ok_or_else(|| "a tool call has no `function`".to_string())?;
-            let name = f
-                .get("name")
-                .and_then(|n| n.as_str())
-                .ok_or_else(|| "a tool call has no name".to_string())?;
-            let arguments = match f.get("arguments") {
-                Some(Value::String(s)) if s.trim().is_empty() => json!({}),
-                Some(Value::String(s)) => {
-                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                }
-                Some(other) => other.clone(),
-                None => json!({}),
-            };
-            let id = c
-                .get("id")
-                .and_then(|i| i.as_str())
-                .map_or_else(|| format!("call_{i}"), str::to_string);
-            tool_calls.push(ToolCall::new(id, name, arguments));
-        }
+    for (i, c) in fields::opt_list(message, "tool_calls", "message.tool_calls")?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let c = fields::object(c, "a tool call")?;
+        let f = c
+            .get("function")
+            .filter(|f| f.is_object())
+            .ok_or_else(|| "a tool call has no `function` object".to_string())?;
+        let name = fields::opt_str(f, "name", "function.name")?
+            .ok_or_else(|| "a tool call has no name".to_string())?;
+        let arguments = fields::arguments(f.get("arguments"));
+        let id = c
+            .get("id")
+            .and_then(|i| i.as_str())
+            .map_or_else(|| format!("call_{i}"), str::to_string);
+        tool_calls.push(ToolCall::new(id, name, arguments));
     }
-    let finish_reason = match choice.get("finish_reason").and_then(|f| f.as_str()) {
+    let finish_reason = match fields::reason(choice.get("finish_reason")).as_deref() {
         Some("stop") | None => {
             if tool_calls.is_empty() {
                 FinishReason::Stop
@@ -217,21 +246,14 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         Some("content_filter") => FinishReason::ContentFilter,
         Some(o) => FinishReason::Other(o.to_string()),
     };
-    let usage = v.get("usage").filter(|u| u.is_object()).and_then(|u| {
-        let input = u.get("prompt_tokens").and_then(|x| x.as_u64());
-        let output = u.get("completion_tokens").and_then(|x| x.as_u64());
-        if input.is_none() && output.is_none() {
-            return None;
-        }
-        Some(TokenCounts {
-            input_tokens: input.unwrap_or(0),
-            output_tokens: output.unwrap_or(0),
-            cached_tokens: u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0),
-        })
-    });
+    let usage = fields::usage(
+        v.get("usage"),
+        "prompt_tokens",
+        "completion_tokens",
+        &[],
+        &[],
+        "/prompt_tokens_details/cached_tokens",
+    );
     Ok(RawResponse {
         text,
         tool_calls,
@@ -240,9 +262,10 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
     })
 }
 
-/// Whether a 400/422 answer rejects the structured-output mode we used.
+/// Whether an error answer (any 4xx or 5xx) rejects the structured-output mode we used:
+/// its message names the feature.
 fn rejects_mode(err: &LlmError, mode: StructuredMode) -> bool {
-    if !matches!(err.status, Some(400) | Some(422)) || mode == StructuredMode::Instruction {
+    if err.status.is_none_or(|s| s < 400) || mode == StructuredMode::Instruction {
         return false;
     }
     let m = err.message.to_ascii_lowercase();
@@ -282,7 +305,7 @@ impl Backend for OpenAiBackend {
                 builder = builder.bearer_auth(k);
             }
             match ex.post_json(builder, &body).await {
-                Ok(v) => return parse_response(&v).map_err(|m| ex.error(ErrorKind::Parse, m)),
+                Ok(v) => return ex.parse(|| parse_response(&v)),
                 Err(e) if request.response_schema.is_some() && rejects_mode(&e, mode) => {
                     let Some(next) = mode.next() else {
                         return Err(e);
@@ -306,7 +329,8 @@ impl Backend for OpenAiBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::ToolSpec;
+    use crate::error::ErrorKind;
+    use crate::types::{TokenCounts, ToolSpec};
 
     #[test]
     fn body_carries_messages_tools_schema_and_params() {
@@ -383,5 +407,103 @@ mod tests {
             (None, FinishReason::Length)
         );
         assert!(parse_response(&json!({"id": "x"})).is_err());
+    }
+
+    /// The body llama-cpp-python 0.3.16 answers (HTTP 500) to `json_schema`, verbatim.
+    const LLAMA_CPP_PYTHON_500: &str = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \".../llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions","type":"internal_server_error","param":null,"code":null}}"#;
+
+    #[test]
+    fn rejected_modes_are_recognised_by_their_message_on_any_error_status() {
+        let err = |status: u16, body: &[u8]| {
+            LlmError::new(
+                crate::retry::classify_status(status),
+                "p",
+                "m",
+                crate::backend::server_message(body),
+            )
+            .with_status(status)
+        };
+        let llama = err(500, LLAMA_CPP_PYTHON_500.as_bytes());
+        assert!(
+            llama
+                .message
+                .contains("Input should be 'text' or 'json_object'")
+        );
+        assert!(rejects_mode(&llama, StructuredMode::JsonSchema));
+        let openai = err(
+            400,
+            br#"{"error":{"message":"Invalid parameter: response_format of type 'json_schema' is not supported with this model."}}"#,
+        );
+        assert!(rejects_mode(&openai, StructuredMode::JsonSchema));
+        let vllm = err(422, br#"{"detail":"guided decoding is not enabled"}"#);
+        assert!(rejects_mode(&vllm, StructuredMode::JsonObjectSchema));
+        let schema_key = err(
+            400,
+            br#"{"error":{"message":"Additional properties are not allowed ('schema' was unexpected) - 'response_format'"}}"#,
+        );
+        assert!(rejects_mode(&schema_key, StructuredMode::JsonObjectSchema));
+        // Not about the mode: retried or failed as usual.
+        assert!(!rejects_mode(
+            &err(500, b"CUDA out of memory"),
+            StructuredMode::JsonSchema
+        ));
+        assert!(!rejects_mode(
+            &err(400, b"prompt too long"),
+            StructuredMode::JsonSchema
+        ));
+        // Nothing left to drop, or no answer at all.
+        assert!(!rejects_mode(&llama, StructuredMode::Instruction));
+        let transport = LlmError::new(ErrorKind::Transport, "p", "m", "response_format");
+        assert!(!rejects_mode(&transport, StructuredMode::JsonSchema));
+    }
+
+    #[test]
+    fn the_chain_goes_from_json_schema_to_the_instruction() {
+        let r = ChatRequest::user("x").with_schema("S", json!({"type": "object"}));
+        let mut mode = StructuredMode::JsonSchema;
+        let mut formats = vec![request_body("m", &r, mode, false)["response_format"].clone()];
+        while let Some(next) = mode.next() {
+            mode = next;
+            let b = request_body("m", &r, mode, false);
+            assert!(
+                b["messages"][0]["content"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("JSON schema")),
+                "{mode:?}: the schema is in the system prompt"
+            );
+            formats.push(b.get("response_format").cloned().unwrap_or(Value::Null));
+        }
+        assert_eq!(
+            formats,
+            [
+                json!({"type": "json_schema", "json_schema": {"name": "S", "schema": {"type": "object"}, "strict": false}}),
+                json!({"type": "json_object", "schema": {"type": "object"}}),
+                json!({"type": "json_object"}),
+                Value::Null,
+            ]
+        );
+        for m in [0u8, 1, 2, 3] {
+            assert_eq!(StructuredMode::from_u8(m) as u8, m);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_json_answer_parses_or_fails_without_panicking(
+            v in crate::providers::fields::arbitrary::json()
+        ) {
+            let _ = parse_response(&v);
+            let _ = parse_response(&json!({"choices": [v.clone()]}));
+            let _ = parse_response(&json!({"choices": [{"message": v.clone(), "finish_reason": v.clone()}], "usage": v}));
+        }
+
+        #[test]
+        fn any_bytes_parse_or_fail_without_panicking(
+            bytes in crate::providers::fields::arbitrary::bytes()
+        ) {
+            if let Ok(v) = crate::backend::parse_json_body(&bytes) {
+                let _ = parse_response(&v);
+            }
+        }
     }
 }

@@ -23,8 +23,8 @@
 
 use crate::backend::{Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
-use crate::providers::{HttpCommon, NativeText, check_native_tools};
-use crate::types::{ChatRequest, FinishReason, Message, NativeTool, TokenCounts, ToolCall};
+use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
+use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
 use mixseek_config::providers::ProviderKind;
 use serde_json::{Value, json};
 
@@ -159,14 +159,12 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
             .unwrap_or("no reason given");
         return Err(format!("the response failed: {why}"));
     }
-    let output = v
-        .get("output")
-        .and_then(|o| o.as_array())
-        .ok_or_else(|| "the answer has no `output`".to_string())?;
+    let output = fields::main_list(v, "output", "OpenAI Responses")?;
     let mut text = NativeText::default();
     let mut tool_calls = Vec::new();
     let mut refused = false;
     for item in output {
+        let item = fields::object(item, "an output item")?;
         match item.get("type").and_then(|t| t.as_str()) {
             Some("message") => {
                 for part in item
@@ -177,7 +175,9 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 {
                     match part.get("type").and_then(|t| t.as_str()) {
                         Some("output_text") => {
-                            text.text(part.get("text").and_then(|t| t.as_str()).unwrap_or(""));
+                            text.text(
+                                fields::opt_str(part, "text", "output_text.text")?.unwrap_or(""),
+                            );
                             for a in part
                                 .get("annotations")
                                 .and_then(|a| a.as_array())
@@ -217,18 +217,9 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
                 }
             }
             Some("function_call") => {
-                let name = item
-                    .get("name")
-                    .and_then(|n| n.as_str())
+                let name = fields::opt_str(item, "name", "function_call.name")?
                     .ok_or_else(|| "a function_call has no name".to_string())?;
-                let arguments = match item.get("arguments") {
-                    Some(Value::String(s)) if s.trim().is_empty() => json!({}),
-                    Some(Value::String(s)) => {
-                        serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                    }
-                    Some(other) => other.clone(),
-                    None => json!({}),
-                };
+                let arguments = fields::arguments(item.get("arguments"));
                 let id = item
                     .get("call_id")
                     .or_else(|| item.get("id"))
@@ -240,10 +231,7 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
         }
     }
     let finish_reason = if status == Some("incomplete") {
-        match v
-            .pointer("/incomplete_details/reason")
-            .and_then(|r| r.as_str())
-        {
+        match fields::reason(v.pointer("/incomplete_details/reason")).as_deref() {
             Some("max_output_tokens") => FinishReason::Length,
             Some("content_filter") => FinishReason::ContentFilter,
             Some(o) => FinishReason::Other(o.to_string()),
@@ -256,21 +244,14 @@ pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
     } else {
         FinishReason::Stop
     };
-    let usage = v.get("usage").filter(|u| u.is_object()).and_then(|u| {
-        let input = u.get("input_tokens").and_then(|x| x.as_u64());
-        let output = u.get("output_tokens").and_then(|x| x.as_u64());
-        if input.is_none() && output.is_none() {
-            return None;
-        }
-        Some(TokenCounts {
-            input_tokens: input.unwrap_or(0),
-            output_tokens: output.unwrap_or(0),
-            cached_tokens: u
-                .pointer("/input_tokens_details/cached_tokens")
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0),
-        })
-    });
+    let usage = fields::usage(
+        v.get("usage"),
+        "input_tokens",
+        "output_tokens",
+        &[],
+        &[],
+        "/input_tokens_details/cached_tokens",
+    );
     Ok(RawResponse {
         text: text.finish(),
         tool_calls,
@@ -302,12 +283,13 @@ pub(crate) async fn send(
     let v = ex
         .post_json(builder, &request_body(model, request, flavour))
         .await?;
-    parse_response(&v).map_err(|m| ex.error(ErrorKind::Parse, m))
+    ex.parse(|| parse_response(&v))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::TokenCounts;
     use crate::types::{ToolSpec, WebSearchOptions};
 
     #[test]
@@ -418,5 +400,25 @@ mod tests {
                 .is_err_and(|e| e.contains("boom"))
         );
         assert!(parse_response(&json!({"id": "x"})).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_json_answer_parses_or_fails_without_panicking(
+            v in crate::providers::fields::arbitrary::json()
+        ) {
+            let _ = parse_response(&v);
+            let _ = parse_response(&json!({"status": v.clone(), "output": [v.clone()], "usage": v.clone()}));
+            let _ = parse_response(&json!({"output": [{"type": "message", "content": [v.clone()]}], "incomplete_details": v}));
+        }
+
+        #[test]
+        fn any_bytes_parse_or_fail_without_panicking(
+            bytes in crate::providers::fields::arbitrary::bytes()
+        ) {
+            if let Ok(v) = crate::backend::parse_json_body(&bytes) {
+                let _ = parse_response(&v);
+            }
+        }
     }
 }

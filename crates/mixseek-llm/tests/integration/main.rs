@@ -1,11 +1,13 @@
 //! The LLM layer against the testkit's fake servers on 127.0.0.1.
 
 mod cache_and_usage;
+mod hostile;
 mod mock_provider;
 mod native_tools;
 mod providers;
 mod retries;
 mod structured;
+mod structured_modes;
 
 use mixseek_llm::{Env, ModelRegistry, ProviderSettings, RegistryConfig};
 use mixseek_testkit::FakeLlm;

@@ -136,6 +136,63 @@ async fn retry_after_beyond_the_time_limit_fails_at_once() {
 }
 
 #[tokio::test]
+async fn absurd_retry_hints_fail_at_once_naming_the_wait_instead_of_panicking() {
+    for (header, value) in [
+        ("retry-after-ms", "1e30"),
+        ("retry-after", "1e30"),
+        ("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+    ] {
+        let fake = FakeLlm::openai().await;
+        fake.push(Reply::Error {
+            status: 429,
+            message: "slow down".into(),
+            headers: vec![(header.into(), value.into())],
+        });
+        let reg = openai_registry(&fake, fast());
+        let err = reg
+            .model("openai:gpt-4o")
+            .expect("model")
+            .chat(&ChatRequest::user("x").with_timeout(Duration::from_secs(60)))
+            .await
+            .expect_err("no time");
+        assert_eq!(err.kind, ErrorKind::RateLimited, "{header}: {value}");
+        assert_eq!(
+            err.retry_after,
+            Some(mixseek_llm::retry::MAX_SERVER_WAIT),
+            "{header}: {value}"
+        );
+        assert!(
+            err.message
+                .contains("the server asked to wait 3600 s or more")
+                && err.message.contains("no time left to retry"),
+            "{err}"
+        );
+        assert_eq!(fake.request_count(), 1);
+    }
+}
+
+#[tokio::test]
+async fn invalid_retry_hints_are_ignored_and_the_backoff_applies() {
+    let fake = FakeLlm::openai().await;
+    for value in ["NaN", "-1", "inf", ""] {
+        fake.push(Reply::Error {
+            status: 429,
+            message: "slow down".into(),
+            headers: vec![("retry-after-ms".into(), value.into())],
+        });
+    }
+    fake.push(Reply::text("ok"));
+    let reg = openai_registry(&fake, fast());
+    let r = reg
+        .model("openai:gpt-4o")
+        .expect("model")
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect("answer after the backoff");
+    assert_eq!((r.attempts, fake.request_count()), (5, 5));
+}
+
+#[tokio::test]
 async fn a_hanging_server_times_out_within_the_call_limit() {
     let fake = FakeLlm::openai().await;
     fake.set_default(Reply::hang());

@@ -170,7 +170,7 @@ async fn transport_failures_during_structured_calls_keep_their_kind() {
 }
 
 #[tokio::test]
-async fn servers_rejecting_json_schema_fall_back_to_json_object_and_remember_it() {
+async fn servers_rejecting_json_schema_fall_back_to_json_object_with_the_schema_and_remember_it() {
     let fake = FakeLlm::openai().await;
     fake.reject_response_formats(&["json_schema"]);
     fake.set_default(Reply::json(json!({"score": 50, "comment": "ok"})));
@@ -196,9 +196,10 @@ async fn servers_rejecting_json_schema_fall_back_to_json_object_and_remember_it(
     assert_eq!(out.attempts, 2, "the rejected attempt counts");
     let sent = fake.requests();
     assert_eq!(sent[0].body["response_format"]["type"], "json_schema");
+    // llama.cpp's mode: json_object with the schema, which it enforces with a grammar.
     assert_eq!(
         sent[1].body["response_format"],
-        json!({"type": "json_object"})
+        json!({"type": "json_object", "schema": sent[0].body["response_format"]["json_schema"]["schema"]})
     );
     let system = sent[1].body["messages"][0]["content"]
         .as_str()
@@ -209,7 +210,8 @@ async fn servers_rejecting_json_schema_fall_back_to_json_object_and_remember_it(
             && system.contains("\"score\""),
         "{system}"
     );
-    // Remembered: the next call (another model of the same provider) starts with json_object.
+    // Remembered: the next call (another model of the same provider) starts with
+    // json_object and the schema.
     let other = reg.model("vllm:other").expect("model");
     let again = generate_structured::<Verdict>(
         other.as_ref(),
@@ -223,6 +225,7 @@ async fn servers_rejecting_json_schema_fall_back_to_json_object_and_remember_it(
         fake.requests()[2].body["response_format"]["type"],
         "json_object"
     );
+    assert!(fake.requests()[2].body["response_format"]["schema"].is_object());
     // Remembered for the process: another registry (as the standalone evaluator builds)
     // talking to the same provider and base URL starts there too.
     let reg2 = registry(
@@ -273,11 +276,12 @@ async fn servers_rejecting_both_formats_get_a_plain_instruction() {
     )
     .await
     .expect("ok");
-    assert_eq!((out.value.score, out.attempts), (9.0, 3));
+    // json_schema, json_object with the schema, json_object, then the instruction alone.
+    assert_eq!((out.value.score, out.attempts), (9.0, 4));
     let sent = fake.requests();
-    assert!(sent[2].body.get("response_format").is_none());
+    assert!(sent[3].body.get("response_format").is_none());
     assert!(
-        sent[2].body["messages"][0]["content"]
+        sent[3].body["messages"][0]["content"]
             .as_str()
             .unwrap_or("")
             .contains("JSON schema")
@@ -287,13 +291,13 @@ async fn servers_rejecting_both_formats_get_a_plain_instruction() {
         .await
         .expect("ok");
     assert!(
-        fake.requests()[3].body.get("response_format").is_none(),
+        fake.requests()[4].body.get("response_format").is_none(),
         "instruction mode is remembered"
     );
     // Plain text calls are unaffected.
     model.chat(&ChatRequest::user("plain")).await.expect("ok");
     assert_eq!(
-        fake.requests()[4].body["messages"],
+        fake.requests()[5].body["messages"],
         json!([{"role": "user", "content": "plain"}])
     );
 }
