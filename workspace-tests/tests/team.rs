@@ -305,7 +305,7 @@ fn every_member_call_failing_exits_2_after_the_report() {
     // The report is printed first, with the member's failure.
     assert!(stdout.contains("Member Agents: 0/1 succeeded"), "{stdout}");
     assert!(
-        stdout.contains("✗ broken (ERROR): `sh` exited with status 4; stderr: no luck"),
+        stdout.contains("✗ broken (ERROR): command member `broken`: `sh -c \"echo no luck >&2; exit 4\"` exited with status 4; stderr: no luck"),
         "{stdout}"
     );
     assert!(

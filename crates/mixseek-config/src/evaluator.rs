@@ -64,6 +64,13 @@ pub struct MetricSettings {
     /// execution_id, team_id, round_number, metric}` as JSON on stdin and prints
     /// `{score, evaluator_comment}`.
     pub command: Option<Vec<String>>,
+    /// `type = "command"`: the lowest score the program may print (inclusive). Unset: no lower
+    /// bound. A score outside `min_score..=max_score` fails the metric (its output is kept);
+    /// nothing is clamped. Scores are finite numbers in any case.
+    pub min_score: Option<f64>,
+    /// `type = "command"`: the highest score the program may print (inclusive). Unset: no
+    /// upper bound.
+    pub max_score: Option<f64>,
     /// Repeat the judge this many times and aggregate (1..=20).
     pub samples: Option<u32>,
     /// How samples and jury votes are combined: `median` (default) or `mean`.
@@ -352,6 +359,31 @@ impl EvaluatorSettings {
                     );
                 }
             }
+            let is_command = m.kind.as_deref() == Some("command");
+            for (key, bound) in [("min_score", m.min_score), ("max_score", m.max_score)] {
+                match bound {
+                    Some(_) if !is_command => issues.error_hint(
+                        &p,
+                        key,
+                        format!("{key} applies to type = \"command\" metrics only"),
+                        "an LLM judge always scores 0..=100; remove the key",
+                    ),
+                    Some(b) if !b.is_finite() => {
+                        issues.error(&p, key, format!("{b} is not a finite number"));
+                    }
+                    _ => {}
+                }
+            }
+            if let (Some(lo), Some(hi)) = (m.min_score, m.max_score) {
+                if lo > hi {
+                    issues.error_hint(
+                        &p,
+                        "max_score",
+                        format!("max_score ({hi}) is below min_score ({lo})"),
+                        "min_score must not exceed max_score",
+                    );
+                }
+            }
             match m.kind.as_deref() {
                 None | Some("llm") => {}
                 Some("command") => {
@@ -395,6 +427,76 @@ mod tests {
         assert_eq!(s.effective_temperature(), 0.7);
         assert!(s.metrics.is_empty(), "a file without [[metrics]] has none");
         assert_eq!(EvaluatorSettings::builtin_default().metrics.len(), 3);
+    }
+
+    #[test]
+    fn score_bounds_are_for_command_metrics_finite_and_ordered() {
+        let text = |src: &str| {
+            let s: EvaluatorSettings = toml::from_str(src).expect("toml");
+            let mut issues = Issues::default();
+            s.validate("", &mut issues);
+            issues
+                .items
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+        };
+        let command =
+            "[[metrics]]\nname = \"pnl\"\ntype = \"command\"\ncommand = [\"sh\", \"x.sh\"]\n";
+        assert_eq!(
+            text(&format!("{command}min_score = -100\nmax_score = 100.5\n")),
+            Vec::<String>::new()
+        );
+        let s: EvaluatorSettings =
+            toml::from_str(&format!("{command}min_score = 0\n")).expect("toml");
+        assert_eq!(
+            (s.metrics[0].min_score, s.metrics[0].max_score),
+            (Some(0.0), None)
+        );
+        let issues = text(&format!("{command}min_score = 10\nmax_score = 5\n"));
+        assert!(
+            issues.iter().any(|i| i.contains("`metrics[0].max_score`")
+                && i.contains("max_score (5) is below min_score (10)")),
+            "{issues:#?}"
+        );
+        let issues = text(&format!("{command}max_score = nan\nmin_score = -inf\n"));
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.contains("NaN is not a finite number")),
+            "{issues:#?}"
+        );
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.contains("-inf is not a finite number")),
+            "{issues:#?}"
+        );
+        let issues = text("[[metrics]]\nname = \"Coverage\"\nmax_score = 10\n");
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.contains("max_score applies to type = \"command\" metrics only")),
+            "{issues:#?}"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_score_bound_is_an_unknown_key_with_a_suggestion() {
+        let value: toml::Value = toml::from_str(
+            "[[metrics]]\nname = \"pnl\"\ntype = \"command\"\ncommand = [\"x\"]\nmax_scor = 1\n",
+        )
+        .expect("toml");
+        let mut issues = Issues::default();
+        let s: Option<EvaluatorSettings> = crate::doc::deserialize_section(&value, "", &mut issues);
+        assert!(s.is_some());
+        let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
+        assert!(
+            text.iter()
+                .any(|t| t
+                    .contains("`metrics[0].max_scor`: unknown key (did you mean `max_score`?)")),
+            "{text:#?}"
+        );
     }
 
     #[test]

@@ -84,10 +84,10 @@ impl Spread {
         })
     }
 
-    /// Agreement of judges on a 0..=100 scale: `1 - (max - min) / 100`, in `0..=1` (1: every
-    /// judge gave the same score).
+    /// Agreement of judges on a 0..=100 scale: `1 - (max - min) / 100`, in `0..=1` for
+    /// scores in 0..=100, which is all a jury combines (1: every judge gave the same score).
     pub fn agreement(&self) -> f64 {
-        (1.0 - (self.max - self.min) / 100.0).clamp(0.0, 1.0)
+        1.0 - (self.max - self.min) / 100.0
     }
 }
 

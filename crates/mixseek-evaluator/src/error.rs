@@ -13,7 +13,9 @@ pub struct MetricFailure {
     pub metric_name: String,
     /// What went wrong, coarsely: an LLM error kind (`parse`, `schema`, `check`, `timeout`,
     /// `transport`, `server`, `rate_limited`, `permanent`, `config`) or, for command metrics,
-    /// `spawn`, `timeout`, `exit`, `bad_output`; `internal` for a crashed task.
+    /// `spawn`, `timeout`, `exit` (a non-zero status or a signal), `bad_output` (not UTF-8,
+    /// too large, not the expected JSON, a score that is not a finite number) and
+    /// `out_of_range` (outside `min_score..=max_score`); `internal` for a crashed task.
     pub kind: &'static str,
     /// The cause, e.g. `Failed to evaluate after retries: [openai] gpt-4o: schema error: …`.
     pub message: String,
@@ -77,9 +79,19 @@ pub enum EvaluatorError {
     /// A metric failed and `on_metric_error = "fail"`.
     #[error("{0}")]
     Metric(Box<MetricFailure>),
-    /// Every metric failed (`on_metric_error = "skip"` has nothing left to score with).
-    #[error("every metric failed: {}", join_failures(.0))]
+    /// Every metric failed, or every one with a weight did (`on_metric_error = "skip"` has
+    /// nothing left to score with).
+    #[error(
+        "every metric with a weight failed (on_metric_error = \"skip\" has nothing left to score with): {}",
+        join_failures(.0)
+    )]
     AllMetricsFailed(Vec<MetricFailure>),
+    /// The weighted overall score is not a finite number: command-metric scores close to the
+    /// largest double overflow the weighted sum. Never stored.
+    #[error(
+        "the overall score is not a finite number: {0}; declare min_score / max_score on the command metrics"
+    )]
+    NonFiniteOverall(String),
 }
 
 fn join_failures(f: &[MetricFailure]) -> String {

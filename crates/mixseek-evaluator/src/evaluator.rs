@@ -1,14 +1,14 @@
 //! [`Evaluator`]: runs a submission's metrics concurrently and aggregates their weighted
 //! scores into the original's `score_details`.
 
-use crate::combine::combine;
+use crate::combine::{combine, score2};
 use crate::command::{self, CommandInput};
 use crate::error::{EvaluatorError, MetricFailure};
 use crate::judge::{self, JudgeAnswer};
 use crate::plan::{ErrorPolicy, LlmMetric, MetricKind, MetricPlan, build_plans};
 use crate::request::EvaluationRequest;
 use mixseek_config::EvaluatorSettings;
-use mixseek_core::{MetricScore, Role, ScoreDetails, Usage, round2};
+use mixseek_core::{MetricScore, Role, ScoreDetails, Usage};
 use mixseek_llm::{CallerTag, ModelRegistry};
 use mixseek_prompt::{InjectionPhase, PromptBuilder, TemplateKind};
 use serde::Serialize;
@@ -349,9 +349,22 @@ impl Evaluator {
             });
             metrics.push(score);
         }
+        if !overall.is_finite() {
+            let terms: Vec<String> = reports
+                .iter()
+                .filter_map(|r| {
+                    r.score
+                        .map(|s| format!("{}={s:e}×{}", r.metric_name, r.effective_weight))
+                })
+                .collect();
+            return Err(EvaluatorError::NonFiniteOverall(format!(
+                "the weighted sum {} overflows",
+                terms.join(" + ")
+            )));
+        }
         Ok(EvaluationOutcome {
             score_details: ScoreDetails {
-                overall_score: round2(overall),
+                overall_score: score2(overall),
                 metrics,
             },
             usage,
@@ -383,7 +396,7 @@ async fn run_metric(
                 command::run(c, &plan.name, &input, job.working_dir.as_deref()).await?;
             let comment = mixseek_prompt::context::py_trim(&comment).to_string();
             Ok(Done {
-                score: MetricScore::new(&plan.name, round2(score), comment),
+                score: MetricScore::new(&plan.name, score2(score), comment),
                 usage: Usage::default(),
             })
         }
@@ -392,10 +405,19 @@ async fn run_metric(
             let answers = ask_all(plans, i, l, system, job).await?;
             let usage = answers.iter().map(|a| a.usage).sum();
             let judges: Vec<String> = l.judges.iter().map(|j| j.model_id.clone()).collect();
-            Ok(Done {
-                score: combine(&plan.name, &judges, l.samples, l.aggregate, &answers),
-                usage,
-            })
+            let score =
+                combine(&plan.name, &judges, l.samples, l.aggregate, &answers).map_err(|why| {
+                    MetricFailure {
+                        metric_name: plan.name.clone(),
+                        kind: "check",
+                        message: format!("metric '{}': {why}", plan.name),
+                        provider: None,
+                        retries: None,
+                        raw_output: answers.last().map(|a| a.raw.clone()),
+                        rejected: Vec::new(),
+                    }
+                })?;
+            Ok(Done { score, usage })
         }
     }
 }

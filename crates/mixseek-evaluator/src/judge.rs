@@ -7,7 +7,7 @@ use crate::error::MetricFailure;
 use crate::plan::{Judge, LlmMetric};
 use mixseek_core::Usage;
 use mixseek_llm::{
-    CallerTag, ChatModel, ChatRequest, ChatResponse, LlmError, StructuredOptions,
+    CallerTag, ChatModel, ChatRequest, ChatResponse, ErrorKind, LlmError, StructuredOptions,
     generate_structured,
 };
 use schemars::JsonSchema;
@@ -30,13 +30,33 @@ pub struct JudgeVerdict {
 
 /// The check run on every parsed verdict: `0 ≤ score ≤ 100`.
 pub fn check_verdict(v: &JudgeVerdict) -> Result<(), String> {
-    if v.score.is_finite() && (0.0..=100.0).contains(&v.score) {
+    check_score(v.score)
+}
+
+/// A judge's score is a finite number in `0..=100` (inclusive); nothing is clamped. (JSON
+/// has no `NaN` or infinity, and `1e999` does not parse: such answers fail as invalid JSON
+/// before this check.)
+pub fn check_score(score: f64) -> Result<(), String> {
+    if score.is_finite() && (0.0..=100.0).contains(&score) {
         Ok(())
     } else {
         Err(format!(
-            "score must be between 0 and 100 (inclusive), got {}",
-            v.score
+            "score must be between 0 and 100 (inclusive), got {score}"
         ))
+    }
+}
+
+/// Characters of a judge's answer quoted in a failure's message (the whole answer is kept in
+/// its `raw_output`).
+const EXCERPT: usize = 300;
+
+/// The start of a raw answer for a message: trimmed, at most [`EXCERPT`] characters, `…` at
+/// a cut.
+pub fn excerpt(raw: &str) -> String {
+    let s = raw.trim();
+    match s.char_indices().nth(EXCERPT) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
     }
 }
 
@@ -176,10 +196,18 @@ fn failure(
     rejected: Vec<String>,
 ) -> MetricFailure {
     tracing::warn!(metric = metric_name, judge = %judge.model_id, kind = %e.kind, retries, error = %e, "judge call failed");
+    // A rejected answer (invalid JSON such as `{"score": NaN}`, the wrong shape, a score
+    // outside 0..=100) is quoted, so the text recorded for the failure shows what was said.
+    let answered = match (&e.kind, e.raw_output.as_deref()) {
+        (ErrorKind::Parse | ErrorKind::Schema | ErrorKind::Check, Some(raw)) => {
+            format!("; the judge answered: {}", excerpt(raw))
+        }
+        _ => String::new(),
+    };
     MetricFailure {
         metric_name: metric_name.to_string(),
         kind: e.kind.as_str(),
-        message: format!("Failed to evaluate after retries: {e}"),
+        message: format!("Failed to evaluate after retries: {e}{answered}"),
         provider: Some(judge.model.provider().to_string()),
         retries: Some(retries),
         raw_output: e.raw_output.clone(),
@@ -190,6 +218,7 @@ fn failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn schema_matches_the_original_output_model() {
@@ -231,5 +260,68 @@ mod tests {
             Err("score must be between 0 and 100 (inclusive), got 100.5".into())
         );
         assert!(check_verdict(&v(-1.0)).is_err());
+    }
+
+    #[test]
+    fn non_finite_scores_are_rejected() {
+        for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.001, 1e300] {
+            assert!(check_score(x).is_err(), "{x}");
+        }
+        // JSON cannot carry them: the answer fails to parse and is repaired or fails.
+        for raw in [
+            "{\"score\": NaN, \"evaluator_comment\": \"\"}",
+            "{\"score\": 1e999, \"evaluator_comment\": \"\"}",
+        ] {
+            assert!(mixseek_llm::structured::parse_json(raw).is_err(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn excerpts_are_bounded() {
+        assert_eq!(excerpt("  {\"score\": 1}\n"), "{\"score\": 1}");
+        let long = "x".repeat(EXCERPT + 10);
+        assert_eq!(excerpt(&long), format!("{}…", "x".repeat(EXCERPT)));
+    }
+
+    /// A judge's raw answer through the real steps of the structured call: tolerant JSON
+    /// parsing, the output type, then the check.
+    fn accepted(raw: &str) -> Option<f64> {
+        let json = mixseek_llm::structured::parse_json(raw).ok()?;
+        let v: JudgeVerdict = serde_json::from_value(json).ok()?;
+        check_verdict(&v).ok()?;
+        Some(v.score)
+    }
+
+    proptest! {
+        #[test]
+        fn the_score_check_accepts_exactly_the_finite_scores_from_0_to_100(x in any::<f64>()) {
+            prop_assert_eq!(check_score(x).is_ok(), x.is_finite() && (0.0..=100.0).contains(&x));
+        }
+
+        #[test]
+        fn no_answer_yields_a_non_finite_or_out_of_range_score(
+            raw in any::<String>(),
+            token in prop_oneof![
+                any::<f64>().prop_map(|x| x.to_string()),
+                any::<f64>().prop_map(|x| format!("{x:e}")),
+                (any::<f64>(), -400i32..400).prop_map(|(m, e)| format!("{m}e{e}")),
+                prop::sample::select(
+                    ["NaN", "Infinity", "-Infinity", "1e999", "-0", "100.0000000000001", "\"50\""]
+                        .map(str::to_string)
+                        .to_vec()
+                ),
+            ],
+            chatter in "[ a-z`{}\n]{0,12}",
+        ) {
+            for text in [
+                raw,
+                format!("{{\"score\": {token}, \"evaluator_comment\": \"ok\"}}"),
+                format!("{chatter}```json\n{{\"evaluator_comment\": \"c\", \"score\":{token}}}\n```{chatter}"),
+            ] {
+                if let Some(s) = accepted(&text) {
+                    prop_assert!(s.is_finite() && (0.0..=100.0).contains(&s), "{text} gave {s}");
+                }
+            }
+        }
     }
 }

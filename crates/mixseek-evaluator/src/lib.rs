@@ -67,7 +67,12 @@
 //!   succeeded are renormalised; nothing left ⇒ [`EvaluatorError::AllMetricsFailed`].
 //! * Judge models: `fallback_models` (the evaluator's for metrics on the default model, or a
 //!   metric's own) are tried in order when a call fails (`ModelRegistry::model_with_fallbacks`).
-//! * Command metrics run in their own process group, killed as a whole on a timeout.
+//! * Command metrics run in their own process group, killed as a whole on a timeout; their
+//!   stdout is read up to [`command::MAX_STDOUT`]. Scores are finite (a `NaN`, an infinity or
+//!   a number too large for a double is bad output) and within `min_score..=max_score` when
+//!   the metric declares them; a judge's score is within 0..=100. Nothing is clamped: a bad
+//!   score is a metric failure carrying the raw output, and the overall score is always
+//!   finite ([`EvaluatorError::NonFiniteOverall`] otherwise).
 //! * Overall score: `round2(Σ weight × round2(score))` ([`mixseek_core::round2`], Python's
 //!   `round(x, 2)`).
 //! * `mixseek evaluate`: [`run_standalone`], then [`render_text`] / [`render_json`].
@@ -80,6 +85,7 @@ pub mod error;
 pub mod evaluator;
 pub mod judge;
 pub mod plan;
+mod process;
 pub mod report;
 pub mod request;
 pub mod standalone;

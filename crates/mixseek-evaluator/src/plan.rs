@@ -5,6 +5,7 @@
 
 use crate::aggregate::Aggregate;
 use crate::builtin::builtin_instruction;
+use crate::command::ScoreRange;
 use crate::error::EvaluatorError;
 use crate::weights::resolve_weights;
 use mixseek_config::preflight::{BUILTIN_METRICS, builtin_metric};
@@ -81,6 +82,8 @@ pub struct CommandMetric {
     /// Program and arguments.
     pub argv: Vec<String>,
     pub timeout: Duration,
+    /// The scores it may print (`min_score`, `max_score`); open by default.
+    pub range: ScoreRange,
 }
 
 /// What a metric is.
@@ -213,7 +216,14 @@ fn command_metric(
     } else {
         secs
     });
-    Ok(CommandMetric { argv, timeout })
+    Ok(CommandMetric {
+        argv,
+        timeout,
+        range: ScoreRange {
+            min: m.min_score,
+            max: m.max_score,
+        },
+    })
 }
 
 fn llm_metric(

@@ -52,6 +52,42 @@ impl From<ImprovementJudgment> for Judgment {
     }
 }
 
+/// The check run on every parsed judgment: `confidence_score` is a finite number in
+/// `0.0..=1.0` (inclusive); nothing is clamped, an answer outside is repaired or fails. (JSON
+/// has no `NaN` or infinity, and `1e999` does not parse: such answers fail as invalid JSON
+/// before this check.)
+pub fn check_judgment(j: &ImprovementJudgment) -> Result<(), String> {
+    let c = j.confidence_score;
+    if c.is_finite() && (0.0..=1.0).contains(&c) {
+        Ok(())
+    } else {
+        Err(format!(
+            "confidence_score must be between 0.0 and 1.0, got {c}"
+        ))
+    }
+}
+
+/// Characters of a rejected judgment answer quoted in [`JudgmentError::Failed`].
+const ANSWER_SHOWN: usize = 300;
+
+/// `; the model answered: {…}` for a failure on the answer itself (invalid JSON, wrong
+/// shape, a confidence outside 0..=1), so the recorded reasoning shows what was said; the
+/// whole answer stays in the source error's `raw_output`.
+fn answered(e: &LlmError) -> String {
+    use mixseek_llm::ErrorKind;
+    match (&e.kind, e.raw_output.as_deref()) {
+        (ErrorKind::Parse | ErrorKind::Schema | ErrorKind::Check, Some(raw)) => {
+            let raw = raw.trim();
+            let shown = match raw.char_indices().nth(ANSWER_SHOWN) {
+                Some((i, _)) => format!("{}…", &raw[..i]),
+                None => raw.to_string(),
+            };
+            format!("; the model answered: {shown}")
+        }
+        _ => String::new(),
+    }
+}
+
 /// What to do when the judgment call fails (`on_error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnJudgmentError {
@@ -87,7 +123,8 @@ impl OnJudgmentError {
 pub enum JudgmentError {
     /// The judgment LLM failed (after its repairs and retries) — the original's text.
     #[error(
-        "Failed to judge improvement prospects after {retries} retries: {source} | Provider: {provider} | Retries: {retries}"
+        "Failed to judge improvement prospects after {retries} retries: {source}{} | Provider: {provider} | Retries: {retries}",
+        answered(source)
     )]
     Failed {
         provider: String,
@@ -263,16 +300,7 @@ impl JudgmentClient {
         };
         let options = StructuredOptions::<ImprovementJudgment>::default()
             .with_max_repairs(s.max_retries)
-            .with_check(|j| {
-                if (0.0..=1.0).contains(&j.confidence_score) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "confidence_score must be between 0.0 and 1.0, got {}",
-                        j.confidence_score
-                    ))
-                }
-            });
+            .with_check(check_judgment);
         let call = generate_structured(self.model.as_ref(), request, options);
         let result = match timeout {
             Some(t) => match tokio::time::timeout(t, call).await {
@@ -304,6 +332,7 @@ impl JudgmentClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn default_instruction_is_the_original_effective_text() {
@@ -349,5 +378,96 @@ mod tests {
         assert_eq!(OnJudgmentError::parse("FAIL"), OnJudgmentError::Fail);
         assert_eq!(OnJudgmentError::parse("stop"), OnJudgmentError::Stop);
         assert_eq!(OnJudgmentError::default().as_str(), "stop");
+    }
+
+    fn judgment(confidence_score: f64) -> ImprovementJudgment {
+        ImprovementJudgment {
+            should_continue: true,
+            reasoning: String::new(),
+            confidence_score,
+        }
+    }
+
+    #[test]
+    fn confidence_outside_0_to_1_or_not_finite_is_rejected() {
+        assert_eq!(check_judgment(&judgment(0.0)), Ok(()));
+        assert_eq!(check_judgment(&judgment(1.0)), Ok(()));
+        assert_eq!(
+            check_judgment(&judgment(1.5)),
+            Err("confidence_score must be between 0.0 and 1.0, got 1.5".into())
+        );
+        for c in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.01] {
+            assert!(check_judgment(&judgment(c)).is_err(), "{c}");
+        }
+    }
+
+    #[test]
+    fn a_failure_on_the_answer_quotes_it() {
+        let e = LlmError::new(
+            mixseek_llm::ErrorKind::Parse,
+            "openai",
+            "judge",
+            "not valid JSON: number out of range",
+        )
+        .with_raw_output("{\"should_continue\": true, \"confidence_score\": 1e999}");
+        let failed = JudgmentError::Failed {
+            provider: "openai".into(),
+            retries: 0,
+            source: Box::new(e),
+        };
+        assert_eq!(
+            failed.to_string(),
+            "Failed to judge improvement prospects after 0 retries: [openai] judge: parse error: not valid JSON: number out of range; the model answered: {\"should_continue\": true, \"confidence_score\": 1e999} | Provider: openai | Retries: 0"
+        );
+        let e = LlmError::new(mixseek_llm::ErrorKind::Server, "openai", "judge", "boom")
+            .with_raw_output("ignored");
+        let failed = JudgmentError::Failed {
+            provider: "openai".into(),
+            retries: 0,
+            source: Box::new(e),
+        };
+        assert!(!failed.to_string().contains("answered"), "{failed}");
+    }
+
+    /// A judgment answer through the real steps of the structured call: tolerant JSON
+    /// parsing, the output type, then the check.
+    fn accepted(raw: &str) -> Option<f64> {
+        let json = mixseek_llm::structured::parse_json(raw).ok()?;
+        let j: ImprovementJudgment = serde_json::from_value(json).ok()?;
+        check_judgment(&j).ok()?;
+        Some(j.confidence_score)
+    }
+
+    proptest! {
+        #[test]
+        fn the_check_accepts_exactly_finite_confidences_from_0_to_1(c in any::<f64>()) {
+            prop_assert_eq!(
+                check_judgment(&judgment(c)).is_ok(),
+                c.is_finite() && (0.0..=1.0).contains(&c)
+            );
+        }
+
+        #[test]
+        fn no_answer_yields_a_non_finite_or_out_of_range_confidence(
+            raw in "\\PC{0,80}",
+            token in prop_oneof![
+                any::<f64>().prop_map(|x| x.to_string()),
+                (any::<f64>(), -400i32..400).prop_map(|(m, e)| format!("{m}e{e}")),
+                prop::sample::select(
+                    ["NaN", "Infinity", "-Infinity", "1e999", "-0", "1.0000000000000002", "\"0.5\""]
+                        .map(str::to_string)
+                        .to_vec()
+                ),
+            ],
+        ) {
+            for text in [
+                raw,
+                format!("{{\"should_continue\": false, \"reasoning\": \"r\", \"confidence_score\": {token}}}"),
+            ] {
+                if let Some(c) = accepted(&text) {
+                    prop_assert!(c.is_finite() && (0.0..=1.0).contains(&c), "{text} gave {c}");
+                }
+            }
+        }
     }
 }

@@ -1507,3 +1507,35 @@ async fn decisions_reach_the_sink_before_the_next_round_starts() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_nan_or_infinite_confidence_is_a_judgment_failure_quoting_the_answer() {
+    for confidence in ["NaN", "1e999", "-Infinity"] {
+        let s = servers().await;
+        let raw = format!(
+            "{{\"should_continue\": true, \"reasoning\": \"sure\", \"confidence_score\": {confidence}}}"
+        );
+        s.judge.set_default(Reply::text(raw.clone()));
+        let c = controller(
+            solo("lead:gpt", s.registry.clone()),
+            ScriptedEvaluator::new(&[60.0]),
+            judgment("judge:j", &s.registry, |j| j.max_retries = 0),
+            settings(1, 3),
+            RecordingSink::new(),
+        );
+        let r = c
+            .run("exec-1", "Write a report", Vec::new())
+            .await
+            .expect("stop policy keeps the team");
+        assert_eq!(r.exit_reason, ExitReason::JudgmentFailed, "{confidence}");
+        let d = r.rounds[0].decision.as_ref().expect("decision");
+        assert_eq!(d.confidence_score, None);
+        assert!(
+            d.reasoning.contains("parse error")
+                && d.reasoning
+                    .contains(&format!("; the model answered: {raw} | Provider: judge")),
+            "{}",
+            d.reasoning
+        );
+    }
+}

@@ -10,6 +10,7 @@
 pub mod command;
 pub mod llm;
 pub mod native;
+mod process;
 pub mod web_fetch;
 
 use crate::context::{AgentDeps, RoundContext};
