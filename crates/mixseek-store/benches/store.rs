@@ -451,7 +451,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // What the commits left in the write-ahead log is compressed into the file at the latest
     // when the store closes: timed here so the write rate above is not read without it.
     let t = Instant::now();
-    store.connection()?.execute_batch("CHECKPOINT")?;
+    store.checkpoint()?;
     let checkpoint = t.elapsed();
     let with_checkpoint = f64::from(total) / (write + checkpoint).as_secs_f64();
     println!(
