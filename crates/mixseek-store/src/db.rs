@@ -296,14 +296,21 @@ impl Store {
 
     /// Runs one SQL query for inspection (tests, diagnostics) and maps its rows with `f`. It
     /// runs in a read-only transaction, so a statement that would write is refused: every
-    /// write goes through the [`StoreWriter`](crate::StoreWriter). mixseek's own reads are the
-    /// typed methods ([`Store::ranking`], [`Store::history`], …).
+    /// write goes through the [`StoreWriter`](crate::StoreWriter). `sql` is one statement
+    /// without a `;` (DuckDB would run the statements before the last one outside that
+    /// transaction). mixseek's own reads are the typed methods ([`Store::ranking`],
+    /// [`Store::history`], …).
     pub fn select<T>(
         &self,
         sql: &str,
         params: impl duckdb::Params,
         f: impl FnMut(&duckdb::Row<'_>) -> duckdb::Result<T>,
     ) -> Result<Vec<T>> {
+        if sql.trim_end().trim_end_matches(';').contains(';') {
+            return Err(StoreError::Invalid(format!(
+                "`{sql}` is more than one statement (or has a `;` in it): give one query"
+            )));
+        }
         let conn = self.connection()?;
         conn.execute_batch("BEGIN TRANSACTION READ ONLY")
             .map_err(StoreError::db("beginning a read-only transaction"))?;
@@ -437,6 +444,39 @@ mod tests {
         // all handles gone: the file can be opened read-only on its own
         let r = Store::open_read_only(&path).expect("read-only");
         assert!(r.is_read_only());
+    }
+
+    #[test]
+    fn select_reads_and_cannot_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join(DB_FILE_NAME)).expect("open");
+        let versions: Vec<i64> = store
+            .select("SELECT version FROM schema_version", [], |r| r.get(0))
+            .expect("read");
+        assert_eq!(versions, vec![schema::SCHEMA_VERSION]);
+        for write in [
+            "DELETE FROM schema_version RETURNING version",
+            "INSERT INTO schema_version (version, description) VALUES (9, 'x') RETURNING version",
+        ] {
+            let err = store
+                .select(write, [], |r| r.get::<_, i64>(0))
+                .expect_err("refused");
+            assert!(err.to_string().contains("read-only"), "{err}");
+        }
+        // several statements are not one query
+        assert!(
+            store
+                .select(
+                    "COMMIT; DELETE FROM schema_version RETURNING version",
+                    [],
+                    |r| { r.get::<_, i64>(0) }
+                )
+                .is_err()
+        );
+        let n: Vec<i64> = store
+            .select("SELECT count(*) FROM schema_version", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(n, vec![1], "nothing was written");
     }
 
     #[test]

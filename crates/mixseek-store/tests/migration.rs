@@ -651,6 +651,10 @@ fn version_4_duplicates_keep_the_newest_row_and_are_reported() {
     drop(Store::open(&path).expect("create"));
     downgrade_to_v4(&path);
     raw(&path).execute_batch(V4_DUPLICATES).expect("duplicates");
+    // a column added by hand
+    raw(&path)
+        .execute_batch("ALTER TABLE round_status ADD COLUMN my_note VARCHAR")
+        .expect("column");
     // an earlier backup of version 4 exists: it is not overwritten
     std::fs::write(dir.path().join("mixseek.db.v4.bak"), b"an older backup").expect("backup");
 
@@ -682,6 +686,10 @@ fn version_4_duplicates_keep_the_newest_row_and_are_reported() {
         renumbered,
         vec![("llm_calls", 2)],
         "the NULL id and the second 40"
+    );
+    assert_eq!(
+        report.dropped_columns,
+        vec!["round_status.my_note".to_string()]
     );
     // the newest of each key is kept
     assert_eq!(
