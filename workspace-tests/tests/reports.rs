@@ -10,8 +10,10 @@ const EXEC: &str = "5c0ffee0-0000-4000-8000-000000000001";
 /// alpha's round 2 has a metric that failed and was skipped; beta's round 2 was submitted but
 /// never evaluated (a `round_history` row only).
 fn seed(workspace: &Path) {
-    let store = Store::open(workspace.join("mixseek.db")).expect("open");
-    let conn = store.connection().expect("conn");
+    let path = workspace.join("mixseek.db");
+    // the schema, then rows written with SQL straight into the closed file
+    drop(Store::open(&path).expect("open"));
+    let conn = duckdb::Connection::open(&path).expect("open the file");
     let sql = format!(
         "INSERT INTO execution_summary (execution_id, user_prompt, status, team_results, total_teams, best_team_id,
              best_score, total_execution_time_seconds, completed_at, created_at, teams, config_hash, max_rounds)
@@ -229,8 +231,7 @@ fn a_run_with_mask_pii_stores_masked_text_only() {
         String::from_utf8_lossy(&out.stderr)
     );
     let store = Store::open_read_only(sb.workspace().join("mixseek.db")).expect("database");
-    let conn = store.connection().expect("conn");
-    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).expect(sql) };
+    let count = |sql: &str| -> i64 { store.select(sql, [], |r| r.get(0)).expect(sql)[0] };
     // the original appears nowhere …
     let leaks = count(
         "SELECT (SELECT count(*) FROM execution_summary WHERE user_prompt LIKE '%taro.yamada%' OR user_prompt LIKE '%1234-5678%')
@@ -325,29 +326,29 @@ fn a_round_whose_evaluation_fails_keeps_its_submission_but_is_never_ranked() {
     // submissions with their usage) and no leader_board / round_status row
     let store = Store::open_read_only(sb.workspace().join("mixseek.db")).expect("database");
     {
-        let conn = store.connection().expect("conn");
         let rows = |table: &str| -> Vec<i64> {
-            let mut stmt = conn
-                .prepare(&format!(
-                    "SELECT round_number FROM {table} WHERE execution_id = ? ORDER BY round_number"
-                ))
-                .expect("prepare");
-            stmt.query_map([id], |r| r.get(0))
-                .expect("query")
-                .collect::<Result<_, _>>()
+            store
+                .select(
+                    &format!(
+                        "SELECT round_number FROM {table} WHERE execution_id = ? ORDER BY round_number"
+                    ),
+                    [id],
+                    |r| r.get(0),
+                )
                 .expect("rows")
         };
         assert_eq!(rows("round_history"), vec![1, 2]);
         assert_eq!(rows("leader_board"), vec![1]);
         assert_eq!(rows("round_status"), vec![1]);
-        let (submission, messages, members): (Option<String>, String, String) = conn
-            .query_row(
+        let (submission, messages, members): (Option<String>, String, String) = store
+            .select(
                 "SELECT submission_content, message_history, member_submissions_record FROM round_history
                  WHERE execution_id = ? AND round_number = 2",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
-            .expect("round 2");
+            .expect("round 2")
+            .remove(0);
         let submission = submission.expect("the submission is kept");
         assert!(submission.contains("mock answer"), "{submission}");
         let messages: serde_json::Value = serde_json::from_str(&messages).expect("json");

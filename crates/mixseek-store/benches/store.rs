@@ -15,6 +15,13 @@
 //! The bench rounds carry no leader messages and no member submissions: real rounds are
 //! heavier (more JSON text per row).
 //!
+//! `MIXSEEK_BENCH_RUN_LOAD=1` runs only the store's share of the 1,000-team `mixseek exec`
+//! bench instead, on a new file: 1,000 teams × 5 rounds, 100 at a time, each round's leader
+//! transcript carrying a ≈ 100 kB ranking as the prompt (stored once), written as a run writes
+//! it (`SubmissionReady` queued, `Evaluated` and `Judged` awaited, `TeamFinished`), with the
+//! run's DuckDB settings (128 MB memory cap, vacuum deferred, one thread); prints the wall
+//! time, the process's peak RSS and the checkpoints' effect (row groups of `round_history`).
+//!
 //! `MIXSEEK_BENCH_ROUNDS=N` writes N rounds instead (rounded to whole executions).
 //! `MIXSEEK_BENCH_NO_SUBMISSIONS=1` leaves the `SubmissionReady` writes out of the live and
 //! concurrent runs (the writes before the store kept unevaluated rounds), for comparison.
@@ -382,7 +389,135 @@ fn concurrent_run(
     Ok(())
 }
 
+/// A ranking table of `teams` rows as the team prompts carry it (≈ 100 bytes a row).
+fn ranking_prompt(teams: u32, round: u32, team: u32) -> String {
+    let mut out = format!(
+        "Round {round} for team-{team:04}. Current ranking:\n| # | team | best | rounds |\n"
+    );
+    for t in 0..teams {
+        let score = f64::from((t * 7919 + round * 104_729) % 10_000) / 100.0;
+        out.push_str(&format!(
+            "| {} | team-{t:04} (a team with a descriptive name) | {score:.2} | {} |\n",
+            t + 1,
+            round - 1
+        ));
+    }
+    out
+}
+
+/// Peak resident memory of this process (`VmHWM`), in MB.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The store's share of the 1,000-team exec bench (see the module docs).
+fn run_load() -> Result<(), Box<dyn std::error::Error>> {
+    use mixseek_core::EventSink;
+    const TEAMS: u32 = 1_000;
+    const ROUNDS: u32 = 5;
+    const AT_ONCE: usize = 100;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("mixseek.db");
+    let store = Store::open(&path)?;
+    store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT)?;
+    store.defer_vacuum()?;
+    store.limit_threads(1)?;
+    let writer = store.writer(PiiMasker::disabled())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let e = 4_242;
+    let rss_before = peak_rss_mb();
+    let t = Instant::now();
+    rt.block_on(async {
+        writer.emit(&started(e, TEAMS, ROUNDS)).await?;
+        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(AT_ONCE));
+        let mut tasks = Vec::new();
+        for team in 0..TEAMS {
+            let writer = writer.clone();
+            let permits = permits.clone();
+            tasks.push(tokio::spawn(async move {
+                let _permit = permits.acquire().await?;
+                for round in 1..=ROUNDS {
+                    let mut r = record(e, team, round);
+                    r.team_id = format!("team-{team:04}");
+                    r.member_submissions.team_id = r.team_id.clone();
+                    r.prompt = ranking_prompt(TEAMS, round, team);
+                    r.leader_messages = vec![
+                        serde_json::json!({"role": "user", "content": r.prompt}),
+                        serde_json::json!({"role": "assistant", "content": r.submission_content}),
+                    ];
+                    writer.emit(&submitted(&r)).await?;
+                    writer.emit(&Event::Evaluated(Box::new(r.clone()))).await?;
+                    writer
+                        .emit(&Event::Judged {
+                            execution_id: r.execution_id.clone(),
+                            team_id: r.team_id.clone(),
+                            team_name: r.team_name.clone(),
+                            round_number: round,
+                            decision: Decision {
+                                should_continue: round < ROUNDS,
+                                reasoning: "keep going".into(),
+                                confidence_score: Some(0.5),
+                                judgment: None,
+                                exit_reason: None,
+                                usage: Usage::default(),
+                            },
+                            at: r.round_ended_at,
+                        })
+                        .await?;
+                }
+                writer
+                    .emit(&Event::TeamFinished {
+                        execution_id: exec_id(e),
+                        team_id: format!("team-{team:04}"),
+                        team_name: format!("Team {team}"),
+                        status: TeamStatusKind::Completed,
+                        best: None,
+                        exit_reason: Some(ExitReason::MaxRoundsReached),
+                        rounds_completed: ROUNDS,
+                        error_message: None,
+                        usage: Usage::default(),
+                        at: Utc::now(),
+                    })
+                    .await?;
+                Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+            }));
+        }
+        for task in tasks {
+            task.await?.map_err(|e| e.to_string())?;
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })?;
+    let took = t.elapsed();
+    let completed = store.count_rows("leader_board")?;
+    let file_mb = std::fs::metadata(&path).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let wal_mb =
+        std::fs::metadata(path.with_extension("db.wal")).map_or(0.0, |m| m.len() as f64 / 1e6);
+    println!(
+        "run load ({TEAMS} teams × {ROUNDS} rounds, {AT_ONCE} at a time, ≈ 100 kB prompts): {:.2} s, \
+         peak RSS {:.0} MB (before the run {:.0} MB), file {file_mb:.1} MB + log {wal_mb:.1} MB, \
+         {completed} rounds completed",
+        took.as_secs_f64(),
+        peak_rss_mb(),
+        rss_before,
+    );
+    drop(writer);
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::var("MIXSEEK_BENCH_RUN_LOAD").is_ok_and(|v| !v.is_empty() && v != "0") {
+        return run_load();
+    }
     let total: u32 = std::env::var("MIXSEEK_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -451,7 +586,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // What the commits left in the write-ahead log is compressed into the file at the latest
     // when the store closes: timed here so the write rate above is not read without it.
     let t = Instant::now();
-    store.connection()?.execute_batch("CHECKPOINT")?;
+    store.checkpoint()?;
     let checkpoint = t.elapsed();
     let with_checkpoint = f64::from(total) / (write + checkpoint).as_secs_f64();
     println!(

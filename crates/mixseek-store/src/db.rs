@@ -2,9 +2,9 @@
 //! same instance to every `Store::open` of the same path; connections are `try_clone`s of
 //! it), lock errors turned into messages that name the file, and the schema migration.
 
-use crate::error::{Result, StoreError};
+use crate::error::{ErrorClass, Result, StoreError, class_of_message};
 use crate::pii::PiiMasker;
-use crate::schema;
+use crate::schema::{self, MigrationReport};
 use crate::writer::{StoreWriter, WriterGate, WriterInner};
 use duckdb::{AccessMode, Config, Connection};
 use std::collections::HashMap;
@@ -22,6 +22,8 @@ pub fn db_path(workspace: &Path) -> PathBuf {
 pub(crate) struct Shared {
     pub(crate) path: PathBuf,
     pub(crate) read_only: bool,
+    /// What the open that created this instance upgraded.
+    migration: Option<MigrationReport>,
     root: Mutex<Connection>,
     writer: Mutex<Weak<WriterInner>>,
     /// Whether a writer thread runs (it may outlive its last handle while it commits).
@@ -74,17 +76,40 @@ fn lock_pid(message: &str) -> Option<u32> {
 
 fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
     let text = err.to_string();
-    if text.contains("Could not set lock") || text.contains("Conflicting lock") {
-        return StoreError::Locked {
+    match class_of_message(&text) {
+        ErrorClass::Busy => StoreError::Locked {
             path: path.to_path_buf(),
             pid: lock_pid(&text),
             write,
-        };
+        },
+        ErrorClass::BadInput => {
+            let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+            StoreError::NotADatabase {
+                path: path.to_path_buf(),
+                detail: if empty {
+                    "the file is empty (0 bytes)".to_string()
+                } else {
+                    text
+                },
+                source: Some(err),
+            }
+        }
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            message: text,
+        },
     }
-    StoreError::Open {
-        path: path.to_path_buf(),
-        message: text,
+}
+
+/// Refuses a directory where the database file should be (DuckDB's own message for it does
+/// not say so).
+fn check_not_a_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        });
     }
+    Ok(())
 }
 
 /// How much write-ahead log DuckDB lets accumulate before it checkpoints (compresses the
@@ -114,6 +139,18 @@ const CHECKPOINT_THRESHOLD: &str = "16MB";
 /// transcripts) does not fail: the writer lifts the cap to DuckDB's default and retries it.
 pub const RUN_MEMORY_LIMIT: &str = "128MB";
 
+/// Up to how many rows DuckDB may merge the row groups of a table with indexes (the keys of
+/// schema version 5) and rebuild its indexes afterwards: every table, whatever its size. Without
+/// it DuckDB appends a table's new rows to its last row group and rewrites that whole row group
+/// at every checkpoint — with the keys, a live run's checkpoints rewrote its growing
+/// `round_history` again and again, as without [`Store::defer_vacuum`] (docs/benchmarks.md).
+/// With it a table with indexes takes rows as a table without them does: new rows in row groups
+/// of their own, merged by a later checkpoint's vacuum, which then rebuilds that table's
+/// indexes (a few seconds for a million rounds, in a process that is not running an
+/// execution). DuckDB calls the setting experimental; it can only be set when the database
+/// opens.
+const VACUUM_REBUILD_INDEXES: &str = "1000000000000";
+
 fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     let wrap = |e: duckdb::Error| StoreError::Open {
         path: path.to_path_buf(),
@@ -131,16 +168,23 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     }
     config
         .with("checkpoint_threshold", CHECKPOINT_THRESHOLD)
+        .map_err(wrap)?
+        .with("vacuum_rebuild_indexes", VACUUM_REBUILD_INDEXES)
         .map_err(wrap)
 }
 
 impl Store {
     /// Opens (creating it and its parent directory if needed) the database for reading and
-    /// writing, creating or upgrading the schema. A file written by a newer mixseek is refused
-    /// ([`StoreError::SchemaTooNew`]); a file locked by another process gives
-    /// [`StoreError::Locked`] (its `hint()` says what to do).
+    /// writing, creating or upgrading the schema (an older file is first copied to a backup
+    /// beside it; [`Store::migration`] tells what the upgrade did). A file written by a newer
+    /// mixseek is refused ([`StoreError::SchemaTooNew`]), and so are a file that is not a
+    /// DuckDB database or a damaged one ([`StoreError::NotADatabase`]), another program's
+    /// DuckDB file ([`StoreError::ForeignSchema`]) and a directory ([`StoreError::NotAFile`]);
+    /// a file held by another process gives [`StoreError::Locked`] at once. Every error's
+    /// `hint()` says what to do, its `class()` what kind of failure it is.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
+        check_not_a_directory(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
@@ -160,10 +204,11 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, config(AccessMode::ReadWrite, path)?)
             .map_err(|e| open_error(path, e, true))?;
-        schema::migrate(&conn, path)?;
+        let migration = schema::migrate(&conn, path)?;
         let shared = Arc::new(Shared {
             path: path.to_path_buf(),
             read_only: false,
+            migration,
             root: Mutex::new(conn),
             writer: Mutex::new(Weak::new()),
             gate: Arc::default(),
@@ -184,6 +229,7 @@ impl Store {
                 path: path.to_path_buf(),
             });
         }
+        check_not_a_directory(path)?;
         let key = key_of(path);
         {
             let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
@@ -193,7 +239,10 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, config(AccessMode::ReadOnly, path)?)
             .map_err(|e| open_error(path, e, false))?;
-        match schema::check_not_newer(&conn, path)? {
+        let found = schema::check_not_newer(&conn, path)?;
+        // another program's file is refused here, before any write access
+        schema::check_shape(&conn, path, found)?;
+        match found {
             schema::Found::Version(v) if v == schema::SCHEMA_VERSION => {}
             _ => {
                 drop(conn);
@@ -208,6 +257,7 @@ impl Store {
         let shared = Arc::new(Shared {
             path: path.to_path_buf(),
             read_only: true,
+            migration: None,
             root: Mutex::new(conn),
             writer: Mutex::new(Weak::new()),
             gate: Arc::default(),
@@ -223,6 +273,57 @@ impl Store {
 
     pub fn is_read_only(&self) -> bool {
         self.shared.read_only
+    }
+
+    /// What opening this file upgraded (the schema version it had, the backup made of it,
+    /// rows dropped as duplicates of a key); `None` when nothing was upgraded. The open that
+    /// upgraded the file logs the same, as warnings for anything dropped.
+    pub fn migration(&self) -> Option<&MigrationReport> {
+        self.shared.migration.as_ref()
+    }
+
+    /// Folds DuckDB's write-ahead log into the database file (DuckDB does it by itself every
+    /// 16 MB of log and when the file closes; the writer after each finished execution).
+    /// Fails while another connection of the process is in the middle of a write.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.connection()?
+            .execute_batch("CHECKPOINT")
+            .map_err(StoreError::db(format!(
+                "checkpointing {}",
+                self.shared.path.display()
+            )))
+    }
+
+    /// Runs one SQL query for inspection (tests, diagnostics) and maps its rows with `f`. It
+    /// runs in a read-only transaction, so a statement that would write is refused: every
+    /// write goes through the [`StoreWriter`](crate::StoreWriter). `sql` is one statement
+    /// without a `;` (DuckDB would run the statements before the last one outside that
+    /// transaction). mixseek's own reads are the typed methods ([`Store::ranking`],
+    /// [`Store::history`], …).
+    pub fn select<T>(
+        &self,
+        sql: &str,
+        params: impl duckdb::Params,
+        f: impl FnMut(&duckdb::Row<'_>) -> duckdb::Result<T>,
+    ) -> Result<Vec<T>> {
+        if sql.trim_end().trim_end_matches(';').contains(';') {
+            return Err(StoreError::Invalid(format!(
+                "`{sql}` is more than one statement (or has a `;` in it): give one query"
+            )));
+        }
+        let conn = self.connection()?;
+        conn.execute_batch("BEGIN TRANSACTION READ ONLY")
+            .map_err(StoreError::db("beginning a read-only transaction"))?;
+        let rows = (|| {
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map(params, f)?;
+            rows.collect::<duckdb::Result<Vec<T>>>()
+        })()
+        .map_err(StoreError::db(format!("running `{sql}`")));
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::debug!(error = %e, "ending a read-only transaction");
+        }
+        rows
     }
 
     /// Caps DuckDB's buffer memory for this database (every connection of the process shares
@@ -265,8 +366,9 @@ impl Store {
             .map_err(StoreError::db("setting the thread count"))
     }
 
-    /// A new connection to the shared instance (a `try_clone` of the root connection).
-    pub fn connection(&self) -> Result<Connection> {
+    /// A new connection to the shared instance (a `try_clone` of the root connection). Not
+    /// public: every write goes through the writer thread.
+    pub(crate) fn connection(&self) -> Result<Connection> {
         let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());
         root.try_clone()
             .map_err(StoreError::db("cloning a connection"))
@@ -342,6 +444,39 @@ mod tests {
         // all handles gone: the file can be opened read-only on its own
         let r = Store::open_read_only(&path).expect("read-only");
         assert!(r.is_read_only());
+    }
+
+    #[test]
+    fn select_reads_and_cannot_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join(DB_FILE_NAME)).expect("open");
+        let versions: Vec<i64> = store
+            .select("SELECT version FROM schema_version", [], |r| r.get(0))
+            .expect("read");
+        assert_eq!(versions, vec![schema::SCHEMA_VERSION]);
+        for write in [
+            "DELETE FROM schema_version RETURNING version",
+            "INSERT INTO schema_version (version, description) VALUES (9, 'x') RETURNING version",
+        ] {
+            let err = store
+                .select(write, [], |r| r.get::<_, i64>(0))
+                .expect_err("refused");
+            assert!(err.to_string().contains("read-only"), "{err}");
+        }
+        // several statements are not one query
+        assert!(
+            store
+                .select(
+                    "COMMIT; DELETE FROM schema_version RETURNING version",
+                    [],
+                    |r| { r.get::<_, i64>(0) }
+                )
+                .is_err()
+        );
+        let n: Vec<i64> = store
+            .select("SELECT count(*) FROM schema_version", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(n, vec![1], "nothing was written");
     }
 
     #[test]

@@ -10,7 +10,11 @@ pub enum StoreError {
     NotFound { path: PathBuf },
 
     /// Another process holds DuckDB's file lock.
-    #[error("{} is locked by another process{}", path.display(), pid.map(|p| format!(" (PID {p})")).unwrap_or_default())]
+    #[error(
+        "the database file {} is in use by another process{}",
+        path.display(),
+        pid.map(|p| format!(" (PID {p})")).unwrap_or_default()
+    )]
     Locked {
         path: PathBuf,
         pid: Option<u32>,
@@ -29,9 +33,43 @@ pub enum StoreError {
         supported: i64,
     },
 
-    /// The file is not a mixseek database (or not a DuckDB file at all).
-    #[error("cannot open {} as a mixseek database: {message}", path.display())]
+    /// DuckDB could not open the file for another reason (the message says which: e.g. a
+    /// permission or a read-only file system; see [`StoreError::class`]).
+    #[error("cannot open the database {}: {message}", path.display())]
     Open { path: PathBuf, message: String },
+
+    /// The file is not a DuckDB database at all (random bytes, a text file), or a damaged one
+    /// (truncated, corrupted blocks).
+    #[error("{} is not a mixseek database (not a readable DuckDB file): {detail}", path.display())]
+    NotADatabase {
+        path: PathBuf,
+        detail: String,
+        #[source]
+        source: Option<duckdb::Error>,
+    },
+
+    /// A DuckDB file whose tables are not mixseek's (another program's database, or one of
+    /// our tables with other columns).
+    #[error("{} is a DuckDB database, but not a mixseek one: {problem}", path.display())]
+    ForeignSchema { path: PathBuf, problem: String },
+
+    /// Something other than a file (a directory) is where the database file should be.
+    #[error("{} is a directory, not a database file", path.display())]
+    NotAFile { path: PathBuf },
+
+    /// The copy of an old file made before upgrading it could not be written (the file was
+    /// not upgraded).
+    #[error(
+        "cannot back up {} to {} before upgrading its schema (the file was left as it is): {source}",
+        path.display(),
+        backup.display()
+    )]
+    Backup {
+        path: PathBuf,
+        backup: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 
     #[error("upgrading {} from schema version {from} to {to} failed: {source}", path.display())]
     Migration {
@@ -108,7 +146,79 @@ pub enum StoreError {
     Export(String),
 }
 
+/// What kind of failure a [`StoreError`] is, for callers that react differently (the CLI's
+/// exit code and hint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The input is wrong: no database yet, a file that is not a (mixseek) database, a schema
+    /// newer than this build, an unknown execution, invalid data. Retrying will not help.
+    BadInput,
+    /// Another process holds the database file: retrying later may work.
+    Busy,
+    /// The operating system refused: disk full, read-only file system, permission denied.
+    Io,
+    /// Anything else (a bug, DuckDB failing internally).
+    Internal,
+}
+
+/// The class of a DuckDB error message (DuckDB's errors carry their kind only as text:
+/// `IO Error: …`, `INTERNAL Error: …`).
+pub(crate) fn class_of_message(text: &str) -> ErrorClass {
+    const BUSY: [&str; 2] = ["Could not set lock", "Conflicting lock"];
+    const NOT_A_DATABASE: [&str; 4] = [
+        "not a valid DuckDB database file",
+        "Corrupt database file",
+        "Could not read enough bytes",
+        "database file is too small",
+    ];
+    const IO: [&str; 7] = [
+        "No space left on device",
+        "Read-only file system",
+        "Permission denied",
+        "Disk quota exceeded",
+        "File too large",
+        "Input/output error",
+        "IO Error",
+    ];
+    if BUSY.iter().any(|p| text.contains(p)) {
+        ErrorClass::Busy
+    } else if NOT_A_DATABASE.iter().any(|p| text.contains(p)) {
+        ErrorClass::BadInput
+    } else if IO.iter().any(|p| text.contains(p)) {
+        ErrorClass::Io
+    } else {
+        ErrorClass::Internal
+    }
+}
+
 impl StoreError {
+    /// The kind of failure (see [`ErrorClass`]).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            StoreError::NotFound { .. }
+            | StoreError::SchemaTooNew { .. }
+            | StoreError::NotADatabase { .. }
+            | StoreError::ForeignSchema { .. }
+            | StoreError::NotAFile { .. }
+            | StoreError::Invalid(_)
+            | StoreError::Decode { .. }
+            | StoreError::ExecutionNotFound(_)
+            | StoreError::AmbiguousExecution { .. }
+            | StoreError::Pattern { .. } => ErrorClass::BadInput,
+            StoreError::Locked { .. } => ErrorClass::Busy,
+            StoreError::Io { .. } | StoreError::Backup { .. } | StoreError::Export(_) => {
+                ErrorClass::Io
+            }
+            StoreError::Open { message, .. } => class_of_message(message),
+            StoreError::Migration { source, .. } | StoreError::Db { source, .. } => {
+                class_of_message(&source.to_string())
+            }
+            StoreError::MissingSubmission { .. }
+            | StoreError::ReadOnly { .. }
+            | StoreError::WriterStopped => ErrorClass::Internal,
+        }
+    }
+
     pub(crate) fn db(context: impl Into<String>) -> impl FnOnce(duckdb::Error) -> StoreError {
         let context = context.into();
         move |source| StoreError::Db { context, source }
@@ -143,6 +253,33 @@ impl StoreError {
                 "install the mixseek version that created this workspace, or a newer one"
                     .to_string(),
             ),
+            StoreError::NotADatabase { path, .. } => Some(format!(
+                "move {} out of the way (mixseek then starts a new database there), or restore \
+                 a backup: an upgrade leaves the previous file beside it as `{}.v<N>.bak`",
+                path.display(),
+                path.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            )),
+            StoreError::ForeignSchema { .. } => Some(
+                "this file was not written by mixseek: point -w/--workspace at a mixseek \
+                 workspace, or move the file out of the way"
+                    .to_string(),
+            ),
+            StoreError::NotAFile { .. } => Some(
+                "remove or rename the directory; mixseek creates the database file there"
+                    .to_string(),
+            ),
+            StoreError::Backup { .. } => Some(
+                "free some disk space (the backup is a full copy of the file) or make the \
+                 workspace folder writable, then run the command again"
+                    .to_string(),
+            ),
+            e if e.class() == ErrorClass::Io => Some(
+                "check that the disk has free space and that the workspace folder and \
+                 mixseek.db are writable; the rounds committed before are kept"
+                    .to_string(),
+            ),
             StoreError::AmbiguousExecution { .. } => {
                 Some("give more characters of the execution id".to_string())
             }
@@ -153,8 +290,6 @@ impl StoreError {
         }
     }
 
-    /// Whether retrying the same write may succeed (I/O and transaction conflicts); constraint,
-    /// binder and validation errors fail at once.
     /// DuckDB ran out of the memory its `memory_limit` allows (see [`crate::Store::limit_memory`]).
     pub(crate) fn is_out_of_memory(&self) -> bool {
         match self {
@@ -172,6 +307,19 @@ impl StoreError {
         }
     }
 
+    /// The database refused a second row of a key (PRIMARY KEY or UNIQUE).
+    pub(crate) fn is_duplicate_key(&self) -> bool {
+        match self {
+            StoreError::Db { source, .. } => {
+                let text = source.to_string();
+                text.contains("Constraint Error") && text.contains("Duplicate key")
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether retrying the same write may succeed (I/O and transaction conflicts); constraint,
+    /// binder and validation errors fail at once.
     pub(crate) fn is_transient(&self) -> bool {
         match self {
             StoreError::Db { source, .. } => {

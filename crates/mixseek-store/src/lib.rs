@@ -12,7 +12,13 @@
 //!   path again returns the same instance; connections are `try_clone`s of it.
 //! * [`Store::open_read_only`]`(path)` — for report commands: [`StoreError::NotFound`] when
 //!   there is no database yet, [`StoreError::Locked`] when another process is writing (DuckDB
-//!   allows many readers or one writer per file). Every [`StoreError`] has a `hint()`.
+//!   allows many readers or one writer per file). Every [`StoreError`] has a `hint()` and a
+//!   [`StoreError::class`] ([`ErrorClass`]: bad input, busy, I/O, internal). A file that is
+//!   not a DuckDB database, or another program's DuckDB file, is refused with a message
+//!   saying so; a file of an older schema is copied to `mixseek.db.v<N>.bak` and upgraded
+//!   ([`Store::migration`] tells what the upgrade did).
+//! * [`Store::select`] runs one query in a read-only transaction (tests, diagnostics); there
+//!   is no public raw connection: every write goes through the writer.
 //! * [`db_path`]`(workspace)` — `workspace/mixseek.db`.
 //!
 //! # Writing: [`StoreWriter`] (an [`mixseek_core::EventSink`])
@@ -36,8 +42,8 @@
 //!
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
-//! file); a committed round survives the process being killed. The round tables have no UNIQUE
-//! constraint (since schema version 3): the writer keeps each key to one row itself. Transient
+//! file); a committed round survives the process being killed. The database keeps each round
+//! key to one row (schema version 5 declares the keys; the writer upserts through them). Transient
 //! failures are attempted 3 times (sleeping 1 s, then 2 s); validation errors (e.g.
 //! `confidence_score` outside 0..=1) fail at once.
 //!
@@ -66,6 +72,7 @@
 //! The schema is documented in `docs/duckdb.md` (how to open the file with the DuckDB CLI or
 //! Python, too).
 
+mod backup;
 pub mod db;
 pub mod error;
 pub mod export;
@@ -73,6 +80,7 @@ mod json;
 pub mod model;
 pub mod pii;
 mod read;
+mod rekey;
 pub mod report;
 mod rounds;
 pub mod schema;
@@ -80,11 +88,12 @@ mod write;
 pub mod writer;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
-pub use error::{Result, StoreError};
+pub use error::{ErrorClass, Result, StoreError};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
     TeamOverview,
 };
 pub use pii::{ExtraPattern, MaskingSpec, PiiMasker};
+pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds};
 pub use writer::StoreWriter;

@@ -19,23 +19,26 @@
 //!   columns into a connection-local staging table (DuckDB's Appender, one record batch per
 //!   job) and moves them into each table with set-based statements.
 //!
-//! Since schema version 3 the three tables have no UNIQUE constraint: maintaining its index
-//! (an ART over two strings and an integer) and DuckDB's `ON CONFLICT DO UPDATE` cost more than
-//! everything else a round write does, and an index also keeps DuckDB from writing a bulk
-//! load's row groups straight to the file (see `docs/benchmarks.md`). The upsert is done here
-//! instead, with [`RoundKeys`], the writer thread's record of which keys are stored:
+//! Since schema version 5 the three tables have their UNIQUE (execution_id, team_id,
+//! round_number) key again (versions 3 and 4 had none, and the writer kept the keys unique
+//! itself), so the database keeps one row per key whoever writes: a table receives staged rows
+//! of stored keys with `INSERT … SELECT … ON CONFLICT (execution_id, team_id, round_number) DO
+//! UPDATE`. [`RoundKeys`], the writer thread's record of which keys are stored, picks the
+//! cheaper plain insert when no staged key is stored, and decides what the database cannot: a
+//! submission never replaces an evaluated round, and an evaluation staged without its
+//! transcript needs its submission's row. Per batch:
 //! 1. the batch's keys are read from the staged columns; a key staged twice keeps its last row
-//!    (the others are deleted from the staging table, only when there are duplicates);
+//!    (the others are deleted from the staging table, only when there are duplicates: one
+//!    upsert cannot update a row twice);
 //! 2. the stored keys of executions the writer has not seen yet are read from the tables (one
-//!    query per table for all of them; after that the writer knows);
-//! 3. per table: no staged key stored (the usual case) → a plain `INSERT … SELECT`; all (e.g.
-//!    the evaluation of a round whose submission was stored) → `UPDATE … FROM`; some → `UPDATE
-//!    … FROM` the staged rows whose key exists, then `INSERT` the others (an anti-join).
+//!    query per table for all of them; after that the writer knows); a submission of an
+//!    evaluated round is dropped from the staging table;
+//! 3. per table one statement for the staged rows it receives: a plain `INSERT … SELECT` when
+//!    none of their keys is stored (new rounds, bulk loads: the cheaper statement, and still
+//!    checked by the key), else the upsert; the evaluations staged without their transcript
+//!    update their submission's `round_history` row with an `UPDATE … FROM`.
 //!
-//! This is correct because the writer thread is the only writer of these tables: one thread
-//! per process (a new writer waits for the previous thread to stop, see `writer.rs`), and
-//! DuckDB lets one process write a file. Nothing else inserts a key between the check and the
-//! insert, and a failed transaction makes the writer forget what it knew.
+//! A failed transaction makes the writer forget what it knew.
 
 use crate::error::{Result, StoreError};
 use crate::json;
@@ -179,8 +182,9 @@ pub(crate) enum KeyedTable {
 const MAX_KNOWN_KEYS: usize = 1 << 18;
 
 /// The writer thread's record of the stored round keys of the executions it has written or
-/// read (see the module docs). Only the writer thread has one; it is emptied whenever a
-/// transaction fails.
+/// read (see the module docs: the database keeps the keys unique; this tells which tables hold
+/// a key's row, and the lowest id of an execution's rows). Only the writer thread has one; it
+/// is emptied whenever a transaction fails.
 #[derive(Debug, Default)]
 pub(crate) struct RoundKeys {
     executions: HashMap<String, KnownExecution>,
@@ -844,9 +848,9 @@ struct RoundTable {
     columns: &'static str,
     /// … and their values over the staging table `s`.
     values: &'static str,
-    /// `SET` list of an update from `s` (what `ON CONFLICT DO UPDATE` set in schema version 2:
-    /// `id`, `team_name`, `created_at` and the columns other events write are kept).
-    update: &'static str,
+    /// `SET` list of the upsert's `ON CONFLICT … DO UPDATE` (`excluded` is the staged row; `id`,
+    /// `team_name`, `created_at` and the columns other events write are kept).
+    conflict: &'static str,
     /// The staged rows it receives: `leader_board` and `round_status` only evaluated rounds.
     only: &'static str,
 }
@@ -862,12 +866,13 @@ const ROUND_TABLES: [RoundTable; 3] = [
             s.member_submissions_record, s.prompt, s.prompt_sha256, s.pii_masked,
             make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ,
             s.applied_injections, s.submission_content, s.submission_sha256",
-        update: "message_history = s.message_history,
-            member_submissions_record = s.member_submissions_record, prompt = s.prompt,
-            prompt_sha256 = s.prompt_sha256, pii_masked = s.pii_masked,
-            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
-            applied_injections = s.applied_injections, submission_content = s.submission_content,
-            submission_sha256 = s.submission_sha256",
+        conflict: "message_history = excluded.message_history,
+            member_submissions_record = excluded.member_submissions_record,
+            prompt = excluded.prompt, prompt_sha256 = excluded.prompt_sha256,
+            pii_masked = excluded.pii_masked, updated_at = excluded.updated_at,
+            applied_injections = excluded.applied_injections,
+            submission_content = excluded.submission_content,
+            submission_sha256 = excluded.submission_sha256",
         only: "TRUE",
     },
     RoundTable {
@@ -880,9 +885,10 @@ const ROUND_TABLES: [RoundTable; 3] = [
             "s.execution_id, s.team_id, s.team_name, s.round_number, s.submission_content, 'md',
             s.score, s.score_details, FALSE, NULL, make_timestamp(s.now_us)::TIMESTAMPTZ,
             make_timestamp(s.now_us)::TIMESTAMPTZ, s.submission_sha256, s.pii_masked",
-        update: "submission_content = s.submission_content, score = s.score,
-            score_details = s.score_details, submission_sha256 = s.submission_sha256,
-            pii_masked = s.pii_masked, updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ",
+        conflict: "submission_content = excluded.submission_content, score = excluded.score,
+            score_details = excluded.score_details,
+            submission_sha256 = excluded.submission_sha256, pii_masked = excluded.pii_masked,
+            updated_at = excluded.updated_at",
         only: "s.evaluated",
     },
     RoundTable {
@@ -896,10 +902,10 @@ const ROUND_TABLES: [RoundTable; 3] = [
             make_timestamp(s.started_us)::TIMESTAMPTZ, make_timestamp(s.ended_us)::TIMESTAMPTZ,
             make_timestamp(s.now_us)::TIMESTAMPTZ, make_timestamp(s.now_us)::TIMESTAMPTZ,
             s.input_tokens, s.output_tokens, s.cached_tokens, s.requests, s.cost_usd, s.stage_usage",
-        update: "round_ended_at = make_timestamp(s.ended_us)::TIMESTAMPTZ,
-            updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ, input_tokens = s.input_tokens,
-            output_tokens = s.output_tokens, cached_tokens = s.cached_tokens,
-            requests = s.requests, cost_usd = s.cost_usd, stage_usage = s.stage_usage",
+        conflict: "round_ended_at = excluded.round_ended_at, updated_at = excluded.updated_at,
+            input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+            cached_tokens = excluded.cached_tokens, requests = excluded.requests,
+            cost_usd = excluded.cost_usd, stage_usage = excluded.stage_usage",
         only: "s.evaluated",
     },
 ];
@@ -912,18 +918,12 @@ const HISTORY_WITH_TRANSCRIPT: RoundTable = RoundTable {
 };
 
 /// How an evaluation staged without its transcript ([`StageRound::EvaluatedOnly`]) updates
-/// the `round_history` row of its submission: the transcript, the member submissions and the
-/// submission stay as stored (they are the same), the rest is the evaluation's.
-const EVALUATED_HISTORY: RoundTable = RoundTable {
-    name: "round_history",
-    bit: IN_ROUND_HISTORY,
-    columns: "",
-    values: "",
-    update: "pii_masked = t.pii_masked OR s.pii_masked,
-        updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
-        applied_injections = s.applied_injections",
-    only: "NOT s.transcript",
-};
+/// the `round_history` row of its submission (an `UPDATE … FROM` the staged rows: the row
+/// exists): the transcript, the member submissions and the submission stay as stored (they
+/// are the same), the rest is the evaluation's.
+const EVALUATED_HISTORY: &str = "pii_masked = t.pii_masked OR s.pii_masked,
+    updated_at = make_timestamp(s.now_us)::TIMESTAMPTZ,
+    applied_injections = s.applied_injections";
 
 /// Writes the staged rounds (see the module docs). Runs inside the caller's transaction.
 pub(crate) fn write_rounds(
@@ -1022,11 +1022,11 @@ pub(crate) fn write_rounds(
             .map_err(StoreError::db("dropping superseded rounds"))?;
     }
     drop_submitted(conn, &evaluated_already)?;
-    let mut filter_executions: Option<Vec<String>> = None;
-    for (index, table) in ROUND_TABLES.iter().enumerate() {
+    for table in &ROUND_TABLES {
         let history = table.bit == IN_ROUND_HISTORY;
-        // the keys this table receives, and how many of them it holds already (the
-        // evaluations without their transcript go to `round_history` separately)
+        // how many keys this table receives and how many of them it holds already (the
+        // evaluations without their transcript go to `round_history` separately, as updates of
+        // their submission's row)
         let (receiving, stored, updated_only) = batch_keys
             .iter()
             .filter(|k| history || is_evaluated(k))
@@ -1037,26 +1037,15 @@ pub(crate) fn write_rounds(
                 let has = keys.get(k.0, k.1, k.2) & table.bit != 0;
                 (n + 1, stored + usize::from(has), updated_only)
             });
-        if receiving + updated_only == 0 {
-            continue;
-        }
-        let how = if stored == 0 {
-            Upsert::InsertOnly
-        } else if stored == receiving {
-            Upsert::UpdateOnly
-        } else {
-            Upsert::Both
-        };
-        let lowest = executions
-            .iter()
-            .filter_map(|e| keys.executions.get(*e))
-            .map(|e| e.lowest_id[index])
-            .min()
-            .unwrap_or(NO_ID_BOUND);
-        let filter = filter_executions
-            .get_or_insert_with(|| executions.iter().map(|e| e.to_string()).collect());
         if updated_only > 0 {
-            upsert(conn, &EVALUATED_HISTORY, Upsert::UpdateOnly, filter, lowest)?;
+            let lowest = executions
+                .iter()
+                .filter_map(|e| keys.executions.get(*e))
+                .map(|e| e.lowest_id[0])
+                .min()
+                .unwrap_or(NO_ID_BOUND);
+            let filter: Vec<String> = executions.iter().map(|e| e.to_string()).collect();
+            update_evaluated_history(conn, &filter, lowest)?;
         }
         if receiving > 0 {
             let table = if history && any_evaluated_only {
@@ -1064,7 +1053,7 @@ pub(crate) fn write_rounds(
             } else {
                 table
             };
-            upsert(conn, table, how, filter, lowest)?;
+            upsert(conn, table, stored > 0)?;
         }
     }
     for key in batch_keys {
@@ -1204,55 +1193,43 @@ fn filter_params(executions: &[String]) -> &[String] {
 const KEYS: &str = "t.execution_id = s.execution_id AND t.team_id = s.team_id
     AND t.round_number = s.round_number";
 
-/// How one table receives the staged rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Upsert {
-    /// No staged key has a row in the table (the usual case): a plain `INSERT … SELECT`.
-    InsertOnly,
-    /// Every staged key has one (e.g. the evaluation of a submitted round): `UPDATE … FROM`.
-    UpdateOnly,
-    /// Some have: `UPDATE … FROM` the staged rows whose key exists, then `INSERT` the others.
-    Both,
-}
-
-/// Moves the staged rows into one table (step 3 of the module docs). `executions` are the
-/// batch's and `lowest` the smallest id their rows can have (filters DuckDB pushes into the
-/// table scan, so the key join sees only their rows).
-fn upsert(
-    conn: &Connection,
-    table: &RoundTable,
-    how: Upsert,
-    executions: &[String],
-    lowest: i64,
-) -> Result<()> {
-    let mut insert = format!(
-        "INSERT INTO {} ({}) SELECT {} FROM stage_rounds AS s WHERE {}",
-        table.name, table.columns, table.values, table.only
-    );
-    if how == Upsert::InsertOnly {
-        conn.execute(&insert, [])
-            .map_err(StoreError::db(format!("writing {}", table.name)))?;
-        return Ok(());
-    }
-    let filter = format!("t.id >= {lowest} AND {}", execution_filter(executions));
-    let params = filter_params(executions);
-    let update = format!(
-        "UPDATE {name} AS t SET {set} FROM stage_rounds AS s WHERE {only} AND {filter} AND {KEYS}",
+/// Moves the staged rows into one table (step 3 of the module docs): an upsert on the round
+/// key when the table holds some of the staged keys (`some_stored`), else a plain insert.
+/// The plain insert is the usual case (new rounds, a bulk load) and the cheaper statement:
+/// `ON CONFLICT` cost +50 % per round write and +40 % on bulk loads (docs/benchmarks.md). It is
+/// still checked by the key: if the writer's record were wrong, the insert is refused (no
+/// second row), the writer forgets its record and writes each job again after reading the keys.
+fn upsert(conn: &Connection, table: &RoundTable, some_stored: bool) -> Result<()> {
+    let mut sql = format!(
+        "INSERT INTO {name} ({columns}) SELECT {values} FROM stage_rounds AS s WHERE {only}",
         name = table.name,
-        set = table.update,
+        columns = table.columns,
+        values = table.values,
         only = table.only,
     );
-    conn.execute(&update, params_from_iter(params))
-        .map_err(StoreError::db(format!("updating {}", table.name)))?;
-    if how == Upsert::UpdateOnly {
-        return Ok(());
+    if some_stored {
+        sql.push_str(&format!(
+            " ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET {}",
+            table.conflict
+        ));
     }
-    insert.push_str(&format!(
-        " AND NOT EXISTS (SELECT 1 FROM {name} AS t WHERE {filter} AND {KEYS})",
-        name = table.name,
-    ));
-    conn.execute(&insert, params_from_iter(params))
+    conn.execute(&sql, [])
         .map_err(StoreError::db(format!("writing {}", table.name)))?;
+    Ok(())
+}
+
+/// Updates the `round_history` rows of the evaluations staged without their transcript
+/// ([`EVALUATED_HISTORY`]). `executions` are the batch's and `lowest` the smallest id their
+/// rows can have (filters DuckDB pushes into the table scan, so the key join sees only their
+/// rows).
+fn update_evaluated_history(conn: &Connection, executions: &[String], lowest: i64) -> Result<()> {
+    let filter = format!("t.id >= {lowest} AND {}", execution_filter(executions));
+    let sql = format!(
+        "UPDATE round_history AS t SET {EVALUATED_HISTORY} FROM stage_rounds AS s
+         WHERE NOT s.transcript AND {filter} AND {KEYS}"
+    );
+    conn.execute(&sql, params_from_iter(filter_params(executions)))
+        .map_err(StoreError::db("updating round_history"))?;
     Ok(())
 }
 

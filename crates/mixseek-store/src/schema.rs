@@ -8,30 +8,41 @@
 //! not include (and fetching it at run time would need the network); DuckDB's JSON functions
 //! accept the text columns as they are.
 //!
-//! Version 3 drops the UNIQUE (execution_id, team_id, round_number) constraints of
-//! `round_history`, `leader_board` and `round_status`: the writer upserts those keys itself
-//! (`rounds.rs`: one writer thread per process, one process per file), and the constraint's
-//! index made every round write several times slower and kept DuckDB from writing bulk loads
-//! straight to the file. The key is still unique as long as only mixseek writes these tables;
-//! nothing in the database enforces it, and `INSERT … ON CONFLICT (execution_id, team_id,
-//! round_number)` is refused (there is no such constraint any more). Version 3 also adds
-//! `round_history.applied_injections` (JSON: the prompt-injection rules applied per phase;
-//! NULL for rounds stored before). Other tables, columns and types are unchanged.
+//! Version 3 dropped the UNIQUE (execution_id, team_id, round_number) constraints of
+//! `round_history`, `leader_board` and `round_status` (the writer kept the keys unique itself,
+//! for speed) and added `round_history.applied_injections` (JSON: the prompt-injection rules
+//! applied per phase; NULL for rounds stored before).
 //!
 //! Version 4 adds `round_history.submission_content` and `submission_sha256`: the leader's
 //! submission is kept with the round's transcript, so a round whose evaluation failed (a
 //! `round_history` row without `leader_board` / `round_status` rows: not completed) still has
 //! it. The upgrade copies them from `leader_board` for the rounds stored before.
 //!
-//! A fresh file gets the latest schema directly; an older file is upgraded in one transaction
-//! (so a failed upgrade leaves it untouched); a newer file is refused.
+//! Version 5 declares the keys again, so the database enforces them whoever writes: `id` is
+//! the PRIMARY KEY of `round_history`, `leader_board`, `round_status` and `llm_calls`, and the
+//! three round tables have UNIQUE (execution_id, team_id, round_number), as in the original
+//! (`execution_summary` keeps its PRIMARY KEY (execution_id)). The writer upserts through them
+//! (`INSERT … ON CONFLICT (execution_id, team_id, round_number) DO UPDATE`, see `rounds.rs`).
+//! The upgrade ([`crate::rekey`]) rebuilds the four tables with their keys (DuckDB cannot add a
+//! constraint to a table); a file holding several rows of one key keeps the newest (by
+//! `updated_at`, then `created_at`, then the highest `id`), and rows sharing an `id` (or
+//! without one) get new ids from the table's sequence; both are reported
+//! ([`MigrationReport`]) and logged.
+//!
+//! A fresh file gets the latest schema directly. An older file is first copied next to itself
+//! (`mixseek.db.v4.bak`, never overwriting an existing backup: `mixseek.db.v4.1.bak`, …; see
+//! [`crate::backup`]), then upgraded in one transaction (so a failed upgrade leaves it
+//! untouched); a newer file is refused, and so is a DuckDB file whose tables are not mixseek's
+//! ([`StoreError::ForeignSchema`]): mixseek never adds its tables to another program's
+//! database.
 
 use crate::error::{Result, StoreError};
 use duckdb::Connection;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Our tables, in dependency-free creation order.
 pub const TABLES: [&str; 6] = [
@@ -198,10 +209,113 @@ CREATE TABLE llm_calls (
 );
 ";
 
+/// What version 5 declares on the round tables …
+const ROUND_KEYS: &str = "PRIMARY KEY (id), UNIQUE (execution_id, team_id, round_number)";
+/// … and on `llm_calls`.
+const ID_KEY: &str = "PRIMARY KEY (id)";
+
+/// A table that version 5 gives keys (rebuilt with them by the upgrade, see [`crate::rekey`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TableKeys {
+    pub name: &'static str,
+    /// The table as version 4 had it (no keys).
+    pub ddl: &'static str,
+    /// The constraints appended to it.
+    pub keys: &'static str,
+    /// The sequence its `id` comes from.
+    pub sequence: &'static str,
+    /// The UNIQUE key beside `id`, if any.
+    pub unique: Option<&'static str>,
+    /// Which of several rows is the newest (an `ORDER BY` list, newest first).
+    pub newest: &'static str,
+}
+
+impl TableKeys {
+    /// `CREATE TABLE` with the keys.
+    pub(crate) fn keyed_ddl(&self) -> String {
+        let body = self.ddl.trim_end().trim_end_matches(';').trim_end();
+        let body = body.strip_suffix(')').unwrap_or(body).trim_end();
+        format!("{body},\n    {}\n);", self.keys)
+    }
+}
+
+/// The round tables' "newest first" order.
+const NEWEST_ROUND: &str =
+    "updated_at DESC NULLS LAST, created_at DESC NULLS LAST, id DESC NULLS LAST";
+
+/// The tables with keys, in creation order.
+pub(crate) const KEYED_TABLES: [TableKeys; 4] = [
+    TableKeys {
+        name: "round_history",
+        ddl: ROUND_HISTORY,
+        keys: ROUND_KEYS,
+        sequence: "round_history_id_seq",
+        unique: Some("execution_id, team_id, round_number"),
+        newest: NEWEST_ROUND,
+    },
+    TableKeys {
+        name: "leader_board",
+        ddl: LEADER_BOARD,
+        keys: ROUND_KEYS,
+        sequence: "leader_board_id_seq",
+        unique: Some("execution_id, team_id, round_number"),
+        newest: NEWEST_ROUND,
+    },
+    TableKeys {
+        name: "round_status",
+        ddl: ROUND_STATUS,
+        keys: ROUND_KEYS,
+        sequence: "round_status_id_seq",
+        unique: Some("execution_id, team_id, round_number"),
+        newest: NEWEST_ROUND,
+    },
+    TableKeys {
+        name: "llm_calls",
+        ddl: LLM_CALLS,
+        keys: ID_KEY,
+        sequence: "llm_calls_id_seq",
+        unique: None,
+        newest: "called_at DESC NULLS LAST, id DESC NULLS LAST",
+    },
+];
+
+/// Every table of the latest schema with its DDL (unkeyed: the columns are what matters).
+const TABLE_DDL: [(&str, &str); 6] = [
+    ("schema_version", SCHEMA_VERSION_TABLE),
+    ("execution_summary", EXECUTION_SUMMARY),
+    ("round_history", ROUND_HISTORY),
+    ("leader_board", LEADER_BOARD),
+    ("round_status", ROUND_STATUS),
+    ("llm_calls", LLM_CALLS),
+];
+
+/// The columns of one of this module's `CREATE TABLE` statements, in order (the first word of
+/// each line between the parentheses; constraint lines skipped).
+pub(crate) fn ddl_columns(ddl: &str) -> Vec<&str> {
+    let (Some(open), Some(close)) = (ddl.find('('), ddl.rfind(')')) else {
+        return Vec::new();
+    };
+    ddl.get(open + 1..close)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|word| !matches!(*word, "PRIMARY" | "UNIQUE" | "CHECK" | "FOREIGN"))
+        .collect()
+}
+
+/// The latest columns of one of our tables.
+pub(crate) fn latest_columns(table: &str) -> Vec<&'static str> {
+    TABLE_DDL
+        .iter()
+        .find(|(name, _)| *name == table)
+        .map(|(_, ddl)| ddl_columns(ddl))
+        .unwrap_or_default()
+}
+
 /// The original's secondary indexes. DuckDB's ART indexes only help point lookups and each
 /// one slows every write, so version 2 drops them. Lookups filter on `execution_id` (a scan
-/// DuckDB narrows with its per-row-group min/max statistics); the writer keeps its own record
-/// of the stored round keys (`rounds.rs`).
+/// DuckDB narrows with its per-row-group min/max statistics); the keys' own indexes (version
+/// 5) serve the writer's upserts.
 const V1_INDEXES: [&str; 6] = [
     "idx_leader_board_score",
     "idx_round_history_execution",
@@ -218,13 +332,53 @@ pub enum Found {
     Empty,
     /// The original's tables without `schema_version`.
     Original,
-    /// Our `schema_version` table says this.
+    /// Our `schema_version` table says this (0 when it holds no row).
     Version(i64),
 }
 
-fn table_exists(conn: &Connection, name: &str) -> Result<bool> {
+/// What an upgrade did (see [`crate::Store::migration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// The schema version found (1: the original MixSeek's).
+    pub from: i64,
+    /// The version written ([`SCHEMA_VERSION`]).
+    pub to: i64,
+    /// The copy of the file as it was before the upgrade (none for a database that is not a
+    /// file).
+    pub backup: Option<PathBuf>,
+    /// Rows dropped because another row of their key was newer.
+    pub dropped: Vec<DroppedDuplicates>,
+    /// Rows that got a new `id` (theirs was taken by another row, or NULL).
+    pub renumbered: Vec<RenumberedIds>,
+    /// Columns of our tables that mixseek does not know (added by hand) and that the rebuilt
+    /// tables do not have any more (`table.column`; the backup keeps them).
+    pub dropped_columns: Vec<String>,
+}
+
+/// Duplicates of a key found by the upgrade to version 5 in one table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedDuplicates {
+    pub table: String,
+    /// The key's columns, e.g. `(execution_id, team_id, round_number)`.
+    pub key: String,
+    /// How many keys had more than one row …
+    pub keys: u64,
+    /// … and how many rows were dropped (the newest of each key is kept).
+    pub rows: u64,
+    /// A few of the duplicated keys (`execution_id/team_id/round_number`).
+    pub examples: Vec<String>,
+}
+
+/// Rows of one table that got new ids in the upgrade to version 5.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenumberedIds {
+    pub table: String,
+    pub rows: u64,
+}
+
+pub(crate) fn table_exists(conn: &Connection, name: &str) -> Result<bool> {
     conn.query_row(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
+        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = ?",
         [name],
         |r| r.get::<_, i64>(0),
     )
@@ -234,12 +388,42 @@ fn table_exists(conn: &Connection, name: &str) -> Result<bool> {
 
 fn column_exists(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
-        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' AND table_name = ? AND column_name = ?",
+        "SELECT count(*) FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = ? AND column_name = ?",
         [table, column],
         |r| r.get::<_, i64>(0),
     )
     .map(|n| n > 0)
     .map_err(StoreError::db("reading the catalogue"))
+}
+
+/// The columns of a table, in order.
+pub(crate) fn table_columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT column_name FROM information_schema.columns
+             WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
+        )
+        .map_err(StoreError::db("reading the catalogue"))?;
+    let rows = stmt
+        .query_map([table], |r| r.get::<_, String>(0))
+        .map_err(StoreError::db("reading the catalogue"))?;
+    rows.collect::<duckdb::Result<Vec<String>>>()
+        .map_err(StoreError::db("reading the catalogue"))
+}
+
+/// The tables and views of the main schema.
+fn all_tables(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main'
+             ORDER BY table_name",
+        )
+        .map_err(StoreError::db("reading the catalogue"))?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(StoreError::db("reading the catalogue"))?;
+    rows.collect::<duckdb::Result<Vec<String>>>()
+        .map_err(StoreError::db("reading the catalogue"))
 }
 
 /// Detects the schema version of an open database.
@@ -278,17 +462,182 @@ pub fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
     Ok(found)
 }
 
-/// Creates the schema, or upgrades an older one to [`SCHEMA_VERSION`].
-pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+/// The columns each table of the original must have for the upgrade (the ones our tables
+/// require and the original always wrote).
+const ORIGINAL_REQUIRED: [(&str, &[&str]); 4] = [
+    (
+        "execution_summary",
+        &["execution_id", "user_prompt", "status", "total_teams"],
+    ),
+    (
+        "round_history",
+        &["execution_id", "team_id", "team_name", "round_number"],
+    ),
+    (
+        "leader_board",
+        &[
+            "execution_id",
+            "team_id",
+            "team_name",
+            "round_number",
+            "submission_content",
+            "score",
+            "score_details",
+        ],
+    ),
+    (
+        "round_status",
+        &["execution_id", "team_id", "team_name", "round_number"],
+    ),
+];
+
+/// Columns of `round_history` that versions before 4 (`submission_*`) and 3
+/// (`applied_injections`) do not have.
+fn added_after(version: i64, table: &str, column: &str) -> bool {
+    table == "round_history"
+        && match column {
+            "applied_injections" => version < 3,
+            "submission_content" | "submission_sha256" => version < 4,
+            _ => false,
+        }
+}
+
+/// Every table of the main schema and its columns, read with one query.
+fn catalogue(conn: &Connection) -> Result<HashMap<String, Vec<String>>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT table_name, column_name FROM information_schema.columns
+             WHERE table_catalog = current_database() AND table_schema = 'main'
+             ORDER BY table_name, ordinal_position",
+        )
+        .map_err(StoreError::db("reading the catalogue"))?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(StoreError::db("reading the catalogue"))?;
+    let mut tables: HashMap<String, Vec<String>> = HashMap::new();
+    for row in rows {
+        let (table, column) = row.map_err(StoreError::db("reading the catalogue"))?;
+        tables.entry(table).or_default().push(column);
+    }
+    Ok(tables)
+}
+
+/// How many PRIMARY KEY and UNIQUE constraints each table has.
+fn key_counts(conn: &Connection) -> Result<HashMap<String, i64>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT table_name, count(*) FROM duckdb_constraints()
+             WHERE database_name = current_database() AND schema_name = 'main'
+                 AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+             GROUP BY table_name",
+        )
+        .map_err(StoreError::db("reading the catalogue"))?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .map_err(StoreError::db("reading the catalogue"))?;
+    rows.collect::<duckdb::Result<HashMap<String, i64>>>()
+        .map_err(StoreError::db("reading the catalogue"))
+}
+
+/// Checks that the file's tables are the ones mixseek wrote in the version `found` says (so
+/// the upgrade, and then every read and write, can rely on them): a DuckDB file of another
+/// program, or one whose mixseek tables lack columns (or, at the latest version, keys), is
+/// refused ([`StoreError::ForeignSchema`]) rather than written into.
+pub fn check_shape(conn: &Connection, path: &Path, found: Found) -> Result<()> {
+    let foreign = |problem: String| StoreError::ForeignSchema {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let tables = catalogue(conn)?;
+    let missing_columns = |table: &str, required: &mut dyn Iterator<Item = &str>| -> Result<()> {
+        let have = tables.get(table).map(Vec::as_slice).unwrap_or_default();
+        let missing: Vec<&str> = required.filter(|c| !have.iter().any(|h| h == c)).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(foreign(format!(
+            "its `{table}` table has other columns than mixseek's (missing: {})",
+            missing.join(", ")
+        )))
+    };
+    match found {
+        Found::Empty => {
+            let names = all_tables(conn)?;
+            if !names.is_empty() {
+                return Err(foreign(format!(
+                    "it holds tables of its own ({}) and none of mixseek's",
+                    list(&names)
+                )));
+            }
+        }
+        Found::Original => {
+            for (table, required) in ORIGINAL_REQUIRED {
+                if tables.contains_key(table) {
+                    missing_columns(table, &mut required.iter().copied())?;
+                }
+            }
+        }
+        Found::Version(v) if v < 2 => {
+            return Err(foreign(format!(
+                "its schema_version table says version {v}, which no mixseek writes"
+            )));
+        }
+        Found::Version(v) => {
+            for (table, ddl) in TABLE_DDL {
+                if !tables.contains_key(table) {
+                    return Err(foreign(format!("it has no `{table}` table")));
+                }
+                let mut required = ddl_columns(ddl)
+                    .into_iter()
+                    .filter(|c| !added_after(v, table, c));
+                missing_columns(table, &mut required)?;
+            }
+            if v >= 5 {
+                // the writer relies on them (its plain inserts are checked by them)
+                let keys = key_counts(conn)?;
+                for table in KEYED_TABLES {
+                    let expected = if table.unique.is_some() { 2 } else { 1 };
+                    if keys.get(table.name).copied().unwrap_or_default() < expected {
+                        return Err(foreign(format!(
+                            "its `{}` table lacks the keys mixseek declares ({}); restore a \
+                             backup of the file or let mixseek create a new one",
+                            table.name, table.keys
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// At most a few names of a list, for a message.
+fn list(names: &[String]) -> String {
+    let mut shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 5 {
+        shown.push_str(&format!(", … ({} in all)", names.len()));
+    }
+    shown
+}
+
+/// Creates the schema, or upgrades an older one to [`SCHEMA_VERSION`] (copying the file to a
+/// backup first, see the module docs). Returns what an upgrade did (`None` when there was
+/// nothing to upgrade: a new file, or one at the latest version).
+pub fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>> {
     let found = check_not_newer(conn, path)?;
+    check_shape(conn, path, found)?;
     let from = match found {
         Found::Empty => 0,
         Found::Original => 1,
         Found::Version(v) => v,
     };
     if from == SCHEMA_VERSION {
-        return Ok(());
+        return Ok(None);
     }
+    let backup = match from {
+        0 => None,
+        _ => crate::backup::backup_before_upgrade(conn, path, from)?,
+    };
     let run = |sql: &str| -> Result<()> {
         conn.execute_batch(sql)
             .map_err(|source| StoreError::Migration {
@@ -297,6 +646,14 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
                 to: SCHEMA_VERSION,
                 source,
             })
+    };
+    let mut report = MigrationReport {
+        from,
+        to: SCHEMA_VERSION,
+        backup,
+        dropped: Vec::new(),
+        renumbered: Vec::new(),
+        dropped_columns: Vec::new(),
     };
     run("BEGIN TRANSACTION")?;
     let result = (|| -> Result<()> {
@@ -307,23 +664,30 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
             }
             1 => {
                 upgrade_from_original(conn, &run)?;
+                crate::rekey::add_keys(conn, &run, from, &mut report)?;
                 run(COPY_SUBMISSIONS)?;
                 "upgraded from the original MixSeek schema"
             }
-            2 => {
-                drop_round_keys(&run)?;
-                run(COPY_SUBMISSIONS)?;
-                "upgraded from version 2 (round keys are upserted by the writer; round_history keeps the submission)"
-            }
-            3 => {
-                run(ADD_SUBMISSIONS)?;
-                run(COPY_SUBMISSIONS)?;
-                "upgraded from version 3 (round_history keeps the submission)"
+            2..=4 => {
+                run(SEQUENCES)?;
+                crate::rekey::add_keys(conn, &run, from, &mut report)?;
+                if from < 4 {
+                    run(COPY_SUBMISSIONS)?;
+                }
+                match from {
+                    2 => {
+                        "upgraded from version 2 (keys declared; round_history keeps the submission)"
+                    }
+                    3 => {
+                        "upgraded from version 3 (keys declared; round_history keeps the submission)"
+                    }
+                    _ => "upgraded from version 4 (keys declared)",
+                }
             }
             other => {
-                return Err(StoreError::Open {
+                return Err(StoreError::ForeignSchema {
                     path: path.to_path_buf(),
-                    message: format!("unknown schema version {other}"),
+                    problem: format!("unknown schema version {other}"),
                 });
             }
         };
@@ -335,9 +699,10 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         Ok(()) => {
             run("COMMIT")?;
             if from > 0 {
-                tracing::info!(path = %path.display(), from, to = SCHEMA_VERSION, "database schema upgraded");
+                log_upgrade(path, &report);
+                return Ok(Some(report));
             }
-            Ok(())
+            Ok(None)
         }
         Err(e) => {
             if let Err(rb) = conn.execute_batch("ROLLBACK") {
@@ -348,26 +713,68 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     }
 }
 
+/// Logs an upgrade: what was dropped or renumbered (a warning each), and where the previous
+/// file is.
+fn log_upgrade(path: &Path, report: &MigrationReport) {
+    let backup = report
+        .backup
+        .as_ref()
+        .map(|b| b.display().to_string())
+        .unwrap_or_else(|| "none".to_string());
+    for d in &report.dropped {
+        tracing::warn!(
+            path = %path.display(),
+            table = d.table,
+            key = d.key,
+            keys = d.keys,
+            rows = d.rows,
+            examples = d.examples.join(", "),
+            backup,
+            "the upgrade found several rows of one key in {} and kept the newest of each: {} rows \
+             dropped ({} keys); the previous file is kept at {backup}",
+            d.table,
+            d.rows,
+            d.keys
+        );
+    }
+    for r in &report.renumbered {
+        tracing::warn!(
+            path = %path.display(),
+            table = r.table,
+            rows = r.rows,
+            backup,
+            "{} rows of {} had an id another row had (or none) and got new ids",
+            r.rows,
+            r.table
+        );
+    }
+    if !report.dropped_columns.is_empty() {
+        tracing::warn!(
+            path = %path.display(),
+            columns = report.dropped_columns.join(", "),
+            backup,
+            "columns mixseek does not know were not carried over by the upgrade; the previous \
+             file is kept at {backup}"
+        );
+    }
+    tracing::info!(
+        path = %path.display(),
+        from = report.from,
+        to = report.to,
+        backup,
+        "database schema upgraded; the previous file is kept at {backup}"
+    );
+}
+
 fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     run(SEQUENCES)?;
     run(SCHEMA_VERSION_TABLE)?;
-    for ddl in [
-        EXECUTION_SUMMARY,
-        ROUND_HISTORY,
-        LEADER_BOARD,
-        ROUND_STATUS,
-        LLM_CALLS,
-    ] {
-        run(ddl)?;
+    run(EXECUTION_SUMMARY)?;
+    for table in KEYED_TABLES {
+        run(&table.keyed_ddl())?;
     }
     Ok(())
 }
-
-/// Version 3 → 4: the submission columns of `round_history`.
-const ADD_SUBMISSIONS: &str = "
-ALTER TABLE round_history ADD COLUMN submission_content VARCHAR;
-ALTER TABLE round_history ADD COLUMN submission_sha256 VARCHAR;
-";
 
 /// Fills the submission columns of the rounds stored before version 4 from `leader_board`
 /// (rounds without a `leader_board` row keep NULL).
@@ -378,25 +785,6 @@ FROM leader_board AS l
 WHERE h.execution_id = l.execution_id AND h.team_id = l.team_id AND h.round_number = l.round_number
     AND h.submission_content IS NULL;
 ";
-
-/// Version 2 → 3: rebuilds the three round tables without their UNIQUE constraint (DuckDB
-/// cannot drop a constraint in place), keeping every row, its `id` and the sequences (new
-/// rows continue above the old ids); `round_history` gains `applied_injections` (NULL).
-fn drop_round_keys(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
-    for (table, ddl) in [
-        ("round_history", ROUND_HISTORY),
-        ("leader_board", LEADER_BOARD),
-        ("round_status", ROUND_STATUS),
-    ] {
-        let old = format!("{table}_v2");
-        run(&format!("ALTER TABLE {table} RENAME TO {old}"))?;
-        run(ddl)?;
-        // Columns matched by name; a column version 2 lacks is NULL.
-        run(&format!("INSERT INTO {table} BY NAME SELECT * FROM {old}"))?;
-        run(&format!("DROP TABLE {old}"))?;
-    }
-    Ok(())
-}
 
 /// Rebuilds the original's tables with our types, keeping every row (naive timestamps are
 /// taken as UTC; `created_at` of the original was local time, which cannot be recovered).
@@ -592,6 +980,153 @@ fn upgrade_from_original(conn: &Connection, run: &dyn Fn(&str) -> Result<()>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (table, constraint type, columns) of our tables' constraints, sorted.
+    pub(crate) fn constraints(conn: &Connection) -> Vec<(String, String, String)> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT table_name, constraint_type, array_to_string(list_sort(constraint_column_names), ',')
+                 FROM duckdb_constraints()
+                 WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+                 ORDER BY ALL",
+            )
+            .expect("constraints");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("query")
+            .collect::<duckdb::Result<_>>()
+            .expect("rows")
+    }
+
+    /// What version 5 declares.
+    pub(crate) fn expected_keys() -> Vec<(String, String, String)> {
+        let mut keys = vec![("execution_summary", "PRIMARY KEY", "execution_id")];
+        for t in ["leader_board", "llm_calls", "round_history", "round_status"] {
+            keys.push((t, "PRIMARY KEY", "id"));
+            if t != "llm_calls" {
+                keys.push((t, "UNIQUE", "execution_id,round_number,team_id"));
+            }
+        }
+        let mut keys: Vec<(String, String, String)> = keys
+            .into_iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn a_fresh_database_declares_every_key() {
+        let conn = Connection::open_in_memory().expect("db");
+        migrate(&conn, Path::new(":memory:")).expect("migrate");
+        assert_eq!(constraints(&conn), expected_keys());
+    }
+
+    #[test]
+    fn the_database_refuses_a_second_row_of_a_key() {
+        let conn = Connection::open_in_memory().expect("db");
+        migrate(&conn, Path::new(":memory:")).expect("migrate");
+        conn.execute_batch(
+            "INSERT INTO round_history (execution_id, team_id, team_name, round_number)
+             VALUES ('e', 't', 'T', 1)",
+        )
+        .expect("first row");
+        let err = conn
+            .execute_batch(
+                "INSERT INTO round_history (execution_id, team_id, team_name, round_number)
+                 VALUES ('e', 't', 'T', 1)",
+            )
+            .expect_err("a second row of the key");
+        assert!(err.to_string().contains("Constraint Error"), "{err}");
+        let err = conn
+            .execute_batch(
+                "INSERT INTO llm_calls (id, role, model, input_tokens, output_tokens, cached_tokens,
+                     requests, cost_usd, priced, latency_ms, attempts, cache_hit, called_at)
+                 VALUES (7, 'leader', 'm', 0, 0, 0, 0, 0, TRUE, 0, 1, FALSE, now()),
+                        (7, 'leader', 'm', 0, 0, 0, 0, 0, TRUE, 0, 1, FALSE, now())",
+            )
+            .expect_err("two calls with one id");
+        assert!(err.to_string().contains("Constraint Error"), "{err}");
+        // the original's upsert works again
+        conn.execute_batch(
+            "INSERT INTO round_history (execution_id, team_id, team_name, round_number, prompt)
+             VALUES ('e', 't', 'T', 1, 'again')
+             ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET prompt = excluded.prompt",
+        )
+        .expect("upsert");
+        let (n, prompt): (i64, String) = conn
+            .query_row(
+                "SELECT count(*), any_value(prompt) FROM round_history",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("row");
+        assert_eq!((n, prompt.as_str()), (1, "again"));
+    }
+
+    #[test]
+    fn the_columns_read_from_the_ddl_are_the_catalogues() {
+        let conn = Connection::open_in_memory().expect("db");
+        migrate(&conn, Path::new(":memory:")).expect("migrate");
+        for (table, ddl) in TABLE_DDL {
+            assert_eq!(
+                ddl_columns(ddl),
+                table_columns(&conn, table).expect("columns"),
+                "{table}"
+            );
+        }
+        for t in KEYED_TABLES {
+            assert_eq!(
+                ddl_columns(&t.keyed_ddl()),
+                ddl_columns(t.ddl),
+                "{}",
+                t.name
+            );
+        }
+    }
+
+    #[test]
+    fn another_programs_database_is_not_written_into() {
+        let conn = Connection::open_in_memory().expect("db");
+        conn.execute_batch("CREATE TABLE sales (id INTEGER, amount DOUBLE)")
+            .expect("foreign table");
+        let err = migrate(&conn, Path::new("x.db")).expect_err("foreign");
+        assert!(matches!(err, StoreError::ForeignSchema { .. }), "{err}");
+        assert!(err.to_string().contains("sales"), "{err}");
+        assert_eq!(err.class(), crate::ErrorClass::BadInput);
+        assert!(!table_exists(&conn, "leader_board").expect("catalogue"));
+
+        // a round_history table of other columns is not the original's
+        let conn = Connection::open_in_memory().expect("db");
+        conn.execute_batch("CREATE TABLE round_history (id INTEGER, body VARCHAR)")
+            .expect("foreign table");
+        let err = migrate(&conn, Path::new("x.db")).expect_err("foreign");
+        assert!(
+            err.to_string().contains("round_history") && err.to_string().contains("team_id"),
+            "{err}"
+        );
+
+        // one of our tables missing in a file that says it is ours
+        let conn = Connection::open_in_memory().expect("db");
+        migrate(&conn, Path::new("x.db")).expect("migrate");
+        conn.execute_batch("DROP TABLE llm_calls").expect("drop");
+        let err = check_shape(&conn, Path::new("x.db"), detect(&conn).expect("detect"))
+            .expect_err("damaged");
+        assert!(err.to_string().contains("llm_calls"), "{err}");
+
+        // a table of the latest version rebuilt without its keys
+        let conn = Connection::open_in_memory().expect("db");
+        migrate(&conn, Path::new("x.db")).expect("migrate");
+        conn.execute_batch(
+            "CREATE TABLE lb AS SELECT * FROM leader_board; DROP TABLE leader_board;
+             ALTER TABLE lb RENAME TO leader_board;",
+        )
+        .expect("rebuilt without keys");
+        let err = migrate(&conn, Path::new("x.db")).expect_err("keys lost");
+        assert!(
+            err.to_string().contains("leader_board") && err.to_string().contains("keys"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn fresh_database_gets_the_latest_schema() {

@@ -425,7 +425,7 @@ pub(crate) fn finish_team(
 }
 
 /// The final round of a team whose `leader_board` row the round path did not write: stored
-/// from its leaderboard entry.
+/// from its leaderboard entry (flagged, should the row exist after all).
 #[allow(clippy::too_many_arguments)]
 fn store_final_round(
     conn: &Connection,
@@ -455,7 +455,9 @@ fn store_final_round(
             "INSERT INTO leader_board (execution_id, team_id, team_name, round_number, submission_content,
                  submission_format, score, score_details, final_submission, exit_reason, created_at,
                  updated_at, submission_sha256, pii_masked)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, {TS}, {TS}, ?, ?)"
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, {TS}, {TS}, ?, ?)
+             ON CONFLICT (execution_id, team_id, round_number) DO UPDATE SET final_submission = TRUE,
+                 exit_reason = excluded.exit_reason, updated_at = excluded.updated_at"
         ),
         params![
             execution_id,

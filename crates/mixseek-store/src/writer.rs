@@ -580,7 +580,10 @@ fn process(
     };
     let outcome: Vec<Result<()>> = match result {
         Ok(()) => batch.iter().map(|_| Ok(())).collect(),
-        Err(e) if batch.len() == 1 => vec![Err(e)],
+        // (a duplicate key means the writer's record of the stored keys was wrong: it was
+        // forgotten with the failed transaction, and the job is written again after reading
+        // the keys; see `rounds.rs`)
+        Err(e) if batch.len() == 1 && !e.is_duplicate_key() => vec![Err(e)],
         Err(e) => {
             // Find the culprit(s): each event alone, once (transient errors were retried above).
             tracing::debug!(error = %e, jobs = batch.len(), "batch write failed; writing the events one by one");
@@ -828,6 +831,47 @@ fn apply_event(
 mod tests {
     use super::*;
     use crate::rounds::tests::{record, submission};
+
+    #[tokio::test]
+    async fn a_key_written_behind_the_writers_back_is_not_duplicated() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join("mixseek.db")).expect("open");
+        let writer = store.writer(PiiMasker::disabled()).expect("writer");
+        writer
+            .write(&Event::ExecutionStarted {
+                execution_id: "e".into(),
+                user_prompt: "task".into(),
+                teams: Vec::new(),
+                config_hash: "h".into(),
+                max_rounds: 3,
+                at: chrono::Utc::now(),
+            })
+            .await
+            .expect("started");
+        // the writer believes execution e has no rounds; another connection writes one
+        store
+            .connection()
+            .expect("conn")
+            .execute_batch(
+                "INSERT INTO leader_board (execution_id, team_id, team_name, round_number,
+                     submission_content, score, score_details)
+                 VALUES ('e', 'a', 'a', 1, 'behind its back', 1.0, '{}')",
+            )
+            .expect("a row the writer does not know");
+        // its plain insert is refused by the key; it reads the keys and writes the round again
+        writer
+            .write(&Event::Evaluated(Box::new(record("a", 1, 42.0))))
+            .await
+            .expect("written");
+        let rows: Vec<(String, f64)> = store
+            .select(
+                "SELECT submission_content, score FROM leader_board",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("rows");
+        assert_eq!(rows, vec![("a 1".to_string(), 42.0)]);
+    }
 
     #[tokio::test]
     async fn an_evaluation_whose_submission_was_lost_is_written_whole() {

@@ -1,13 +1,16 @@
 //! Schema creation and migration: a database of the original Python MixSeek is upgraded in
-//! place (rows kept, types widened), one of our version 2 loses its UNIQUE round keys (rows,
-//! ids and decisions kept), version 3 gains `round_history.submission_content` (copied from
-//! `leader_board`), a file of a newer mixseek is refused.
+//! place (rows kept, types widened), our versions 2, 3 and 4 get their keys declared (rows,
+//! ids and decisions kept; duplicates of a key dropped, the newest kept, and reported),
+//! version 3 gains `round_history.submission_content` (copied from `leader_board`), every
+//! upgrade leaves a readable backup of the old file, a file of a newer mixseek is refused.
 
 mod common;
 
+use common::{raw, scalar};
 use duckdb::Connection;
 use mixseek_store::schema::SCHEMA_VERSION;
 use mixseek_store::{LeaderboardScope, Store, StoreError};
+use std::path::Path;
 
 /// The original's four tables, sequences and indexes (types as its code creates them; JSON
 /// columns as VARCHAR since the bundled DuckDB has no json extension).
@@ -62,27 +65,70 @@ INSERT INTO execution_summary (execution_id, user_prompt, status, team_results, 
   VALUES ('e1', '旧プロンプト', 'completed', '[]', 1, 'team-a', 85.0, 120.5, '2025-11-12 08:36:10', '2025-11-12 08:36:10');
 ";
 
-fn column_type(conn: &Connection, table: &str, column: &str) -> String {
-    conn.query_row(
-        "SELECT data_type FROM information_schema.columns WHERE table_name = ? AND column_name = ?",
-        [table, column],
-        |r| r.get(0),
+fn column_type(store: &Store, table: &str, column: &str) -> String {
+    scalar(
+        store,
+        &format!(
+            "SELECT data_type FROM information_schema.columns
+             WHERE table_name = '{table}' AND column_name = '{column}'"
+        ),
     )
-    .expect("column exists")
+}
+
+/// (table, constraint type, columns) of the PRIMARY KEY and UNIQUE constraints, sorted.
+fn keys(store: &Store) -> Vec<(String, String, String)> {
+    store
+        .select(
+            "SELECT table_name, constraint_type, array_to_string(list_sort(constraint_column_names), ',')
+             FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+             ORDER BY ALL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("constraints")
+}
+
+/// What version 5 declares.
+fn expected_keys() -> Vec<(String, String, String)> {
+    let round = "execution_id,round_number,team_id";
+    let mut keys = vec![
+        ("execution_summary", "PRIMARY KEY", "execution_id"),
+        ("leader_board", "PRIMARY KEY", "id"),
+        ("leader_board", "UNIQUE", round),
+        ("llm_calls", "PRIMARY KEY", "id"),
+        ("round_history", "PRIMARY KEY", "id"),
+        ("round_history", "UNIQUE", round),
+        ("round_status", "PRIMARY KEY", "id"),
+        ("round_status", "UNIQUE", round),
+    ];
+    keys.sort();
+    keys.into_iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect()
+}
+
+fn versions(store: &Store) -> Vec<i64> {
+    store
+        .select(
+            "SELECT version FROM schema_version ORDER BY version",
+            [],
+            |r| r.get(0),
+        )
+        .expect("versions")
+}
+
+fn strings(store: &Store, sql: &str) -> Vec<Option<String>> {
+    store.select(sql, [], |r| r.get(0)).expect(sql)
 }
 
 #[test]
 fn a_new_file_gets_the_current_schema() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path().join("mixseek.db")).expect("open");
-    let conn = store.connection().expect("conn");
-    let v: i64 = conn
-        .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
-        .expect("version");
-    assert_eq!(v, SCHEMA_VERSION);
-    assert_eq!(column_type(&conn, "leader_board", "score"), "DOUBLE");
+    assert_eq!(versions(&store), vec![SCHEMA_VERSION]);
+    assert_eq!(column_type(&store, "leader_board", "score"), "DOUBLE");
     assert_eq!(
-        column_type(&conn, "round_status", "round_ended_at"),
+        column_type(&store, "round_status", "round_ended_at"),
         "TIMESTAMP WITH TIME ZONE"
     );
     for t in mixseek_store::schema::TABLES {
@@ -92,6 +138,14 @@ fn a_new_file_gets_the_current_schema() {
             "{t}"
         );
     }
+    assert_eq!(keys(&store), expected_keys());
+    assert_eq!(store.migration(), None, "nothing was upgraded");
+    let files: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".bak"))
+        .collect();
+    assert!(files.is_empty(), "no backup of a new file: {files:?}");
 }
 
 #[test]
@@ -104,34 +158,38 @@ fn the_original_schema_is_upgraded_in_place() {
         conn.execute_batch(ROWS).expect("original rows");
     }
     let store = Store::open(&path).expect("upgrade");
-    let conn = store.connection().expect("conn");
-    assert_eq!(column_type(&conn, "leader_board", "score"), "DOUBLE");
+    assert_eq!(column_type(&store, "leader_board", "score"), "DOUBLE");
     assert_eq!(
-        column_type(&conn, "leader_board", "created_at"),
+        column_type(&store, "leader_board", "created_at"),
         "TIMESTAMP WITH TIME ZONE"
     );
     assert_eq!(
-        column_type(&conn, "round_status", "confidence_score"),
+        column_type(&store, "round_status", "confidence_score"),
         "DOUBLE"
     );
-    let old_indexes: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM duckdb_indexes() WHERE index_name LIKE 'idx_%'",
-            [],
-            |r| r.get(0),
-        )
-        .expect("indexes");
+    let old_indexes: i64 = scalar(
+        &store,
+        "SELECT count(*) FROM duckdb_indexes() WHERE index_name LIKE 'idx_%'",
+    );
     assert_eq!(old_indexes, 0);
+    assert_eq!(keys(&store), expected_keys());
+    let report = store.migration().expect("upgraded");
+    assert_eq!((report.from, report.to), (1, SCHEMA_VERSION));
+    assert!(
+        report.dropped.is_empty() && report.renumbered.is_empty(),
+        "{report:?}"
+    );
+    // the original file, as it was, beside it
+    let backup = dir.path().join("mixseek.db.v1.bak");
+    assert_eq!(report.backup.as_deref(), Some(backup.as_path()));
+    assert_original_backup(&backup);
     assert_eq!(store.count_rows("leader_board").expect("count"), 3);
     assert_eq!(store.count_rows("round_history").expect("count"), 3);
     // version 4 keeps the submission in round_history too: copied from leader_board
-    let submissions: Vec<Option<String>> = conn
-        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
-        .expect("column")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
+    let submissions = strings(
+        &store,
+        "SELECT submission_content FROM round_history ORDER BY round_number",
+    );
     assert_eq!(
         submissions,
         vec![Some("一回目".to_string()), Some("二回目".to_string()), None]
@@ -187,19 +245,34 @@ fn the_original_schema_is_upgraded_in_place() {
         (2, Some("max_rounds_reached"))
     );
     // new rows get fresh ids after the copied ones
-    let max_id: i64 = conn
-        .query_row("SELECT max(id) FROM leader_board", [], |r| r.get(0))
-        .expect("ids");
+    let max_id: i64 = scalar(&store, "SELECT max(id) FROM leader_board");
     assert!(max_id >= 3);
-    drop((conn, store));
+    drop(store);
     // reopening does nothing more
     let store = Store::open(&path).expect("reopen");
-    let versions: i64 = store
-        .connection()
-        .expect("c")
-        .query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0))
-        .expect("v");
-    assert_eq!(versions, 1);
+    assert_eq!(versions(&store), vec![SCHEMA_VERSION]);
+    assert_eq!(store.migration(), None);
+    assert!(!dir.path().join("mixseek.db.v5.bak").exists());
+    assert!(!dir.path().join("mixseek.db.v1.1.bak").exists());
+}
+
+/// `backup` is the original's file as [`ORIGINAL`] and [`ROWS`] made it, readable by DuckDB.
+fn assert_original_backup(backup: &Path) {
+    let config = duckdb::Config::default()
+        .access_mode(duckdb::AccessMode::ReadOnly)
+        .expect("config");
+    let conn = Connection::open_with_flags(backup, config).expect("the backup opens");
+    let (tables, rows, score_type): (i64, i64, String) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'),
+                    (SELECT count(*) FROM leader_board),
+                    (SELECT data_type FROM information_schema.columns
+                     WHERE table_name = 'leader_board' AND column_name = 'score')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the original's tables");
+    assert_eq!((tables, rows, score_type.as_str()), (0, 3, "FLOAT"));
 }
 
 #[test]
@@ -220,10 +293,8 @@ fn a_newer_file_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mixseek.db");
     {
-        let store = Store::open(&path).expect("create");
-        store
-            .connection()
-            .expect("conn")
+        drop(Store::open(&path).expect("create"));
+        raw(&path)
             .execute_batch(
                 "INSERT INTO schema_version (version, description) VALUES (99, 'from the future')",
             )
@@ -236,7 +307,16 @@ fn a_newer_file_is_refused() {
             "{err}"
         );
         assert!(err.to_string().contains("mixseek.db"), "{err}");
+        // both versions are named
+        assert!(
+            err.to_string().contains("version 99")
+                && err.to_string().contains(&format!("up to {SCHEMA_VERSION}")),
+            "{err}"
+        );
+        assert_eq!(err.class(), mixseek_store::ErrorClass::BadInput);
     }
+    // nothing was touched
+    assert!(!dir.path().join("mixseek.db.v99.bak").exists());
 }
 
 /// The three round tables as schema version 2 created them: with the UNIQUE key.
@@ -296,13 +376,21 @@ fn unique_constraints(conn: &Connection) -> i64 {
     .expect("constraints")
 }
 
+fn ids(store: &Store, table: &str) -> Vec<i64> {
+    store
+        .select(&format!("SELECT id FROM {table} ORDER BY id"), [], |r| {
+            r.get(0)
+        })
+        .expect("ids")
+}
+
 #[tokio::test]
-async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
+async fn version_2_gets_its_keys_back_and_keeps_its_rows_and_ids() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mixseek.db");
+    drop(Store::open(&path).expect("create"));
     let ids_before: Vec<i64> = {
-        let store = Store::open(&path).expect("create");
-        let conn = store.connection().expect("conn");
+        let conn = raw(&path);
         conn.execute_batch(V2_ROUND_TABLES)
             .expect("version 2 tables");
         assert_eq!(unique_constraints(&conn), 3);
@@ -315,24 +403,10 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
             .expect("rows")
     };
     let store = Store::open(&path).expect("upgrade");
-    let conn = store.connection().expect("conn");
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .expect("versions")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
-    assert_eq!(versions, vec![2, SCHEMA_VERSION]);
-    assert_eq!(unique_constraints(&conn), 0);
-    let ids_after: Vec<i64> = conn
-        .prepare("SELECT id FROM leader_board ORDER BY id")
-        .expect("ids")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
-    assert_eq!(ids_after, ids_before);
+    assert_eq!(versions(&store), vec![2, SCHEMA_VERSION]);
+    assert_eq!(keys(&store), expected_keys());
+    assert_eq!(ids(&store, "leader_board"), ids_before);
+    assert!(dir.path().join("mixseek.db.v2.bak").is_file());
     let rounds = store.team_rounds("e2", "team-a").expect("rounds");
     assert_eq!(rounds.len(), 2);
     assert_eq!(rounds[1].decision.reasoning.as_deref(), Some("stop"));
@@ -367,8 +441,8 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
         ("leader_board", 202),
         ("round_status", 302),
     ] {
-        let (old, new): (i64, i64) = conn
-            .query_row(
+        let (old, new): (i64, i64) = store
+            .select(
                 &format!(
                     "SELECT max(id) FILTER (WHERE round_number < 3), max(id) FILTER (WHERE round_number = 3)
                      FROM {table}"
@@ -376,40 +450,62 @@ async fn version_2_loses_its_round_keys_and_keeps_its_rows() {
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .expect("ids");
+            .expect("ids")[0];
         assert_eq!(old, old_max, "{table}: the old ids are kept");
         assert!(new > old, "{table}: new id {new} continues above {old}");
     }
     // the columns version 4 adds: copied from leader_board for the old rounds
-    let submissions: Vec<Option<String>> = conn
-        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
-        .expect("column")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
     assert_eq!(
-        submissions,
+        strings(
+            &store,
+            "SELECT submission_content FROM round_history ORDER BY round_number"
+        ),
         ["first", "rewritten", "new"].map(|s| Some(s.to_string()))
     );
     // the column version 3 adds: NULL for the old rounds, the applied rules for new ones
-    let injections: Vec<Option<String>> = conn
-        .prepare("SELECT applied_injections FROM round_history ORDER BY round_number")
-        .expect("column")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
     assert_eq!(
-        injections,
+        strings(
+            &store,
+            "SELECT applied_injections FROM round_history ORDER BY round_number"
+        ),
         vec![None, Some("[]".to_string()), Some("[]".to_string())],
         "round 2 was rewritten after the upgrade"
     );
     common::assert_unique_keys(&store);
 }
 
+/// Turns a new (latest) file back into a version-4 one: the four keyed tables rebuilt without
+/// their PRIMARY KEY and UNIQUE constraints (from DuckDB's own DDL of them), version 4.
+fn downgrade_to_v4(path: &Path) {
+    let conn = raw(path);
+    for table in ["round_history", "leader_board", "round_status", "llm_calls"] {
+        let ddl: String = conn
+            .query_row(
+                "SELECT sql FROM duckdb_tables() WHERE table_name = ?",
+                [table],
+                |r| r.get(0),
+            )
+            .expect("ddl");
+        let unkeyed = ddl
+            .replace(", PRIMARY KEY(id)", "")
+            .replace(", UNIQUE(execution_id, team_id, round_number)", "");
+        assert!(
+            !unkeyed.contains("PRIMARY KEY") && !unkeyed.contains("UNIQUE"),
+            "{unkeyed}"
+        );
+        conn.execute_batch(&format!(
+            "ALTER TABLE {table} RENAME TO {table}_keyed; {unkeyed}
+             INSERT INTO {table} SELECT * FROM {table}_keyed; DROP TABLE {table}_keyed;"
+        ))
+        .expect("unkeyed table");
+    }
+    conn.execute_batch("UPDATE schema_version SET version = 4")
+        .expect("version 4");
+    assert_eq!(unique_constraints(&conn), 0);
+}
+
 #[tokio::test]
-async fn version_3_gains_the_submission_columns_of_round_history() {
+async fn version_3_gains_the_submission_columns_of_round_history_and_its_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mixseek.db");
     {
@@ -427,38 +523,25 @@ async fn version_3_gains_the_submission_columns_of_round_history() {
             .write(&common::submitted(&unevaluated))
             .await
             .expect("submitted");
-        drop(writer);
-        // back to what version 3 had
-        store
-            .connection()
-            .expect("conn")
-            .execute_batch(
-                "ALTER TABLE round_history DROP COLUMN submission_content;
-                 ALTER TABLE round_history DROP COLUMN submission_sha256;
-                 UPDATE schema_version SET version = 3;",
-            )
-            .expect("version 3");
     }
+    // back to what version 3 had
+    downgrade_to_v4(&path);
+    raw(&path)
+        .execute_batch(
+            "ALTER TABLE round_history DROP COLUMN submission_content;
+             ALTER TABLE round_history DROP COLUMN submission_sha256;
+             UPDATE schema_version SET version = 3;",
+        )
+        .expect("version 3");
     // a report command opens it read-only: upgraded first
     let store = Store::open_read_only(&path).expect("upgrade");
-    let conn = store.connection().expect("conn");
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .expect("versions")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
-    assert_eq!(versions, vec![3, SCHEMA_VERSION]);
-    let submissions: Vec<Option<String>> = conn
-        .prepare("SELECT submission_content FROM round_history ORDER BY round_number")
-        .expect("column")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
+    assert_eq!(versions(&store), vec![3, SCHEMA_VERSION]);
+    assert_eq!(keys(&store), expected_keys());
     assert_eq!(
-        submissions,
+        strings(
+            &store,
+            "SELECT submission_content FROM round_history ORDER BY round_number"
+        ),
         vec![Some("evaluated".to_string()), None],
         "copied from leader_board where there is a row"
     );
@@ -469,4 +552,255 @@ async fn version_3_gains_the_submission_columns_of_round_history() {
     assert!(!detail.evaluated);
     assert_eq!(detail.submission_content, "");
     assert_eq!(store.team_rounds("e3", "team-a").expect("rounds").len(), 1);
+    // the version-3 file, as it was
+    let backup = raw(&dir.path().join("mixseek.db.v3.bak"));
+    let (version, columns): (i64, i64) = backup
+        .query_row(
+            "SELECT (SELECT max(version) FROM schema_version),
+                    (SELECT count(*) FROM information_schema.columns
+                     WHERE table_name = 'round_history' AND column_name = 'submission_content')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("backup");
+    assert_eq!((version, columns), (3, 0));
+}
+
+/// Rows a version-4 file may hold since nothing enforced the keys: two rows of one key in each
+/// round table (the second newer by `updated_at`; in round_status equal times, so the higher
+/// id wins), a call without an id and two calls sharing one.
+const V4_DUPLICATES: &str = "
+INSERT INTO round_history (id, execution_id, team_id, team_name, round_number, message_history, created_at, updated_at)
+  VALUES (10, 'e4', 'a', 'A', 1, '[\"old\"]', TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-01-01 00:00:00+00'),
+         (11, 'e4', 'a', 'A', 1, '[\"new\"]', TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-01-02 00:00:00+00'),
+         (12, 'e4', 'a', 'A', 2, '[\"only\"]', TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-01-01 00:00:00+00');
+INSERT INTO leader_board (id, execution_id, team_id, team_name, round_number, submission_content, score, score_details, updated_at)
+  VALUES (20, 'e4', 'a', 'A', 1, 'newer', 90.0, '{}', TIMESTAMPTZ '2025-01-03 00:00:00+00'),
+         (21, 'e4', 'a', 'A', 1, 'older', 10.0, '{}', TIMESTAMPTZ '2025-01-01 00:00:00+00'),
+         (22, 'e4', 'a', 'A', 1, 'oldest', 5.0, '{}', TIMESTAMPTZ '2024-01-01 00:00:00+00');
+INSERT INTO round_status (id, execution_id, team_id, team_name, round_number, reasoning, created_at, updated_at)
+  VALUES (30, 'e4', 'a', 'A', 1, 'lower id', TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-01-01 00:00:00+00'),
+         (31, 'e4', 'a', 'A', 1, 'higher id', TIMESTAMPTZ '2025-01-01 00:00:00+00', TIMESTAMPTZ '2025-01-01 00:00:00+00');
+INSERT INTO llm_calls (id, execution_id, role, model, input_tokens, output_tokens, cached_tokens, requests,
+    cost_usd, priced, latency_ms, attempts, cache_hit, called_at)
+  VALUES (NULL, 'e4', 'leader', 'm', 1, 0, 0, 1, 0, TRUE, 5, 1, FALSE, TIMESTAMPTZ '2025-01-01 00:00:00+00'),
+         (40, 'e4', 'leader', 'm', 2, 0, 0, 1, 0, TRUE, 5, 1, FALSE, TIMESTAMPTZ '2025-01-01 00:00:00+00'),
+         (40, 'e4', 'leader', 'm', 3, 0, 0, 1, 0, TRUE, 5, 1, FALSE, TIMESTAMPTZ '2025-01-02 00:00:00+00'),
+         (1000, 'e4', 'leader', 'm', 4, 0, 0, 1, 0, TRUE, 5, 1, FALSE, TIMESTAMPTZ '2025-01-01 00:00:00+00');
+";
+
+/// Collects the `warn!` events emitted on this thread while `f` runs (message and fields as
+/// text). The subscriber is the process-wide default, installed once, routing each event to a
+/// per-thread buffer (a scoped subscriber is not reliable with parallel tests: `tracing`
+/// caches a callsite's interest from whichever thread reaches it first).
+fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    use std::cell::RefCell;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata, Subscriber};
+
+    thread_local! {
+        static SINK: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+    }
+    struct Collect;
+    struct Fields(String);
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0.push_str(&format!("{}={:?} ", field.name(), value));
+        }
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.push_str(&format!("{}={} ", field.name(), value));
+        }
+    }
+    impl Subscriber for Collect {
+        fn enabled(&self, m: &Metadata<'_>) -> bool {
+            *m.level() <= Level::WARN
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, e: &Event<'_>) {
+            let mut v = Fields(String::new());
+            e.record(&mut v);
+            SINK.with(|s| {
+                if let Some(out) = s.borrow_mut().as_mut() {
+                    out.push(v.0);
+                }
+            });
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Fails only if another global default exists, which this test binary never sets.
+        let _ = tracing::subscriber::set_global_default(Collect);
+    });
+    SINK.with(|s| *s.borrow_mut() = Some(Vec::new()));
+    let r = f();
+    let out = SINK.with(|s| s.borrow_mut().take()).unwrap_or_default();
+    (r, out)
+}
+
+#[test]
+fn version_4_duplicates_keep_the_newest_row_and_are_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    drop(Store::open(&path).expect("create"));
+    downgrade_to_v4(&path);
+    raw(&path).execute_batch(V4_DUPLICATES).expect("duplicates");
+    // a column added by hand
+    raw(&path)
+        .execute_batch("ALTER TABLE round_status ADD COLUMN my_note VARCHAR")
+        .expect("column");
+    // an earlier backup of version 4 exists: it is not overwritten
+    std::fs::write(dir.path().join("mixseek.db.v4.bak"), b"an older backup").expect("backup");
+
+    let (store, warnings) = capture_warnings(|| Store::open(&path).expect("upgrade"));
+    assert_eq!(keys(&store), expected_keys());
+    let report = store.migration().expect("upgraded").clone();
+    assert_eq!((report.from, report.to), (4, SCHEMA_VERSION));
+    let dropped: Vec<(&str, &str, u64, u64)> = report
+        .dropped
+        .iter()
+        .map(|d| (d.table.as_str(), d.key.as_str(), d.keys, d.rows))
+        .collect();
+    let key = "(execution_id, team_id, round_number)";
+    assert_eq!(
+        dropped,
+        vec![
+            ("round_history", key, 1, 1),
+            ("leader_board", key, 1, 2),
+            ("round_status", key, 1, 1),
+        ]
+    );
+    assert_eq!(report.dropped[0].examples, vec!["e4/a/1".to_string()]);
+    let renumbered: Vec<(&str, u64)> = report
+        .renumbered
+        .iter()
+        .map(|r| (r.table.as_str(), r.rows))
+        .collect();
+    assert_eq!(
+        renumbered,
+        vec![("llm_calls", 2)],
+        "the NULL id and the second 40"
+    );
+    assert_eq!(
+        report.dropped_columns,
+        vec!["round_status.my_note".to_string()]
+    );
+    // the newest of each key is kept
+    assert_eq!(
+        strings(
+            &store,
+            "SELECT message_history FROM round_history ORDER BY round_number"
+        ),
+        vec![
+            Some("[\"new\"]".to_string()),
+            Some("[\"only\"]".to_string())
+        ]
+    );
+    assert_eq!(
+        strings(&store, "SELECT submission_content FROM leader_board"),
+        vec![Some("newer".to_string())]
+    );
+    assert_eq!(
+        strings(&store, "SELECT reasoning FROM round_status"),
+        vec![Some("higher id".to_string())]
+    );
+    // every call is kept; the newer of the two 40s keeps its id, the others get new ones
+    // above every id the table had
+    let calls: Vec<(i64, i64)> = store
+        .select(
+            "SELECT input_tokens, id FROM llm_calls ORDER BY input_tokens",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("calls");
+    assert_eq!(calls.len(), 4);
+    assert_eq!((calls[2], calls[3]), ((3, 40), (4, 1000)));
+    assert!(calls[0].1 > 1000 && calls[1].1 > 1000, "{calls:?}");
+    assert_ne!(calls[0].1, calls[1].1);
+    // the log names the table, the key and the count
+    for (table, rows) in [
+        ("round_history", 1),
+        ("leader_board", 2),
+        ("round_status", 1),
+    ] {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&format!("table={table}"))
+                    && w.contains(key)
+                    && w.contains(&format!("rows={rows}"))),
+            "{table}: {warnings:#?}"
+        );
+    }
+    // the backup: next to the file, the older one untouched, a readable version-4 copy
+    let backup = dir.path().join("mixseek.db.v4.1.bak");
+    assert_eq!(report.backup.as_deref(), Some(backup.as_path()));
+    assert!(
+        warnings.iter().any(|w| w.contains("mixseek.db.v4.1.bak")),
+        "{warnings:#?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("mixseek.db.v4.bak")).expect("older backup"),
+        b"an older backup"
+    );
+    let copy = raw(&backup);
+    let (version, history_rows, keyed): (i64, i64, i64) = copy
+        .query_row(
+            "SELECT (SELECT max(version) FROM schema_version), (SELECT count(*) FROM round_history),
+                    (SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'UNIQUE')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("backup");
+    assert_eq!(
+        (version, history_rows, keyed),
+        (4, 3, 0),
+        "the file as it was"
+    );
+}
+
+#[test]
+fn a_failed_upgrade_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    drop(Store::open(&path).expect("create"));
+    downgrade_to_v4(&path);
+    // a row the keyed table refuses (a NULL key column), which version 4 let in
+    raw(&path)
+        .execute_batch(
+            "ALTER TABLE round_status ALTER COLUMN team_name DROP NOT NULL;
+             INSERT INTO round_status (id, execution_id, team_id, team_name, round_number)
+             VALUES (1, 'e', 't', NULL, 1);",
+        )
+        .expect("a row version 5 refuses");
+    let err = Store::open(&path).expect_err("the upgrade fails");
+    assert!(
+        matches!(err, StoreError::Migration { from: 4, .. }),
+        "{err}"
+    );
+    let conn = raw(&path);
+    let (version, keyed, rows): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT max(version) FROM schema_version),
+                    (SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'UNIQUE'),
+                    (SELECT count(*) FROM round_status)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("file");
+    assert_eq!((version, keyed, rows), (4, 0, 1), "untouched");
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE '%before_v5'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("tables");
+    assert_eq!(tables, 0);
 }

@@ -49,18 +49,17 @@ async fn upserts_are_idempotent() {
 
 /// Rows of a key in each round table (exactly one after any sequence of writes).
 fn rows_of(store: &Store, exec: &str, team: &str, n: u32) -> Vec<i64> {
-    let conn = store.connection().expect("conn");
     ["round_history", "leader_board", "round_status"]
         .iter()
         .map(|t| {
-            conn.query_row(
+            store.select(
                 &format!(
                     "SELECT count(*) FROM {t} WHERE execution_id = ? AND team_id = ? AND round_number = ?"
                 ),
                 duckdb::params![exec, team, n],
                 |r| r.get(0),
             )
-            .expect("count")
+            .expect("count")[0]
         })
         .collect()
 }
@@ -568,15 +567,11 @@ async fn pii_is_masked_in_stored_text_with_the_hash_of_the_original() {
         .map(|m| m["submissions"][0]["content"].clone());
     assert_eq!(member, Some(serde_json::json!("顧客の IP は [IPアドレス]")));
     // nothing of the original is anywhere in the file's tables
-    let conn = store.connection().expect("conn");
-    let hits: i64 = conn
-        .query_row(
-            "SELECT (SELECT count(*) FROM leader_board WHERE submission_content LIKE '%yamada%')
-                  + (SELECT count(*) FROM round_history WHERE prompt LIKE '%yamada%' OR member_submissions_record LIKE '%203.0.113.7%')",
-            [],
-            |r| r.get(0),
-        )
-        .expect("query");
+    let hits: i64 = scalar(
+        &store,
+        "SELECT (SELECT count(*) FROM leader_board WHERE submission_content LIKE '%yamada%')
+              + (SELECT count(*) FROM round_history WHERE prompt LIKE '%yamada%' OR member_submissions_record LIKE '%203.0.113.7%')",
+    );
     assert_eq!(hits, 0);
 }
 
@@ -759,10 +754,7 @@ async fn each_writer_handle_masks_with_its_own_masker() {
     assert!(d.pii_masked);
     let state = store.execution_state(EXEC).expect("state").expect("row");
     assert_eq!(state.user_prompt, "連絡先 [メールアドレス]");
-    let conn = store.connection().expect("conn");
-    let error: String = conn
-        .query_row("SELECT error FROM llm_calls", [], |r| r.get(0))
-        .expect("call");
+    let error: String = scalar(&store, "SELECT error FROM llm_calls");
     assert_eq!(error, "HTTP 400: cannot process `連絡先 [メールアドレス]`");
     // the unmasked run's handle still writes what it was given
     let other = store
@@ -794,13 +786,7 @@ async fn applied_injections_are_stored_and_shown_with_the_round() {
         .write(&Event::Evaluated(Box::new(r.clone())))
         .await
         .expect("write");
-    let stored: String = store
-        .connection()
-        .expect("conn")
-        .query_row("SELECT applied_injections FROM round_history", [], |row| {
-            row.get(0)
-        })
-        .expect("column");
+    let stored: String = scalar(&store, "SELECT applied_injections FROM round_history");
     let parsed: serde_json::Value = serde_json::from_str(&stored).expect("json");
     assert_eq!(parsed[0]["rules"][1], "domain_context");
     let d = store
@@ -863,11 +849,7 @@ async fn decisions_written_together_keep_the_last_per_round_and_fail_alone() {
 
 /// DuckDB's `memory_limit` as it prints it (`122.0 MiB`).
 fn memory_limit(store: &Store) -> String {
-    store
-        .connection()
-        .expect("connection")
-        .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
-        .expect("setting")
+    scalar(store, "SELECT current_setting('memory_limit')")
 }
 
 #[test]
@@ -899,13 +881,7 @@ fn a_live_run_caps_duckdbs_memory_and_bad_sizes_are_refused() {
 fn a_live_run_runs_duckdb_on_one_thread() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = Store::open(dir.path().join("mixseek.db")).expect("open");
-    let threads = |store: &Store| -> i64 {
-        store
-            .connection()
-            .expect("connection")
-            .query_row("SELECT current_setting('threads')", [], |r| r.get(0))
-            .expect("setting")
-    };
+    let threads = |store: &Store| -> i64 { scalar(store, "SELECT current_setting('threads')") };
     store.limit_threads(1).expect("limit");
     assert_eq!(threads(&store), 1, "every connection of the process");
     store.limit_threads(3).expect("limit");
@@ -939,21 +915,12 @@ async fn row_groups_after_three_checkpoints(defer_vacuum: bool) -> i64 {
             })
             .collect();
         writer.write_all(events).await.expect("rounds");
-        store
-            .connection()
-            .expect("conn")
-            .execute_batch("CHECKPOINT")
-            .expect("checkpoint");
+        store.checkpoint().expect("checkpoint");
     }
-    store
-        .connection()
-        .expect("conn")
-        .query_row(
-            "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('round_history')",
-            [],
-            |r| r.get(0),
-        )
-        .expect("row groups")
+    scalar(
+        &store,
+        "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('round_history')",
+    )
 }
 
 #[tokio::test]
@@ -962,6 +929,50 @@ async fn a_live_run_defers_the_vacuum_so_checkpoints_do_not_rewrite_stored_rows(
     assert_eq!(row_groups_after_three_checkpoints(false).await, 1);
     // deferred: each checkpoint writes its rows in a row group of their own
     assert_eq!(row_groups_after_three_checkpoints(true).await, 3);
+}
+
+#[tokio::test]
+async fn checkpoints_that_merge_row_groups_keep_the_keys_enforced() {
+    // the merges of `row_groups_after_three_checkpoints(false)` rebuild the keys' indexes
+    // (DuckDB's `vacuum_rebuild_indexes`, see db.rs): they still hold afterwards
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("mixseek.db");
+    {
+        let (store, writer) = open_with_writer(dir.path());
+        for batch in 0..3u32 {
+            let events = (0..50u32)
+                .map(|t| {
+                    let r = round(EXEC, &format!("team-{t:02}"), "T", batch + 1, 50.0, "a");
+                    Event::Evaluated(Box::new(r))
+                })
+                .collect();
+            writer.write_all(events).await.expect("rounds");
+            store.checkpoint().expect("checkpoint");
+        }
+        let groups: i64 = scalar(
+            &store,
+            "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('round_history')",
+        );
+        assert_eq!(groups, 1, "merged");
+        // written again: updated in place through the rebuilt index
+        let again = (0..50u32)
+            .map(|t| {
+                let r = round(EXEC, &format!("team-{t:02}"), "T", 2, 60.0, "again");
+                Event::Evaluated(Box::new(r))
+            })
+            .collect();
+        writer.write_all(again).await.expect("rewrite");
+        assert_eq!(store.count_rows("leader_board").expect("count"), 150);
+        assert_unique_keys(&store);
+    }
+    let err = raw(&path)
+        .execute_batch(&format!(
+            "INSERT INTO leader_board (execution_id, team_id, team_name, round_number,
+                 submission_content, score, score_details)
+             VALUES ('{EXEC}', 'team-07', 'T', 3, 'duplicate', 1.0, '{{}}')"
+        ))
+        .expect_err("the key is enforced");
+    assert!(err.to_string().contains("Duplicate key"), "{err}");
 }
 
 #[tokio::test]

@@ -22,14 +22,16 @@ type HistoryColumns = (
 );
 
 fn history_row(store: &Store, team: &str, n: u32) -> HistoryColumns {
-    let conn = store.connection().expect("conn");
-    conn.query_row(
-        "SELECT submission_content, message_history, member_submissions_record, prompt, applied_injections
-         FROM round_history WHERE execution_id = ? AND team_id = ? AND round_number = ?",
-        duckdb::params![EXEC, team, n],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-    )
-    .expect("one round_history row")
+    let mut rows = store
+        .select(
+            "SELECT submission_content, message_history, member_submissions_record, prompt, applied_injections
+             FROM round_history WHERE execution_id = ? AND team_id = ? AND round_number = ?",
+            duckdb::params![EXEC, team, n],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .expect("round_history");
+    assert_eq!(rows.len(), 1, "one round_history row");
+    rows.remove(0)
 }
 
 /// Rows of the team's round 1 in round_history, leader_board, round_status.
@@ -39,18 +41,17 @@ fn rows_of_team(store: &Store, team: &str) -> Vec<i64> {
 
 /// Rows of the key in round_history, leader_board, round_status.
 fn rows_of(store: &Store, team: &str, n: u32) -> Vec<i64> {
-    let conn = store.connection().expect("conn");
     ["round_history", "leader_board", "round_status"]
         .iter()
         .map(|t| {
-            conn.query_row(
+            store.select(
                 &format!(
                     "SELECT count(*) FROM {t} WHERE execution_id = ? AND team_id = ? AND round_number = ?"
                 ),
                 duckdb::params![EXEC, team, n],
                 |r| r.get(0),
             )
-            .expect("count")
+            .expect("count")[0]
         })
         .collect()
 }
@@ -350,7 +351,6 @@ async fn an_unevaluated_round_is_masked_and_encoded_exactly_like_an_evaluated_on
         .write(&submitted(&same("unevaluated")))
         .await
         .expect("submitted");
-    let conn = store.connection().expect("conn");
     let columns = "message_history, member_submissions_record, prompt, prompt_sha256, pii_masked,
         submission_content, submission_sha256";
     type Row = (
@@ -363,22 +363,24 @@ async fn an_unevaluated_round_is_masked_and_encoded_exactly_like_an_evaluated_on
         Option<String>,
     );
     let read = |team: &str| -> Row {
-        conn.query_row(
-            &format!("SELECT {columns} FROM round_history WHERE team_id = ?"),
-            [team],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            },
-        )
-        .expect("row")
+        store
+            .select(
+                &format!("SELECT {columns} FROM round_history WHERE team_id = ?"),
+                [team],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                    ))
+                },
+            )
+            .expect("row")
+            .remove(0)
     };
     let (evaluated, mut unevaluated) = (read("evaluated"), read("unevaluated"));
     // the member record names its team: the one difference
@@ -403,15 +405,12 @@ async fn an_unevaluated_round_is_masked_and_encoded_exactly_like_an_evaluated_on
         .replace("\"team_id\":\"unevaluated\"", "\"team_id\":\"evaluated\"");
     assert_eq!(now_evaluated, evaluated);
     assert_eq!(rows_of_team(&store, "unevaluated"), vec![1, 1, 1]);
-    let hits: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM round_history
-             WHERE message_history LIKE '%yamada%' OR member_submissions_record LIKE '%203.0.113.7%'
-                OR prompt LIKE '%yamada%' OR submission_content LIKE '%yamada%'",
-            [],
-            |r| r.get(0),
-        )
-        .expect("query");
+    let hits: i64 = scalar(
+        &store,
+        "SELECT count(*) FROM round_history
+         WHERE message_history LIKE '%yamada%' OR member_submissions_record LIKE '%203.0.113.7%'
+            OR prompt LIKE '%yamada%' OR submission_content LIKE '%yamada%'",
+    );
     assert_eq!(hits, 0);
 }
 

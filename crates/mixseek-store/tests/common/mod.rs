@@ -434,21 +434,34 @@ pub async fn populate(writer: &StoreWriter) {
     writer.flush().await.expect("flush");
 }
 
-/// Every round key has at most one row in each round table (nothing in the schema enforces
-/// it since version 3: the writer does).
+/// Every round key has at most one row in each round table (the database enforces it since
+/// schema version 5; checked anyway).
 pub fn assert_unique_keys(store: &Store) {
-    let conn = store.connection().expect("conn");
     for table in ["round_history", "leader_board", "round_status"] {
-        let duplicated: i64 = conn
-            .query_row(
-                &format!(
-                    "SELECT count(*) FROM (SELECT 1 FROM {table}
-                     GROUP BY execution_id, team_id, round_number HAVING count(*) > 1)"
-                ),
-                [],
-                |r| r.get(0),
-            )
-            .expect("count duplicates");
+        let duplicated: i64 = scalar(
+            store,
+            &format!(
+                "SELECT count(*) FROM (SELECT 1 FROM {table}
+                 GROUP BY execution_id, team_id, round_number HAVING count(*) > 1)"
+            ),
+        );
         assert_eq!(duplicated, 0, "keys with more than one row in {table}");
     }
+}
+
+/// The one value of a query (through `Store::select`, read-only).
+pub fn scalar<T: duckdb::types::FromSql>(store: &Store, sql: &str) -> T {
+    store
+        .select(sql, [], |r| r.get::<_, T>(0))
+        .expect(sql)
+        .into_iter()
+        .next()
+        .expect("one row")
+}
+
+/// The file opened with DuckDB directly, to build old or hostile files. Only once every
+/// `Store` handle of the file is dropped: one process must not hold two DuckDB instances of a
+/// file.
+pub fn raw(path: &Path) -> duckdb::Connection {
+    duckdb::Connection::open(path).expect("open the file with DuckDB")
 }
