@@ -297,6 +297,7 @@ fn env_overrides_are_applied_shown_and_typos_reported() {
         "{t}"
     );
 
+    // A misspelt variable is a warning with the variable meant; the configuration is valid.
     let out = sb
         .cmd()
         .env("MIXSEEK_MAX_ROUNDZ", "3")
@@ -304,10 +305,10 @@ fn env_overrides_are_applied_shown_and_typos_reported() {
         .arg(&orch)
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let t = stdout(&out);
     assert!(
-        t.contains("MIXSEEK_MAX_ROUNDZ") && t.contains("did you mean `max_rounds`?"),
+        t.contains("⚠️  `MIXSEEK_MAX_ROUNDZ`: unknown environment variable, ignored (did you mean `MIXSEEK_MAX_ROUNDS`?)"),
         "{t}"
     );
 }
@@ -719,54 +720,102 @@ fn nested_environment_variables_reach_their_keys() {
         ],
     );
     assert!(ok && t.contains("hooks[0].on = \"round_complete\""), "{t}");
-    // A misspelt nested variable is named, with the closest key.
-    let out = sb
-        .cmd()
-        .env(
+    // A misspelt nested variable is a warning naming the variable meant.
+    for (var, meant) in [
+        (
             "MIXSEEK_PROVIDERS__OLLAMA__BASE_URLL",
-            "http://127.0.0.1:9/v1",
-        )
-        .args(["config", "validate", "-c"])
-        .arg(&orch)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    let t = stdout(&out);
+            "MIXSEEK_PROVIDERS__OLLAMA__BASE_URL",
+        ),
+        ("MIXSEEK_TEAM__LEADER__MODLE", "MIXSEEK_TEAM__LEADER__MODEL"),
+    ] {
+        let out = sb
+            .cmd()
+            .env(var, "mock:x")
+            .args(["config", "validate", "-f", "json", "-c"])
+            .arg(&orch)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{var}: {}", stdout(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        assert_eq!(v["valid"], true);
+        assert_eq!(v["warnings"][0]["key"], var, "{v}");
+        assert_eq!(
+            v["warnings"][0]["hint"],
+            format!("did you mean `{meant}`?"),
+            "{v}"
+        );
+    }
+    // MIXSEEK_ORCHESTRATOR__<KEY> names the [orchestrator] table's keys.
+    let (ok, t) = show_key(
+        &sb,
+        &orch,
+        "orchestrator.max_rounds",
+        &[("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "3")],
+    );
     assert!(
-        t.contains("`providers.ollama.base_urll`: unknown key (set by environment variable MIXSEEK_PROVIDERS__OLLAMA__BASE_URLL)")
-            && t.contains("did you mean `base_url`?"),
+        ok && t.contains("orchestrator.max_rounds = 3")
+            && t.contains("env MIXSEEK_ORCHESTRATOR__MAX_ROUNDS"),
         "{t}"
     );
+}
+
+#[test]
+fn an_unknown_variable_is_a_warning_and_the_run_goes_on() {
+    let sb = Sandbox::new();
+    let cfg = repo_root().join("configs/quickstart/orchestrator.toml");
+    // A real offline run: exit 0, the warnings (with the variable meant) on stderr.
     let out = sb
         .cmd()
-        .env("MIXSEEK_TEAM__LEADER__MODLE", "mock:x")
-        .args(["config", "validate", "-c"])
-        .arg(&orch)
+        .env("MIXSEEK_PY", "x")
+        .env("MIXSEEK_MAX_ROUNDZ", "3")
+        .args(["exec", "Write a haiku", "-c"])
+        .arg(&cfg)
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    let t = stdout(&out);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        t.contains("MIXSEEK_TEAM__LEADER__MODLE") && t.contains("did you mean `model`?"),
+        err.contains(
+            "`MIXSEEK_PY`: unknown environment variable, ignored (no mixseek setting has this name"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("`MIXSEEK_MAX_ROUNDZ`: unknown environment variable, ignored (did you mean `MIXSEEK_MAX_ROUNDS`?)"),
+        "{err}"
+    );
+    assert_eq!(err.matches("MIXSEEK_PY").count(), 1, "{err}");
+    // The dry run lists them in the preflight report, which passes.
+    let out = sb
+        .cmd()
+        .env("MIXSEEK_PY", "x")
+        .env("MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ", "3")
+        .args(["exec", "x", "--dry-run", "-c"])
+        .arg(&cfg)
+        .output()
+        .expect("run");
+    let t = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("📋 環境変数")
+            && t.contains("⚠️ environment_variable: `MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ`: unknown environment variable, ignored (did you mean `MIXSEEK_ORCHESTRATOR__MAX_ROUNDS`?)")
+            && t.contains("⚠️ environment_variable: `MIXSEEK_PY`")
+            && t.contains("✅ All checks passed"),
         "{t}"
     );
-    // A variable that opens an unknown table is named too, not the file's first line.
+    // A variable naming a setting with a bad value is still an error naming it.
     let out = sb
         .cmd()
-        .env("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "3")
-        .args(["config", "validate", "-c"])
-        .arg(&orch)
+        .env("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "abc")
+        .args(["exec", "x", "--dry-run", "-c"])
+        .arg(&cfg)
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2));
     let t = stdout(&out);
-    let line = t
-        .lines()
-        .find(|l| l.contains("`orchestrator.orchestrator`"))
-        .unwrap_or_else(|| panic!("no issue for the variable: {t}"));
+    assert_eq!(out.status.code(), Some(2), "{t}");
     assert!(
-        line.contains("unknown key (set by environment variable MIXSEEK_ORCHESTRATOR__MAX_ROUNDS)")
-            && !line.contains(".toml:"),
+        t.contains("`orchestrator.max_rounds`")
+            && t.contains("(set by environment variable MIXSEEK_ORCHESTRATOR__MAX_ROUNDS)"),
         "{t}"
     );
 }
@@ -1118,4 +1167,156 @@ fn logs_go_to_the_workspace_file_and_stderr_in_the_chosen_format_and_level() {
             "{l}"
         );
     }
+}
+
+#[test]
+fn log_variables_are_the_defaults_of_their_flags() {
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["a"]);
+    let ws = sb.path().join("log-ws");
+    let log = ws.join("logs/mixseek.log");
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut c = sb.bare_cmd();
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c
+            .arg("-w")
+            .arg(&ws)
+            .args(args)
+            .args(["exec", "x", "-c"])
+            .arg(&orch)
+            .output()
+            .expect("run");
+        (out.status.code(), stderr(&out))
+    };
+    // MIXSEEK_LOG_LEVEL: debug shows DEBUG lines, warning hides INFO; the flag wins.
+    let (code, err) = run(&[("MIXSEEK_LOG_LEVEL", "debug")], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("DEBUG"), "{err}");
+    let (code, err) = run(&[("MIXSEEK_LOG_LEVEL", "warning")], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("DEBUG") && !err.contains(" INFO "), "{err}");
+    let (_, err) = run(
+        &[("MIXSEEK_LOG_LEVEL", "debug")],
+        &["--log-level", "warning"],
+    );
+    assert!(!err.contains("DEBUG"), "{err}");
+    // MIXSEEK_LOG_FORMAT=json: JSON lines.
+    let (code, err) = run(
+        &[
+            ("MIXSEEK_LOG_FORMAT", "json"),
+            ("MIXSEEK_LOG_LEVEL", "debug"),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty());
+    for l in lines {
+        assert!(serde_json::from_str::<serde_json::Value>(l).is_ok(), "{l}");
+    }
+    // MIXSEEK_LOG_CONSOLE=0: nothing logged on stderr, the file still gets the records.
+    let before = std::fs::read_to_string(&log).expect("log").len();
+    let (code, err) = run(
+        &[("MIXSEEK_LOG_CONSOLE", "0"), ("MIXSEEK_LOG_LEVEL", "debug")],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.trim(), "", "{err}");
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(text[before..].contains("DEBUG"), "{}", &text[before..]);
+    // --no-log-console does the same.
+    let (_, err) = run(&[("MIXSEEK_LOG_LEVEL", "debug")], &["--no-log-console"]);
+    assert_eq!(err.trim(), "", "{err}");
+    // MIXSEEK_LOG_FILE=0: the file is left as it was.
+    let before = std::fs::read_to_string(&log).expect("log");
+    let (code, err) = run(&[("MIXSEEK_LOG_FILE", "0")], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), before);
+    let (_, _) = run(&[("MIXSEEK_LOG_FILE", "1")], &[]);
+    assert_ne!(std::fs::read_to_string(&log).expect("log"), before);
+    // A value a variable does not take stops the command, naming the variable.
+    for (var, value) in [
+        ("MIXSEEK_LOG_LEVEL", "loud"),
+        ("MIXSEEK_LOG_FORMAT", "xml"),
+        ("MIXSEEK_LOG_CONSOLE", "maybe"),
+        ("MIXSEEK_LOG_FILE", "sometimes"),
+        ("MIXSEEK_NO_PROGRESS", "please"),
+    ] {
+        let (code, err) = run(&[(var, value)], &[]);
+        assert_eq!(code, Some(2), "{var}: {err}");
+        assert!(
+            err.contains(&format!(
+                "invalid value \"{value}\" of the environment variable {var}"
+            )),
+            "{var}: {err}"
+        );
+    }
+}
+
+/// Runs `mixseek` under a pseudo-terminal (`script`), so that the live display is drawn;
+/// returns everything written to the terminal.
+fn run_in_terminal(sb: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> String {
+    let mut cmd = vec![workspace_tests::mixseek_bin().display().to_string()];
+    cmd.push("--no-log-file".into());
+    cmd.push("-w".into());
+    cmd.push(sb.workspace().display().to_string());
+    cmd.extend(args.iter().map(|a| a.to_string()));
+    let quoted: Vec<String> = cmd
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut c = std::process::Command::new("script");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MIXSEEK_") {
+            c.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .args(["-q", "-e", "-c", &quoted.join(" "), "/dev/null"])
+        .current_dir(sb.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs the binary under a terminal");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether a team line of the live display was drawn (`round N/2`; the results on stdout
+/// say `(Round N)`).
+fn progress_drawn(terminal: &str) -> bool {
+    (0..=2).any(|n| terminal.contains(&format!(" round {n}/2")))
+}
+
+#[test]
+fn no_progress_turns_the_live_display_off() {
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["alpha"]);
+    let orch = orch.display().to_string();
+    let args = ["exec", "x", "-c", orch.as_str()];
+    let shown = run_in_terminal(&sb, &[], &args);
+    assert!(progress_drawn(&shown), "{shown}");
+    for value in ["1", "true"] {
+        let hidden = run_in_terminal(&sb, &[("MIXSEEK_NO_PROGRESS", value)], &args);
+        assert!(!progress_drawn(&hidden), "{hidden}");
+        // The run itself is the same.
+        assert!(hidden.contains("Team alpha"), "{hidden}");
+    }
+    let hidden = run_in_terminal(
+        &sb,
+        &[],
+        &["--no-progress", "exec", "x", "-c", orch.as_str()],
+    );
+    assert!(!progress_drawn(&hidden), "{hidden}");
+    // `0` leaves it on.
+    let shown = run_in_terminal(&sb, &[("MIXSEEK_NO_PROGRESS", "0")], &args);
+    assert!(progress_drawn(&shown), "{shown}");
 }

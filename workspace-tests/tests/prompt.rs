@@ -849,3 +849,93 @@ async fn domain_context_and_suffixes_reach_all_four_phases_of_a_run() {
         );
     }
 }
+
+#[test]
+fn odd_context_and_settings_files_are_clear_errors() {
+    let ws = Ws::new();
+    let ctx = ws.context(&round_ctx("q", 1));
+    let ctx = ctx.to_str().expect("utf-8").to_string();
+    let render = |context: &str, extra: &[&str]| {
+        let mut args = vec!["render", "--kind", "team", "--context", context];
+        args.extend_from_slice(extra);
+        failing(&ws, &args)
+    };
+    // Context files: a directory, bytes that are not UTF-8, NUL, nesting past the limit,
+    // values of the wrong shape. Each error names the file.
+    let dir = ws.path().join("ctx-dir");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let err = render(dir.to_str().expect("utf-8"), &[]);
+    assert!(
+        err.contains(&format!("cannot read context file {}", dir.display())),
+        "{err}"
+    );
+    let bytes = ws.path().join("bytes.json");
+    std::fs::write(&bytes, b"{\"user_prompt\": \"\xFF\"}").expect("write");
+    let err = render(bytes.to_str().expect("utf-8"), &[]);
+    assert!(err.contains("bytes.json") && err.contains("UTF-8"), "{err}");
+    for (name, text, expected) in [
+        (
+            "nul.json",
+            "{\"user_prompt\": \"a\u{0}\"}",
+            "control character",
+        ),
+        (
+            "deep.json",
+            &format!("{{\"round_history\": {}", "[".repeat(10_000)),
+            "recursion limit",
+        ),
+        ("list.json", "[1, 2]", "the context must be a JSON object"),
+        (
+            "round.json",
+            "{\"user_prompt\": \"q\", \"round_number\": -1, \"team_id\": \"t\", \"team_name\": \"T\", \"ranking\": null}",
+            "`round_number`",
+        ),
+        (
+            "big.json",
+            "{\"user_prompt\": \"q\", \"round_number\": 4294967296, \"team_id\": \"t\", \"team_name\": \"T\", \"ranking\": null}",
+            "`round_number`",
+        ),
+        (
+            "history.json",
+            "{\"user_prompt\": \"q\", \"round_number\": 2, \"team_id\": \"t\", \"team_name\": \"T\", \"ranking\": null, \"round_history\": {\"a\": 1}}",
+            "`round_history`",
+        ),
+    ] {
+        let path = ws.write(name, text);
+        let err = render(path.to_str().expect("utf-8"), &[]);
+        assert!(
+            err.contains(name) && err.contains(expected),
+            "{name}: {err}"
+        );
+    }
+    // Settings files: a directory, bytes that are not UTF-8 (with the line), a template
+    // that fails only when rendered (with the template and line).
+    let err = render(&ctx, &["-c", dir.to_str().expect("utf-8")]);
+    assert!(
+        err.contains("is a directory, not a prompt builder config file"),
+        "{err}"
+    );
+    let latin1 = ws.path().join("latin1.toml");
+    std::fs::write(
+        &latin1,
+        b"[prompt_builder]\nteam_user_prompt = \"caf\xE9\"\n",
+    )
+    .expect("write");
+    let err = render(&ctx, &["-c", latin1.to_str().expect("utf-8")]);
+    assert!(
+        err.contains(&format!(
+            "{}:2:24: the prompt builder config file is not UTF-8 text (byte 0xE9)",
+            latin1.display()
+        )),
+        "{err}"
+    );
+    let runtime = ws.write(
+        "runtime.toml",
+        "[prompt_builder]\nteam_user_prompt = \"\"\"ok\n{{ user_prompt + 1 }}\"\"\"\n",
+    );
+    let err = render(&ctx, &["-c", runtime.to_str().expect("utf-8")]);
+    assert!(
+        err.contains("Jinja2 template error: team_user_prompt (line 2, column "),
+        "{err}"
+    );
+}

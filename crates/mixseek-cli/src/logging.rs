@@ -47,16 +47,110 @@ impl LogLevel {
     }
 }
 
+/// A `MIXSEEK_*` variable with a value its setting does not accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvValueError {
+    pub message: String,
+    pub hint: String,
+}
+
+/// Reads a variable; unset and empty are both "not given".
+fn var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.trim().is_empty())
+}
+
+/// A boolean variable: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (any case); unset or
+/// empty is `None`; anything else is an error naming the variable.
+pub fn bool_var(
+    name: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<bool>, EnvValueError> {
+    let Some(raw) = var(&env, name) else {
+        return Ok(None);
+    };
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(Some(true)),
+        "0" | "false" | "no" | "off" | "n" | "f" => Ok(Some(false)),
+        _ => Err(EnvValueError {
+            message: format!("invalid value {raw:?} of the environment variable {name}"),
+            hint: format!("set {name} to 1 or 0 (true/false), or unset it"),
+        }),
+    }
+}
+
+/// A variable holding one of a `clap::ValueEnum`'s values (any case).
+fn enum_var<T: clap::ValueEnum>(
+    name: &str,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<T>, EnvValueError> {
+    let Some(raw) = var(env, name) else {
+        return Ok(None);
+    };
+    T::from_str(raw.trim(), true).map(Some).map_err(|_| {
+        let values: Vec<String> = T::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect();
+        EnvValueError {
+            message: format!("invalid value {raw:?} of the environment variable {name}"),
+            hint: format!("possible values: {}; or unset {name}", values.join(", ")),
+        }
+    })
+}
+
+/// The logging set-up: command-line flags first, then `MIXSEEK_LOG_LEVEL`,
+/// `MIXSEEK_LOG_FORMAT`, `MIXSEEK_LOG_CONSOLE` and `MIXSEEK_LOG_FILE`, then the defaults
+/// (info, text, stderr on, file on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    pub level: LogLevel,
+    pub format: LogFormat,
+    /// Log records on stderr.
+    pub console: bool,
+    /// Log records in `WORKSPACE/logs/mixseek.log`.
+    pub file: bool,
+}
+
+impl LogSettings {
+    /// Resolves the flags (`None` / `false` when not given) against the environment.
+    pub fn resolve(
+        level: Option<LogLevel>,
+        format: Option<LogFormat>,
+        no_console: bool,
+        no_file: bool,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, EnvValueError> {
+        let level = match level {
+            Some(l) => l,
+            None => enum_var("MIXSEEK_LOG_LEVEL", &env)?.unwrap_or(LogLevel::Info),
+        };
+        let format = match format {
+            Some(f) => f,
+            None => enum_var("MIXSEEK_LOG_FORMAT", &env)?.unwrap_or(LogFormat::Text),
+        };
+        // A flag turns its output off whatever the variable says; the variable is still
+        // checked, so a typo in it is reported.
+        let console = bool_var("MIXSEEK_LOG_CONSOLE", &env)?.unwrap_or(true) && !no_console;
+        let file = bool_var("MIXSEEK_LOG_FILE", &env)?.unwrap_or(true) && !no_file;
+        Ok(Self {
+            level,
+            format,
+            console,
+            file,
+        })
+    }
+}
+
 /// Installs the global subscriber. `quiet` lowers stderr to errors only; `verbose` raises it to
 /// debug. `MIXSEEK_LOG` (an EnvFilter directive) wins over the level flags for fine control.
-pub fn init(
-    level: LogLevel,
-    format: LogFormat,
-    quiet: bool,
-    verbose: bool,
-    workspace: Option<&Path>,
-    file: bool,
-) {
+pub fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace: Option<&Path>) {
+    let LogSettings {
+        level,
+        format,
+        console,
+        file,
+    } = *settings;
     let console_level = if quiet {
         "error"
     } else if verbose && level == LogLevel::Info {
@@ -76,7 +170,7 @@ pub fn init(
     // Colours only on a terminal, and never with NO_COLOR (https://no-color.org).
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let stderr_layer = match format {
+    let stderr_layer = console.then(|| match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(crate::progress::StderrWriter)
             .with_ansi(ansi)
@@ -87,7 +181,7 @@ pub fn init(
             .with_writer(crate::progress::StderrWriter)
             .json()
             .boxed_layer(),
-    };
+    });
     let file_layer = workspace.filter(|_| file).map(|ws| {
         let writer = LogFile::new(ws);
         let layer = match format {
@@ -102,8 +196,10 @@ pub fn init(
         };
         layer.with_filter_boxed(filter_for(level.directive(), "info"))
     });
-    let mut layers: Vec<BoxedLayer> =
-        vec![stderr_layer.with_filter_boxed(filter_for(console_level, "off"))];
+    let mut layers: Vec<BoxedLayer> = Vec::new();
+    if let Some(l) = stderr_layer {
+        layers.push(l.with_filter_boxed(filter_for(console_level, "off")));
+    }
     if let Some(f) = file_layer {
         layers.push(f);
     }
@@ -206,5 +302,98 @@ impl WithFilter for BoxedLayer {
     fn with_filter_boxed(self, f: EnvFilter) -> BoxedLayer {
         use tracing_subscriber::Layer;
         Box::new(self.with_filter(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn flags_win_over_variables_which_win_over_defaults() {
+        let none = LogSettings::resolve(None, None, false, false, env(&[])).expect("ok");
+        assert_eq!(
+            none,
+            LogSettings {
+                level: LogLevel::Info,
+                format: LogFormat::Text,
+                console: true,
+                file: true
+            }
+        );
+        let vars = [
+            ("MIXSEEK_LOG_LEVEL", "WARNING"),
+            ("MIXSEEK_LOG_FORMAT", "json"),
+            ("MIXSEEK_LOG_CONSOLE", "0"),
+            ("MIXSEEK_LOG_FILE", "false"),
+        ];
+        let from_env = LogSettings::resolve(None, None, false, false, env(&vars)).expect("ok");
+        assert_eq!(
+            from_env,
+            LogSettings {
+                level: LogLevel::Warning,
+                format: LogFormat::Json,
+                console: false,
+                file: false
+            }
+        );
+        let flags = LogSettings::resolve(
+            Some(LogLevel::Debug),
+            Some(LogFormat::Text),
+            true,
+            true,
+            env(&[("MIXSEEK_LOG_CONSOLE", "1"), ("MIXSEEK_LOG_FILE", "on")]),
+        )
+        .expect("ok");
+        assert_eq!(
+            flags,
+            LogSettings {
+                level: LogLevel::Debug,
+                format: LogFormat::Text,
+                console: false,
+                file: false
+            }
+        );
+        // Empty is unset.
+        let empty =
+            LogSettings::resolve(None, None, false, false, env(&[("MIXSEEK_LOG_LEVEL", "")]));
+        assert_eq!(empty.expect("ok").level, LogLevel::Info);
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable_and_the_values_it_takes() {
+        let e = LogSettings::resolve(
+            None,
+            None,
+            false,
+            false,
+            env(&[("MIXSEEK_LOG_LEVEL", "loud")]),
+        )
+        .expect_err("bad");
+        assert_eq!(
+            e.message,
+            "invalid value \"loud\" of the environment variable MIXSEEK_LOG_LEVEL"
+        );
+        assert!(e.hint.contains("debug, info, warning"), "{}", e.hint);
+        let e = LogSettings::resolve(
+            None,
+            None,
+            false,
+            false,
+            env(&[("MIXSEEK_LOG_FILE", "maybe")]),
+        )
+        .expect_err("bad");
+        assert!(e.message.contains("MIXSEEK_LOG_FILE"), "{}", e.message);
+        assert_eq!(bool_var("X", env(&[("X", " Yes ")])), Ok(Some(true)));
+        assert_eq!(bool_var("X", env(&[])), Ok(None));
     }
 }

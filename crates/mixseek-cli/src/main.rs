@@ -36,21 +36,21 @@ struct Cli {
     /// Workspace directory (configs, mixseek.db, logs/). Default: $MIXSEEK_WORKSPACE, else ./mixseek-workspace
     #[arg(short = 'w', long, global = true, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Log level on stderr and in WORKSPACE/logs/mixseek.log
-    #[arg(long, global = true, value_enum, default_value = "info")]
-    log_level: logging::LogLevel,
-    /// Log format
-    #[arg(
-        long,
-        global = true,
-        value_enum,
-        env = "MIXSEEK_LOG_FORMAT",
-        default_value = "text"
-    )]
-    log_format: logging::LogFormat,
-    /// Do not write WORKSPACE/logs/mixseek.log
+    /// Log level on stderr and in WORKSPACE/logs/mixseek.log [default: $MIXSEEK_LOG_LEVEL, else info]
+    #[arg(long, global = true, value_enum)]
+    log_level: Option<logging::LogLevel>,
+    /// Log format [default: $MIXSEEK_LOG_FORMAT, else text]
+    #[arg(long, global = true, value_enum)]
+    log_format: Option<logging::LogFormat>,
+    /// Do not log on stderr (also MIXSEEK_LOG_CONSOLE=0); the command's own output and errors are still printed
+    #[arg(long, global = true)]
+    no_log_console: bool,
+    /// Do not write WORKSPACE/logs/mixseek.log (also MIXSEEK_LOG_FILE=0)
     #[arg(long, global = true)]
     no_log_file: bool,
+    /// No live progress display during `exec` (also MIXSEEK_NO_PROGRESS=1)
+    #[arg(long, global = true)]
+    no_progress: bool,
     /// Only errors on stderr; no progress display
     #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
     quiet: bool,
@@ -141,16 +141,33 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The log file is opened at the first event once the workspace exists (the commands that
-    // write create it), so nothing is created here.
-    logging::init(
+    let log = match logging::LogSettings::resolve(
         cli.log_level,
         cli.log_format,
-        cli.quiet,
-        cli.verbose,
-        Some(&workspace.root),
-        !cli.no_log_file,
-    );
+        cli.no_log_console,
+        cli.no_log_file,
+        |name| std::env::var(name).ok(),
+    ) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{}", CliError::usage(e.message).with_hint(e.hint));
+            return ExitCode::from(2);
+        }
+    };
+    match logging::bool_var("MIXSEEK_NO_PROGRESS", |name| std::env::var(name).ok()) {
+        Ok(from_env) => {
+            if cli.no_progress || from_env == Some(true) {
+                progress::disable();
+            }
+        }
+        Err(e) => {
+            eprintln!("{}", CliError::usage(e.message).with_hint(e.hint));
+            return ExitCode::from(2);
+        }
+    }
+    // The log file is opened at the first event once the workspace exists (the commands that
+    // write create it), so nothing is created here.
+    logging::init(&log, cli.quiet, cli.verbose, Some(&workspace.root));
     let ctx = Ctx {
         workspace,
         quiet: cli.quiet,

@@ -1,12 +1,13 @@
 //! Live progress of `mixseek exec` on stderr: one indicatif line per team showing its round,
-//! phase, best score and tokens. Shown only when stderr is a terminal and `--quiet` is not
-//! given. While the lines are up, log records go through [`write_stderr`], which hides the
+//! phase, best score and tokens. Shown only when stderr is a terminal and neither `--quiet`
+//! nor `--no-progress` (`MIXSEEK_NO_PROGRESS=1`) is given. While the lines are up, log records go through [`write_stderr`], which hides the
 //! lines for the moment a record is printed so neither tears the other.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mixseek_core::{Event, EventSink, SinkError};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -47,9 +48,18 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrWriter {
     }
 }
 
-/// Whether the live display should be shown: stderr is a terminal and not `--quiet`.
+/// Set by `--no-progress` / `MIXSEEK_NO_PROGRESS` (see [`disable`]).
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns the live display off for this process (`--no-progress`, `MIXSEEK_NO_PROGRESS=1`).
+pub fn disable() {
+    DISABLED.store(true, Ordering::Relaxed);
+}
+
+/// Whether the live display should be shown: stderr is a terminal, not `--quiet`, and the
+/// display was not turned off.
 pub fn wanted(quiet: bool) -> bool {
-    !quiet && std::io::stderr().is_terminal()
+    !quiet && !DISABLED.load(Ordering::Relaxed) && std::io::stderr().is_terminal()
 }
 
 /// What a team is doing now.

@@ -95,17 +95,62 @@ fn index_value(
     }
 }
 
+/// The bytes of `path`, which must be a regular file (reading a directory fails with an
+/// obscure OS error, and a FIFO or `/dev/zero` would never end).
+fn read_regular_file(path: &Path, what: &str) -> Result<Vec<u8>, ConfigIssue> {
+    let fail = |msg: String| ConfigIssue::new("", msg).in_file(path);
+    let meta = std::fs::metadata(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            fail(format!("{what} file not found"))
+        } else {
+            fail(format!("cannot read {what} file: {e}"))
+        }
+    })?;
+    if meta.is_dir() {
+        return Err(fail(format!("is a directory, not a {what} file"))
+            .with_hint("name the TOML file itself"));
+    }
+    if !meta.is_file() {
+        return Err(fail(format!(
+            "is not a regular file (a device, pipe or socket), not a {what} file"
+        ))
+        .with_hint("name a TOML file"));
+    }
+    std::fs::read(path).map_err(|e| fail(format!("cannot read {what} file: {e}")))
+}
+
+/// The text of a file, which must be UTF-8 (as TOML requires); a byte-order mark is dropped.
+fn decode_utf8(path: &Path, what: &str, bytes: Vec<u8>) -> Result<String, ConfigIssue> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        }),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let prefix =
+                std::str::from_utf8(bytes.get(..valid).unwrap_or_default()).unwrap_or_default();
+            let (line, col) = line_col(prefix, valid);
+            let byte = bytes.get(valid).copied().unwrap_or_default();
+            Err(ConfigIssue::new(
+                "",
+                format!("the {what} file is not UTF-8 text (byte 0x{byte:02X})"),
+            )
+            .in_file(path)
+            .at(line, col)
+            .with_hint("save the file as UTF-8"))
+        }
+    }
+}
+
 impl TomlDoc {
     /// Reads and parses a file. `what` names the file kind in errors ("orchestrator config").
+    /// A directory, a device or a pipe where the file is expected, unreadable bytes and text
+    /// that is not UTF-8 are errors naming the file (and, for bad bytes, the line).
     pub fn read(path: &Path, what: &str) -> Result<Self, ConfigIssue> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            let msg = if e.kind() == std::io::ErrorKind::NotFound {
-                format!("{what} file not found")
-            } else {
-                format!("cannot read {what} file: {e}")
-            };
-            ConfigIssue::new("", msg).in_file(path)
-        })?;
+        let bytes = read_regular_file(path, what)?;
+        let text = decode_utf8(path, what, bytes)?;
         Self::parse(path, &text)
     }
 
@@ -317,7 +362,7 @@ pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> 
         .unwrap_or_default()
 }
 
-fn split_path(path: &str) -> Vec<String> {
+pub(crate) fn split_path(path: &str) -> Vec<String> {
     let mut out = Vec::new();
     for part in path.split('.') {
         let mut rest = part;

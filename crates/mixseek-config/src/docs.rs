@@ -286,7 +286,7 @@ pub fn reference_markdown() -> String {
          ## Environment variables\n\n\
          Names are case-insensitive and use `__` for nesting; nested variables change only their key (deep merge).\n\
          A value is read as a TOML literal (`5`, `true`, `[\"a\", \"b\"]`), else as JSON, else as a plain string.\n\n\
-         - `MIXSEEK_<KEY>` sets `orchestrator.<key>`: `MIXSEEK_MAX_ROUNDS=3`.\n\
+         - `MIXSEEK_<KEY>` or `MIXSEEK_ORCHESTRATOR__<KEY>` sets `orchestrator.<key>`: `MIXSEEK_MAX_ROUNDS=3`.\n\
          - `MIXSEEK_PROVIDERS__<NAME>__<KEY>`, `MIXSEEK_PRICING__<NAME>__<KEY>`, `MIXSEEK_CACHE__<KEY>`, `MIXSEEK_PRIVACY__<KEY>`\n  \
            set the top-level tables of the orchestrator file: `MIXSEEK_PROVIDERS__OLLAMA__BASE_URL=http://localhost:11434/v1`\n  \
            sets `providers.ollama.base_url`. `MIXSEEK_HOOKS__<N>__<KEY>` sets `hooks[N].<key>` (N one past the last hook adds one).\n  \
@@ -294,20 +294,37 @@ pub fn reference_markdown() -> String {
          - `MIXSEEK_TEAM__<KEY>` applies to every team file (`MIXSEEK_TEAM__LEADER__MODEL`), `MIXSEEK_LEADER__<KEY>` to every\n  \
            team's leader; `MIXSEEK_EVALUATOR__<KEY>`, `MIXSEEK_JUDGMENT__<KEY>` and `MIXSEEK_PROMPT_BUILDER__<KEY>` to those settings\n  \
            (with or without a file).\n\
-         - A variable that maps to no key is an error that names the variable and the closest valid key. `MIXSEEK_TEAM__*` and\n  \
-           `MIXSEEK_LEADER__*` are checked against each team file loaded. Not settings, and never reported: `MIXSEEK_WORKSPACE`,\n  \
-           `MIXSEEK_LOG`, `MIXSEEK_LOG_FORMAT`, `MIXSEEK_LOG_LEVEL`, `MIXSEEK_LOG_CONSOLE`, `MIXSEEK_LOG_FILE`, `MIXSEEK_CONFIG_FILE`,\n  \
-           `MIXSEEK_DEVELOPMENT_MODE`, `MIXSEEK_CLI_OUTPUT_FORMAT`, `MIXSEEK_GOOGLE_GENAI_USE_VERTEXAI`, `MIXSEEK_NO_PROGRESS`, and the\n  \
-           original's `MIXSEEK_UI__*` (its web UI) and `MIXSEEK_MEMBER__*` (its standalone `mixseek member` command), which are ignored.\n\n\
+         - A variable that names a setting but holds a value it does not accept (`MIXSEEK_MAX_ROUNDS=abc`) is an error\n  \
+           naming the variable. A `MIXSEEK_` variable that names no setting is a **warning**, never an error (the\n  \
+           environment is shared with other tools): `exec --dry-run` and `config validate` list it, every command that loads\n  \
+           the configuration logs it, with the closest valid variable (`MIXSEEK_MAX_ROUNDZ`: did you mean\n  \
+           `MIXSEEK_MAX_ROUNDS`?), and the run goes on without it. `MIXSEEK_TEAM__*` and `MIXSEEK_LEADER__*` are checked\n  \
+           against each team file loaded and reported once. The original's `MIXSEEK_UI__*` (its web UI) and\n  \
+           `MIXSEEK_MEMBER__*` (its standalone `mixseek member` command) are ignored without a warning.\n\n\
+         Variables that are not settings of a file, read by the command line (a flag wins over its variable; a\n\
+         variable with a value it does not accept stops the command with exit 2, naming it):\n\n",
+    );
+    for (name, meaning) in crate::env::NON_SETTING_VARS {
+        s.push_str(&format!("- `{name}`: {meaning}.\n"));
+    }
+    s.push_str(
+        "\nVariables of the original MixSeek that mixseek does not read; a set one gets the unknown-variable warning:\n\n",
+    );
+    for (name, note) in crate::env::UNSUPPORTED_VARS {
+        s.push_str(&format!("- `{name}`: {note}.\n"));
+    }
+    s.push_str(
+        "\n\
          ## Unknown keys\n\n\
          A key that is not in the tables below is an error in every file kind (orchestrator, team, member, evaluator,\n\
          judgment, prompt builder), reported with the file, the key path, line:column and the closest valid key\n\
          (did you mean `max_rounds`?). The original MixSeek ignored typos in team, member, evaluator and judgment files;\n\
          a misspelt `wieght` silently changed the run, so this is a deliberate difference. The keys the original accepts\n\
          without any effect still load, with a warning (`ignored key`), so a Python MixSeek configuration loads unchanged:\n\
-         `environment` (in any file or table), `orchestrator.workspace_path`, and the member keys `capabilities`, `retry_config`,\n\
-         `usage_limits` and `instructions`. Free-form values are not checked: a member's `tool_settings`, `metadata` and `plugin`,\n\
-         and the evaluator's `custom_metrics`.\n\n\
+         `environment` in team, leader, member, evaluator, judgment and prompt-builder settings (the orchestrator's\n\
+         `environment` is a key of its own, checked: `dev`, `staging` or `prod`), `orchestrator.workspace_path`, and the\n\
+         member keys `capabilities`, `retry_config`, `usage_limits` and `instructions`. Free-form values are not checked:\n\
+         a member's `tool_settings`, `metadata` and `plugin`, and the evaluator's `custom_metrics`.\n\n\
          ## Paths\n\n\
          Relative paths resolve against the workspace first, then the folder of the file that names them; when neither exists\n\
          the error names both. A relative path may not leave that folder through `..` or a symlink. Absolute paths are used as\n\

@@ -1,27 +1,72 @@
 //! Environment overlays: `MIXSEEK_` prefix, `__` for nesting, case-insensitive, deep-merged
 //! (a nested variable changes only that key — the original replaced the whole table).
 //! Values are parsed as TOML literals (`5`, `true`, `["a", "b"]`), then JSON, else kept as
-//! strings. Variables that match no setting are reported, not silently ignored.
+//! strings. A variable that names no setting is reported as a warning (the environment is
+//! shared with other tools, so it never stops a run); a variable that names a setting but
+//! has a bad value is an error naming the variable.
 
+use crate::issues::{ConfigIssue, closest};
 use crate::source::{Source, SourceMap};
 
-/// `MIXSEEK_*` variables that are not settings of a config file.
-pub const NON_SETTING_VARS: &[&str] = &[
-    "MIXSEEK_WORKSPACE",
-    "MIXSEEK_LOG",
-    "MIXSEEK_LOG_FORMAT",
-    "MIXSEEK_LOG_LEVEL",
-    "MIXSEEK_LOG_CONSOLE",
-    "MIXSEEK_LOG_FILE",
-    "MIXSEEK_CONFIG_FILE",
-    "MIXSEEK_DEVELOPMENT_MODE",
-    "MIXSEEK_CLI_OUTPUT_FORMAT",
-    "MIXSEEK_GOOGLE_GENAI_USE_VERTEXAI",
-    "MIXSEEK_NO_PROGRESS",
+/// `MIXSEEK_*` variables that are not settings of a config file: the command line reads
+/// them. Each with what it does (docs/configuration.md lists them from here).
+pub const NON_SETTING_VARS: &[(&str, &str)] = &[
+    (
+        "MIXSEEK_WORKSPACE",
+        "the workspace when `-w/--workspace` is not given (else `./mixseek-workspace`)",
+    ),
+    (
+        "MIXSEEK_LOG",
+        "a `tracing` filter directive (`warn,mixseek_llm=debug`); it wins over the log level",
+    ),
+    (
+        "MIXSEEK_LOG_FORMAT",
+        "`text` or `json`: the default of `--log-format`",
+    ),
+    (
+        "MIXSEEK_LOG_LEVEL",
+        "`trace`, `debug`, `info`, `warning`, `error` or `critical`: the default of `--log-level`",
+    ),
+    (
+        "MIXSEEK_LOG_CONSOLE",
+        "`0`/`false` turns the log on stderr off, like `--no-log-console` (errors of the command itself are still printed)",
+    ),
+    (
+        "MIXSEEK_LOG_FILE",
+        "`0`/`false` turns `WORKSPACE/logs/mixseek.log` off, like `--no-log-file`",
+    ),
+    (
+        "MIXSEEK_NO_PROGRESS",
+        "`1`/`true` turns the live progress display of `mixseek exec` off, like `--no-progress`",
+    ),
 ];
 
-/// Prefixes of settings that live in other files or are not ours.
+/// Variables the original MixSeek knows that mixseek does not read. A set one is reported
+/// like any unknown variable (a warning), with this note instead of a "did you mean".
+pub const UNSUPPORTED_VARS: &[(&str, &str)] = &[
+    (
+        "MIXSEEK_CONFIG_FILE",
+        "the original MixSeek's generic config.toml is not supported: give the orchestrator file with -c",
+    ),
+    (
+        "MIXSEEK_DEVELOPMENT_MODE",
+        "a legacy variable the original MixSeek does not read either",
+    ),
+    (
+        "MIXSEEK_CLI_OUTPUT_FORMAT",
+        "a legacy variable the original MixSeek does not read either; commands take -f/--format",
+    ),
+    (
+        "MIXSEEK_GOOGLE_GENAI_USE_VERTEXAI",
+        "a legacy variable the original MixSeek does not read either; Vertex AI models use the google-vertex: prefix",
+    ),
+];
+
+/// Prefixes (first segment) of settings that live in other files or are not ours. `UI` and
+/// `MEMBER` are the original's web UI and standalone `mixseek member` command: ignored
+/// without a warning (only `mixseek_config::load::load_member` reads `MIXSEEK_MEMBER__*`).
 pub const SECTION_PREFIXES: &[&str] = &[
+    "ORCHESTRATOR",
     "TEAM",
     "LEADER",
     "MEMBER",
@@ -31,8 +76,30 @@ pub const SECTION_PREFIXES: &[&str] = &[
     "UI",
 ];
 
+/// The sections of [`SECTION_PREFIXES`] that a full load ([`crate::load()`]) overlays, as
+/// `MIXSEEK_<SECTION>__<KEY>`.
+pub const LOADED_SECTIONS: &[&str] = &[
+    "ORCHESTRATOR",
+    "TEAM",
+    "LEADER",
+    "EVALUATOR",
+    "JUDGMENT",
+    "PROMPT_BUILDER",
+];
+
+/// Sections whose variables are ignored without a warning (see [`SECTION_PREFIXES`]).
+pub const IGNORED_SECTIONS: &[&str] = &["UI", "MEMBER"];
+
 /// Top-level tables of the orchestrator file that env variables may set directly.
 pub const TOP_LEVEL_TABLES: &[&str] = &["PROVIDERS", "PRICING", "CACHE", "PRIVACY", "HOOKS"];
+
+/// The most `__`-separated segments a variable may have; no setting is nested nearly as
+/// deep, and a longer name (which could nest tables without bound) is an unknown variable.
+pub const MAX_SEGMENTS: usize = 16;
+
+/// The hint of an unknown variable without a close valid name.
+pub const NO_MATCH_HINT: &str =
+    "no mixseek setting has this name; docs/configuration.md lists the variables mixseek reads";
 
 /// A snapshot of the `MIXSEEK_*` environment variables (injectable for tests).
 #[derive(Debug, Clone, Default)]
@@ -192,15 +259,14 @@ pub fn overlay(
         let Some(rest) = upper.strip_prefix(prefix) else {
             continue;
         };
-        if rest.is_empty() || !accept(rest) {
+        let segments = segments(rest);
+        // `MIXSEEK_TEAM____` names no key, `MIXSEEK_A__A__…` nests deeper than any setting:
+        // both reported by `unroutable`, never set.
+        if segments.is_empty() || segments.len() > MAX_SEGMENTS || !accept(rest) {
             continue;
         }
         let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-        path.extend(
-            rest.split("__")
-                .filter(|s| !s.is_empty())
-                .map(|s| s.to_ascii_lowercase()),
-        );
+        path.extend(segments.iter().map(|s| s.to_ascii_lowercase()));
         let key = key_of(&path);
         set_path(table, &path, parse_value(raw));
         sources.set(key.clone(), Source::Env { var: name.clone() });
@@ -212,13 +278,107 @@ pub fn overlay(
     applied
 }
 
+/// The non-empty `__`-separated segments of a variable name (after its prefix).
+fn segments(rest: &str) -> Vec<&str> {
+    rest.split("__").filter(|s| !s.is_empty()).collect()
+}
+
 /// Accepts orchestrator-level variables (`MIXSEEK_MAX_ROUNDS`), not other sections or tools.
 pub fn is_orchestrator_var(rest: &str) -> bool {
     let first = rest.split("__").next().unwrap_or_default();
     let full = format!("MIXSEEK_{rest}");
-    !NON_SETTING_VARS.contains(&full.as_str())
+    !first.is_empty()
+        && !is_non_setting(&full)
+        && !UNSUPPORTED_VARS.iter().any(|(v, _)| *v == full)
         && !SECTION_PREFIXES.contains(&first)
         && !TOP_LEVEL_TABLES.contains(&first)
+}
+
+/// Whether `name` is one of [`NON_SETTING_VARS`] (any case).
+pub fn is_non_setting(name: &str) -> bool {
+    NON_SETTING_VARS
+        .iter()
+        .any(|(v, _)| v.eq_ignore_ascii_case(name))
+}
+
+/// The warnings about variables that no overlay of a full load reads: those of
+/// [`UNSUPPORTED_VARS`] (with their note) and names that reach no key at all (`MIXSEEK_TEAM`
+/// without `__<KEY>`, `MIXSEEK___`). A variable an overlay reads but whose key does not exist
+/// is reported by the loader instead, with the closest valid key.
+pub fn unroutable(env: &EnvVars) -> Vec<ConfigIssue> {
+    let mut out = Vec::new();
+    for (name, _) in &env.0 {
+        let upper = name.to_ascii_uppercase();
+        let Some(rest) = upper.strip_prefix("MIXSEEK_") else {
+            continue;
+        };
+        if is_non_setting(&upper) {
+            continue;
+        }
+        if let Some((_, note)) = UNSUPPORTED_VARS.iter().find(|(v, _)| *v == upper) {
+            out.push(ConfigIssue::unknown_env_var(name.clone(), *note));
+            continue;
+        }
+        let segs = segments(rest);
+        let Some(first) = segs.first().filter(|_| segs.len() <= MAX_SEGMENTS) else {
+            out.push(ConfigIssue::unknown_env_var(name.clone(), NO_MATCH_HINT));
+            continue;
+        };
+        // Only a segment equal to the whole first part opens a section: `MIXSEEK_TEAM_X`
+        // is the orchestrator key `team_x`.
+        let opens_section = rest.split("__").next() == Some(*first);
+        if opens_section && IGNORED_SECTIONS.contains(first) {
+            continue;
+        }
+        if opens_section && LOADED_SECTIONS.contains(first) && segs.len() == 1 {
+            out.push(ConfigIssue::unknown_env_var(
+                name.clone(),
+                format!("a variable of this section names its key: MIXSEEK_{first}__<KEY>"),
+            ));
+        }
+    }
+    out
+}
+
+/// The variable a misspelt one probably meant. `var` set `full_key`; the key `unknown_key`
+/// (`full_key` or one of its ancestors) does not exist, and `suggestion` is the closest valid
+/// key in its place. The variable's segments match the key's from the right
+/// (`MIXSEEK_TEAM__LEADR__MODEL` set `team.leadr.model`; `team.leadr` is unknown, `leader` the
+/// closest key: `MIXSEEK_TEAM__LEADER__MODEL`).
+pub fn suggest_var(
+    var: &str,
+    full_key: &str,
+    unknown_key: &str,
+    suggestion: &str,
+) -> Option<String> {
+    let upper = var.to_ascii_uppercase();
+    let mut segs: Vec<String> = segments(upper.strip_prefix("MIXSEEK_")?)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let k = crate::doc::split_path(full_key).len();
+    let n = crate::doc::split_path(unknown_key).len();
+    let from_right = k.checked_sub(n)?;
+    let i = segs.len().checked_sub(1)?.checked_sub(from_right)?;
+    *segs.get_mut(i)? = suggestion.to_ascii_uppercase();
+    Some(format!("MIXSEEK_{}", segs.join("__")))
+}
+
+/// For an orchestrator-level variable (`MIXSEEK_<NAME>`, no `__`): the closest of the
+/// variable the loader suggested (`candidate`) and the [`NON_SETTING_VARS`]
+/// (`MIXSEEK_LOG_LEVL` → `MIXSEEK_LOG_LEVEL`), compared without the common `MIXSEEK_`.
+pub fn closest_var(var: &str, candidate: Option<&str>) -> Option<String> {
+    let upper = var.to_ascii_uppercase();
+    let rest = upper.strip_prefix("MIXSEEK_")?;
+    if rest.contains("__") {
+        return candidate.map(str::to_string);
+    }
+    let names: Vec<&str> = candidate
+        .into_iter()
+        .chain(NON_SETTING_VARS.iter().map(|(v, _)| *v))
+        .filter_map(|v| v.strip_prefix("MIXSEEK_"))
+        .collect();
+    closest(rest, names).map(|r| format!("MIXSEEK_{r}"))
 }
 
 #[cfg(test)]

@@ -17,6 +17,10 @@ pub struct ConfigIssue {
     pub message: String,
     /// What to do about it ("did you mean `max_rounds`?", "allowed range: 1..=10").
     pub hint: Option<String>,
+    /// Set on the warning about a `MIXSEEK_*` environment variable that names no setting
+    /// (it is ignored): the variable, so that the warning is reported once per variable
+    /// however many files it was checked against.
+    pub env_var: Option<String>,
 }
 
 impl ConfigIssue {
@@ -28,7 +32,16 @@ impl ConfigIssue {
             column: None,
             message: message.into(),
             hint: None,
+            env_var: None,
         }
+    }
+    /// The warning about `var`, a `MIXSEEK_*` variable that names no setting and is ignored.
+    pub fn unknown_env_var(var: impl Into<String>, hint: impl Into<String>) -> Self {
+        let var = var.into();
+        let mut issue =
+            Self::new(var.clone(), "unknown environment variable, ignored").with_hint(hint);
+        issue.env_var = Some(var);
+        issue
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

@@ -112,6 +112,9 @@ pub struct LoadReport {
     pub judgment: Part<JudgmentSettings>,
     pub prompt_builder: Part<PromptBuilderSettings>,
     pub sources: SourceMap,
+    /// One warning per `MIXSEEK_*` variable that names no setting (ignored), whichever part
+    /// found it; not repeated in the parts' warnings. `load` also logs them.
+    pub env_warnings: Vec<ConfigIssue>,
 }
 
 /// A configuration ready to run.
@@ -162,8 +165,8 @@ fn render_issues(issues: &[ConfigIssue]) -> String {
 fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_prefix: &str) {
     for issue in issues.items.iter_mut().skip(from) {
         let key = format!("{key_prefix}{}", issue.key);
-        // an unknown table is reported at its own key (`orchestrator.orchestrator` for
-        // `MIXSEEK_ORCHESTRATOR__MAX_ROUNDS`): the variable set a key below it
+        // an unknown table is reported at its own key (`orchestrator.oops` for
+        // `MIXSEEK_OOPS__X`): the variable set a key below it
         let below = format!("{key}.");
         let source = match sources.0.get(&key) {
             Some(s) => s.clone(),
@@ -174,8 +177,10 @@ fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_pref
                 .map(|(_, s)| s)
                 .find(|s| matches!(s, Source::Env { .. } | Source::Cli { .. }))
                 .cloned()
+                .or_else(|| nearest_ancestor(sources, &key))
                 .unwrap_or(Source::Default),
-            None => Source::Default,
+            // a key inside a whole table set by one variable (`MIXSEEK_PRIVACY='{...}'`)
+            None => nearest_ancestor(sources, &key).unwrap_or(Source::Default),
         };
         let origin = match source {
             Source::Env { var } => format!("set by environment variable {var}"),
@@ -189,16 +194,145 @@ fn attribute_env(issues: &mut Issues, from: usize, sources: &SourceMap, key_pref
     }
 }
 
+/// The source of the nearest ancestor of `key` that has one (`privacy` for
+/// `privacy.extra_patterns[0]`).
+fn nearest_ancestor(sources: &SourceMap, key: &str) -> Option<Source> {
+    let mut k = key;
+    while let Some(cut) = k.rfind(['.', '[']) {
+        k = &k[..cut];
+        if let Some(s) = sources.0.get(k) {
+            return Some(s.clone());
+        }
+    }
+    None
+}
+
+/// The variables that set `key` or a key below it, with the key each set (`team.leadr` ←
+/// `MIXSEEK_TEAM__LEADR__MODEL`, which set `team.leadr.model`). Empty when a file set `key`.
+fn env_vars_at(sources: &SourceMap, key: &str) -> Vec<(String, String)> {
+    match sources.0.get(key) {
+        Some(Source::Env { var }) => return vec![(key.to_string(), var.clone())],
+        Some(_) => return Vec::new(),
+        None => {}
+    }
+    sources
+        .0
+        .range(key.to_string()..)
+        .take_while(|(k, _)| k.starts_with(key))
+        .filter(|(k, _)| matches!(k.as_bytes().get(key.len()), Some(b'.' | b'[')))
+        .filter_map(|(k, s)| match s {
+            Source::Env { var } => Some((k.clone(), var.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `x` of the hint "did you mean `x`?".
+fn suggested_key(hint: &str) -> Option<&str> {
+    hint.strip_prefix("did you mean `")?.strip_suffix("`?")
+}
+
+/// Moves the unknown keys that exist only because an environment variable set them into
+/// `warnings`, one warning per variable: the environment is shared with other tools, so a
+/// variable that names no setting is ignored, never an error. Run on deserialization issues
+/// before `TomlDoc::locate`.
+fn take_unknown_env(found: &mut Issues, sources: &SourceMap, warnings: &mut Issues) {
+    let mut kept = Vec::with_capacity(found.items.len());
+    for issue in std::mem::take(&mut found.items) {
+        let vars = if issue.message == "unknown key" {
+            env_vars_at(sources, &issue.key)
+        } else {
+            Vec::new()
+        };
+        if vars.is_empty() {
+            kept.push(issue);
+            continue;
+        }
+        let suggestion = issue.hint.as_deref().and_then(suggested_key);
+        for (full_key, var) in vars {
+            let meant = suggestion
+                .and_then(|s| crate::env::suggest_var(&var, &full_key, &issue.key, s))
+                .filter(|m| !m.eq_ignore_ascii_case(&var));
+            let hint = match crate::env::closest_var(&var, meant.as_deref()) {
+                Some(m) => format!("did you mean `{m}`?"),
+                None => crate::env::NO_MATCH_HINT.to_string(),
+            };
+            warnings.push(ConfigIssue::unknown_env_var(var, hint));
+        }
+    }
+    found.items = kept;
+}
+
 /// Reads a file, overlays the environment, deserializes and validates one section type.
 struct Loaded<T> {
     value: Option<T>,
     doc: Option<TomlDoc>,
 }
 
+/// What overlaying the environment on a table and deserializing it gave.
+struct Overlaid<T> {
+    value: Option<T>,
+    /// Deserialization problems (unknown keys set by the environment taken out).
+    found: Issues,
+    /// The table's sources plus the variables applied.
+    sources: SourceMap,
+}
+
+/// Overlays the environment (`apply`) on `table`, whose own sources are `sources`, and
+/// deserializes the result (`deser`). The variables that name no key become warnings in
+/// `warnings`, and the overlay is redone without them: an ignored variable has no effect at
+/// all, not even the tables its path would have created (`MIXSEEK_PROVIDERS__X__Y` would
+/// otherwise add a provider `x`).
+fn overlay_deserialize<T>(
+    table: &toml::Table,
+    sources: &SourceMap,
+    env: &EnvVars,
+    apply: impl Fn(&mut toml::Table, &mut SourceMap, &EnvVars),
+    deser: impl Fn(toml::Table, &mut Issues) -> Option<T>,
+    warnings: &mut Issues,
+) -> Overlaid<T> {
+    let run = |env: &EnvVars| {
+        let mut t = table.clone();
+        let mut local = sources.clone();
+        apply(&mut t, &mut local, env);
+        let mut found = Issues::default();
+        let value = deser(t, &mut found);
+        Overlaid {
+            value,
+            found,
+            sources: local,
+        }
+    };
+    let mut out = run(env);
+    let mut unknown = Issues::default();
+    take_unknown_env(&mut out.found, &out.sources, &mut unknown);
+    if !unknown.is_empty() {
+        let ignored: Vec<&str> = unknown
+            .items
+            .iter()
+            .filter_map(|i| i.env_var.as_deref())
+            .collect();
+        let kept = EnvVars(
+            env.0
+                .iter()
+                .filter(|(k, _)| !ignored.contains(&k.as_str()))
+                .cloned()
+                .collect(),
+        );
+        out = run(&kept);
+        // Removing variables removes keys: nothing new is unknown, but stay safe.
+        take_unknown_env(&mut out.found, &out.sources, &mut unknown);
+        warnings.items.extend(unknown.items);
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
 fn load_file<T: DeserializeOwned + JsonSchema>(
     path: &Path,
     what: &str,
-    env_overlay: impl FnOnce(&mut toml::Table, &mut SourceMap),
+    env: &EnvVars,
+    env_overlay: impl Fn(&mut toml::Table, &mut SourceMap, &EnvVars),
     source_prefix: &str,
     sources: &mut SourceMap,
     errors: &mut Issues,
@@ -215,12 +349,20 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
             };
         }
     };
-    let mut local = SourceMap::default();
-    doc.record_sources(&mut local);
-    let mut table = doc.table.clone();
-    env_overlay(&mut table, &mut local);
-    let mut found = Issues::default();
-    let value: Option<T> = deserialize_section(&toml::Value::Table(table), "", &mut found);
+    let mut file_sources = SourceMap::default();
+    doc.record_sources(&mut file_sources);
+    let Overlaid {
+        value,
+        mut found,
+        sources: local,
+    } = overlay_deserialize(
+        &doc.table,
+        &file_sources,
+        env,
+        env_overlay,
+        |t, found| deserialize_section::<T>(&toml::Value::Table(t), "", found),
+        warnings,
+    );
     doc.locate(&mut found, 0);
     attribute_env(&mut found, 0, &local, "");
     split_legacy(found, legacy, errors, warnings);
@@ -340,7 +482,8 @@ pub fn load_team(
     let loaded: Loaded<TeamFile> = load_file(
         path,
         "team config",
-        |t, s| {
+        env,
+        |t, s, env| {
             overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
             overlay(t, &["team", "leader"], "MIXSEEK_LEADER__", env, |_| true, s);
         },
@@ -435,7 +578,8 @@ pub fn load_team(
                 let ml: Loaded<MemberFile> = load_file(
                     &mpath,
                     "member config",
-                    |_, _| {},
+                    env,
+                    |_, _, _| {},
                     "",
                     &mut mlocal,
                     &mut errors,
@@ -502,7 +646,8 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
     let l: Loaded<MemberFile> = load_file(
         path,
         "member config",
-        |t, s| {
+        env,
+        |t, s, env| {
             overlay(t, &["agent"], "MIXSEEK_MEMBER__", env, |_| true, s);
         },
         "",
@@ -559,32 +704,36 @@ pub fn load_evaluator(
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let Some(path) = origin.file().map(Path::to_path_buf) else {
-        let mut t = toml::Table::new();
-        let mut local = SourceMap::default();
-        let applied = overlay(
-            &mut t,
-            &[],
-            "MIXSEEK_EVALUATOR__",
+        // The built-in defaults; a variable replaces one top-level key of them.
+        let defaults = EvaluatorSettings::builtin_default();
+        let base = toml::Table::try_from(&defaults).unwrap_or_default();
+        let Overlaid {
+            value,
+            mut found,
+            sources: local,
+        } = overlay_deserialize(
+            &toml::Table::new(),
+            &SourceMap::default(),
             env,
-            |_| true,
-            &mut local,
+            |t, s, env| {
+                overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+            },
+            |t, found| {
+                if t.is_empty() {
+                    return Some(defaults.clone());
+                }
+                let mut merged = base.clone();
+                merged.extend(t);
+                deserialize_section::<EvaluatorSettings>(&toml::Value::Table(merged), "", found)
+            },
+            &mut warnings,
         );
-        let mut value = EvaluatorSettings::builtin_default();
-        if !applied.is_empty() {
-            let mut base = toml::Table::try_from(&value).unwrap_or_default();
-            for (k, v) in t {
-                base.insert(k, v);
-            }
-            let mut found = Issues::default();
-            if let Some(v) =
-                deserialize_section::<EvaluatorSettings>(&toml::Value::Table(base), "", &mut found)
-            {
-                value = v;
-            }
-            attribute_env(&mut found, 0, &local, "");
-            split_legacy(found, LEGACY_FLAT_KEYS, &mut errors, &mut warnings);
-        }
+        attribute_env(&mut found, 0, &local, "");
+        split_legacy(found, LEGACY_FLAT_KEYS, &mut errors, &mut warnings);
+        let value = value.unwrap_or(defaults);
+        let from = errors.len();
         value.validate("", &mut errors);
+        attribute_env(&mut errors, from, &local, "");
         sources.extend_prefixed("evaluator.", &local);
         return Part {
             origin,
@@ -597,7 +746,8 @@ pub fn load_evaluator(
     let l: Loaded<EvaluatorSettings> = load_file(
         &path,
         "evaluator config",
-        |t, s| {
+        env,
+        |t, s, env| {
             overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
         },
         "",
@@ -637,7 +787,8 @@ pub fn load_judgment(
             let l: Loaded<JudgmentSettings> = load_file(
                 &path,
                 "judgment config",
-                |t, s| {
+                env,
+                |t, s, env| {
                     overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
                 },
                 "",
@@ -649,10 +800,23 @@ pub fn load_judgment(
             (l.value, l.doc)
         }
         None => {
-            let mut t = toml::Table::new();
-            overlay(&mut t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, &mut local);
-            let mut found = Issues::default();
-            let v = deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", &mut found);
+            let Overlaid {
+                value: v,
+                mut found,
+                sources,
+            } = overlay_deserialize(
+                &toml::Table::new(),
+                &SourceMap::default(),
+                env,
+                |t, s, env| {
+                    overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                },
+                |t, found| {
+                    deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", found)
+                },
+                &mut warnings,
+            );
+            local = sources;
             attribute_env(&mut found, 0, &local, "");
             split_legacy(found, LEGACY_FLAT_KEYS, &mut errors, &mut warnings);
             (v, None)
@@ -713,20 +877,32 @@ pub fn load_prompt_builder(
         }
         Origin::BuiltIn => {}
     }
-    overlay(
-        &mut table,
-        &["prompt_builder"],
-        "MIXSEEK_PROMPT_BUILDER__",
+    let Overlaid {
+        value,
+        mut found,
+        sources: local,
+    } = overlay_deserialize(
+        &table,
+        &local,
         env,
-        |_| true,
-        &mut local,
+        |t, s, env| {
+            overlay(
+                t,
+                &["prompt_builder"],
+                "MIXSEEK_PROMPT_BUILDER__",
+                env,
+                |_| true,
+                s,
+            );
+        },
+        |mut t, found| {
+            let inner = t
+                .remove("prompt_builder")
+                .unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
+            deserialize_section::<PromptBuilderSettings>(&inner, "prompt_builder", found)
+        },
+        &mut warnings,
     );
-    let inner = table
-        .remove("prompt_builder")
-        .unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
-    let mut found = Issues::default();
-    let value: Option<PromptBuilderSettings> =
-        deserialize_section(&inner, "prompt_builder", &mut found);
     if let Some(d) = &doc {
         d.locate(&mut found, 0);
     }
@@ -766,13 +942,24 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
     let loaded: Loaded<OrchestratorFile> = load_file(
         path,
         "orchestrator config",
-        |t, s| {
+        env,
+        |t, s, env| {
             overlay(
                 t,
                 &["orchestrator"],
                 "MIXSEEK_",
                 env,
                 is_orchestrator_var,
+                s,
+            );
+            // MIXSEEK_ORCHESTRATOR__MAX_ROUNDS: the same keys, named like the file's table
+            // (and like the other sections' MIXSEEK_TEAM__*, MIXSEEK_JUDGMENT__*, ...).
+            overlay(
+                t,
+                &["orchestrator"],
+                "MIXSEEK_ORCHESTRATOR__",
+                env,
+                |_| true,
                 s,
             );
             // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
@@ -927,10 +1114,17 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
             }
             teams.push((entry.config.clone(), part));
         }
+        // A path that does not resolve is reported at its key in the orchestrator file.
         let part_origin =
             |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
                 resolve_part_path(ws, explicit.map(String::as_str), kind, what, path)
                     .map(|o| o.unwrap_or(Origin::BuiltIn))
+                    .map_err(
+                        |e| match loaded.doc.as_ref().and_then(|d| d.position(&e.key)) {
+                            Some((l, c)) => e.at(l, c),
+                            None => e,
+                        },
+                    )
             };
         evaluator = match part_origin(
             o.evaluator_config.as_ref(),
@@ -995,7 +1189,7 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
             }
         };
     }
-    LoadReport {
+    let mut report = LoadReport {
         workspace: ws.clone(),
         orchestrator_file: path.to_path_buf(),
         orchestrator,
@@ -1004,10 +1198,38 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         judgment,
         prompt_builder,
         sources,
+        env_warnings: crate::env::unroutable(env),
+    };
+    report.collect_env_warnings();
+    for w in &report.env_warnings {
+        tracing::warn!("{w}");
     }
+    report
 }
 
 impl LoadReport {
+    /// Moves the parts' warnings about unknown variables into `env_warnings`, once per
+    /// variable (a `MIXSEEK_TEAM__*` typo is found in every team file), sorted by name.
+    fn collect_env_warnings(&mut self) {
+        let mut lists: Vec<&mut Issues> = vec![
+            &mut self.orchestrator.warnings,
+            &mut self.evaluator.warnings,
+            &mut self.judgment.warnings,
+            &mut self.prompt_builder.warnings,
+        ];
+        lists.extend(self.teams.iter_mut().map(|(_, t)| &mut t.warnings));
+        for list in lists {
+            let (env, other): (Vec<ConfigIssue>, Vec<ConfigIssue>) =
+                std::mem::take(&mut list.items)
+                    .into_iter()
+                    .partition(|i| i.env_var.is_some());
+            list.items = other;
+            self.env_warnings.extend(env);
+        }
+        self.env_warnings.sort_by(|a, b| a.env_var.cmp(&b.env_var));
+        self.env_warnings.dedup_by(|a, b| a.env_var == b.env_var);
+    }
+
     /// Every error of every part.
     pub fn errors(&self) -> Vec<ConfigIssue> {
         let mut v: Vec<ConfigIssue> = self.orchestrator.errors.items.clone();
@@ -1134,15 +1356,179 @@ mod tests {
                 var: "MIXSEEK_HOOKS__0__ON".into()
             }
         );
-        // A typo is an error attributed to the variable, with the closest key.
+        // A typo is a warning naming the variable and the one meant; the run is not stopped.
         let r = load_with(ORCH, &[("MIXSEEK_CACHE__ENABELD", "true")]);
-        let text: Vec<String> = r.errors().iter().map(ToString::to_string).collect();
+        assert!(r.errors().is_empty(), "{:?}", r.errors());
+        let text: Vec<String> = r.env_warnings.iter().map(ToString::to_string).collect();
         assert_eq!(
             text,
             [
-                "`cache.enabeld`: unknown key (set by environment variable MIXSEEK_CACHE__ENABELD) (did you mean `enabled`?)"
+                "`MIXSEEK_CACHE__ENABELD`: unknown environment variable, ignored (did you mean `MIXSEEK_CACHE__ENABLED`?)"
             ]
         );
+    }
+
+    fn env_hints(r: &LoadReport) -> Vec<(String, String)> {
+        r.env_warnings
+            .iter()
+            .map(|w| {
+                (
+                    w.env_var.clone().unwrap_or_default(),
+                    w.hint.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unknown_variables_are_warnings_with_the_variable_meant() {
+        let meant = |m: &str| format!("did you mean `{m}`?");
+        for (var, hint) in [
+            ("MIXSEEK_PY", crate::env::NO_MATCH_HINT.to_string()),
+            ("MIXSEEK_MAX_ROUNDZ", meant("MIXSEEK_MAX_ROUNDS")),
+            (
+                "MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ",
+                meant("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS"),
+            ),
+            ("MIXSEEK_LOG_LEVL", meant("MIXSEEK_LOG_LEVEL")),
+            (
+                "MIXSEEK_TEAM__LEADR__MODEL",
+                meant("MIXSEEK_TEAM__LEADER__MODEL"),
+            ),
+            ("MIXSEEK_LEADER__MODLE", meant("MIXSEEK_LEADER__MODEL")),
+            ("MIXSEEK_JUDGMENT__MODLE", meant("MIXSEEK_JUDGMENT__MODEL")),
+            (
+                "MIXSEEK_EVALUATOR__TIMEOUT_SECOND",
+                meant("MIXSEEK_EVALUATOR__TIMEOUT_SECONDS"),
+            ),
+            (
+                "MIXSEEK_PROMPT_BUILDER__TEAM_USER_PROMT",
+                meant("MIXSEEK_PROMPT_BUILDER__TEAM_USER_PROMPT"),
+            ),
+            (
+                "MIXSEEK_PROVIDERS__OLLAMA__BASE_URLL",
+                meant("MIXSEEK_PROVIDERS__OLLAMA__BASE_URL"),
+            ),
+            (
+                "MIXSEEK_TEAM",
+                "a variable of this section names its key: MIXSEEK_TEAM__<KEY>".to_string(),
+            ),
+            ("MIXSEEK___", crate::env::NO_MATCH_HINT.to_string()),
+            (
+                "MIXSEEK_CONFIG_FILE",
+                crate::env::UNSUPPORTED_VARS[0].1.to_string(),
+            ),
+        ] {
+            let r = load_with(ORCH, &[(var, "3")]);
+            assert!(r.errors().is_empty(), "{var}: {:?}", r.errors());
+            assert_eq!(env_hints(&r), [(var.to_string(), hint)], "{var}");
+            // Not repeated among the parts' warnings (exec logs those once more).
+            assert!(r.warnings().is_empty(), "{var}: {:?}", r.warnings());
+            let pf = crate::preflight::run(&r, |_| None);
+            let cat = pf.categories.last().expect("categories");
+            assert_eq!(cat.category, crate::preflight::ENV_CATEGORY);
+            assert!(
+                cat.checks.len() == 1
+                    && cat.checks[0].status == crate::preflight::CheckStatus::Warning
+                    && cat.checks[0].message.contains(var),
+                "{var}: {cat:?}"
+            );
+        }
+        // Variables that are not settings, or belong to the original's other commands.
+        for var in [
+            "MIXSEEK_WORKSPACE",
+            "MIXSEEK_NO_PROGRESS",
+            "MIXSEEK_UI__PORT",
+            "MIXSEEK_MEMBER__MODEL",
+        ] {
+            let r = load_with(ORCH, &[(var, "3")]);
+            assert!(r.errors().is_empty() && r.env_warnings.is_empty(), "{var}");
+            let pf = crate::preflight::run(&r, |_| None);
+            assert!(
+                pf.categories
+                    .iter()
+                    .all(|c| c.category != crate::preflight::ENV_CATEGORY)
+            );
+        }
+    }
+
+    #[test]
+    fn a_variable_nested_past_any_setting_is_unknown_not_set() {
+        let deep = format!("MIXSEEK_CACHE{}", "__A".repeat(100_000));
+        let r = load_with(ORCH, &[(deep.as_str(), "1")]);
+        assert!(r.errors().is_empty(), "{:?}", r.errors());
+        assert_eq!(r.env_warnings.len(), 1);
+        assert_eq!(r.env_warnings[0].env_var.as_deref(), Some(deep.as_str()));
+    }
+
+    #[test]
+    fn an_unknown_variable_checked_against_every_team_is_reported_once() {
+        let orch = format!("{ORCH}[[orchestrator.teams]]\nconfig = \"team2.toml\"\n");
+        let dir = tempfile::tempdir().expect("tmp");
+        for (name, id) in [("team.toml", "a"), ("team2.toml", "b")] {
+            std::fs::write(
+                dir.path().join(name),
+                format!("[team]\nteam_id = \"{id}\"\nteam_name = \"A\"\n[team.leader]\nmodel = \"mock:l\"\n"),
+            )
+            .expect("write");
+        }
+        let path = dir.path().join("orch.toml");
+        std::fs::write(&path, orch).expect("write");
+        let r = load(
+            &path,
+            &Workspace::at(dir.path()),
+            &EnvVars::from_pairs([("MIXSEEK_TEAM__TEAM_NAM", "x"), ("MIXSEEK_PY", "1")]),
+            &Overrides::default(),
+        );
+        assert_eq!(r.teams.len(), 2);
+        let vars: Vec<String> = env_hints(&r).into_iter().map(|(v, _)| v).collect();
+        assert_eq!(vars, ["MIXSEEK_PY", "MIXSEEK_TEAM__TEAM_NAM"]);
+    }
+
+    #[test]
+    fn a_variable_naming_a_setting_with_a_bad_value_is_an_error_naming_it() {
+        let r = load_with(ORCH, &[("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "4")]);
+        assert!(r.errors().is_empty(), "{:?}", r.errors());
+        assert_eq!(
+            r.orchestrator
+                .value
+                .expect("loaded")
+                .orchestrator
+                .max_rounds,
+            4
+        );
+        assert_eq!(
+            r.sources.get("orchestrator.max_rounds"),
+            Source::Env {
+                var: "MIXSEEK_ORCHESTRATOR__MAX_ROUNDS".into()
+            }
+        );
+        for (var, value) in [
+            ("MIXSEEK_ORCHESTRATOR__MAX_ROUNDS", "abc"),
+            ("MIXSEEK_MAX_ROUNDS", "abc"),
+            ("MIXSEEK_MAX_ROUNDS", "11"),
+            ("MIXSEEK_JUDGMENT__TEMPERATURE", "hot"),
+            ("MIXSEEK_TEAM__LEADER", "5"),
+        ] {
+            let r = load_with(ORCH, &[(var, value)]);
+            let errors: Vec<String> = r.errors().iter().map(ToString::to_string).collect();
+            assert!(
+                errors.len() == 1
+                    && errors[0].contains(&format!("(set by environment variable {var})")),
+                "{var}={value}: {errors:?}"
+            );
+            assert!(r.env_warnings.is_empty(), "{var}");
+        }
+        // A key inside a whole table set by one variable is that variable's bad value.
+        let r = load_with(ORCH, &[("MIXSEEK_PRIVACY", "{\"mask_pi\": true}")]);
+        let errors: Vec<String> = r.errors().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "`privacy.mask_pi`: unknown key (set by environment variable MIXSEEK_PRIVACY) (did you mean `mask_pii`?)"
+            ]
+        );
+        assert!(r.env_warnings.is_empty());
     }
 
     #[test]

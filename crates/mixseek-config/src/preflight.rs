@@ -152,8 +152,34 @@ pub fn orchestrator_unavailable(given: &str, message: &str) -> PreflightReport {
     out
 }
 
-/// Runs the config-level preflight checks over a load report.
+/// The category of the warnings about `MIXSEEK_*` variables that name no setting.
+pub const ENV_CATEGORY: &str = "環境変数";
+
+/// Runs the config-level preflight checks over a load report. The warnings about unknown
+/// `MIXSEEK_*` variables come last, in their own category (only when there are some).
 pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> PreflightReport {
+    let mut out = run_parts(report, lookup_env);
+    if !report.env_warnings.is_empty() {
+        out.categories.push(Category {
+            category: ENV_CATEGORY.into(),
+            checks: report
+                .env_warnings
+                .iter()
+                .map(|w| {
+                    check(
+                        "environment_variable",
+                        CheckStatus::Warning,
+                        w.to_string(),
+                        None,
+                    )
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> PreflightReport {
     let mut out = PreflightReport::default();
     let orch_file = file_str(Some(&report.orchestrator_file));
 

@@ -6,6 +6,11 @@
 //! tables) with values of every TOML type, plus `MIXSEEK_*` environment overlays. Each case
 //! runs the whole pipeline a command runs: load, preflight, template checks, `into_config`,
 //! and serializing what loaded (what `config show` prints).
+//!
+//! Then each file kind on its own: arbitrary bytes (invalid UTF-8, NUL, a byte-order mark),
+//! every documented key set to a value of the wrong type, a huge number or a deep nesting,
+//! and paths that name a directory or nothing. Every error names its file (and the line when
+//! the problem is at a key of the file).
 
 use mixseek_config::{EnvVars, Overrides, Workspace};
 use proptest::prelude::*;
@@ -418,7 +423,12 @@ fn run(files: &[(&str, &str)], env: &EnvVars) {
     if let Some(pb) = &report.prompt_builder.value {
         let _ = mixseek_prompt::check_settings(pb);
     }
-    for e in report.errors().iter().chain(report.warnings().iter()) {
+    for e in report
+        .errors()
+        .iter()
+        .chain(report.warnings().iter())
+        .chain(report.env_warnings.iter())
+    {
         let _ = e.to_string();
     }
     if let Some(f) = &report.orchestrator.value {
@@ -542,4 +552,389 @@ fn the_fuzzed_documents_are_mostly_valid_toml() {
         }
     }
     assert!(parsed >= 80, "only {parsed}/100 team documents parse");
+}
+
+/// A complete configuration that loads without a problem: every file kind, each referenced
+/// by a relative path.
+const VALID: &[(&str, &str)] = &[
+    (
+        "orch.toml",
+        "[orchestrator]\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\nprompt_builder_config = \"pb.toml\"\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n",
+    ),
+    (
+        "team.toml",
+        "[team]\nteam_id = \"a\"\nteam_name = \"A\"\n[team.leader]\nmodel = \"mock:l\"\n[[team.members]]\nconfig = \"member.toml\"\n",
+    ),
+    (
+        "member.toml",
+        "[agent]\nname = \"m\"\ntype = \"plain\"\nmodel = \"mock:m\"\n",
+    ),
+    (
+        "evaluator.toml",
+        include_str!("../../../configs/quickstart/evaluator.toml"),
+    ),
+    ("judgment.toml", "model = \"mock:judge-continue\"\n"),
+    ("pb.toml", "[prompt_builder]\n"),
+];
+
+/// Loads the valid configuration with `name` replaced by `content` (bytes) and the workspace
+/// at the temporary folder; returns the report and the folder.
+fn load_replacing(name: &str, content: &[u8]) -> (mixseek_config::LoadReport, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tmp");
+    for (n, text) in VALID {
+        std::fs::write(dir.path().join(n), text).expect("write");
+    }
+    std::fs::write(dir.path().join(name), content).expect("write");
+    let ws = Workspace::at(dir.path());
+    let report = mixseek_config::load(
+        &dir.path().join("orch.toml"),
+        &ws,
+        &EnvVars::default(),
+        &Overrides::default(),
+    );
+    let _ = mixseek_config::preflight::run(&report, |_| None);
+    (report, dir)
+}
+
+/// Every error names a file; a syntax or encoding error also its line.
+fn assert_errors_name_their_file(report: &mixseek_config::LoadReport, what: &str) {
+    for e in report.errors() {
+        assert!(e.file.is_some(), "{what}: an error without its file: {e}");
+        if e.message.starts_with("invalid TOML syntax") || e.message.contains("not UTF-8") {
+            assert!(e.line.is_some(), "{what}: no line: {e}");
+        }
+    }
+}
+
+#[test]
+fn the_valid_configuration_of_the_file_kind_tests_loads() {
+    let (report, _dir) = load_replacing("pb.toml", b"[prompt_builder]\n");
+    assert!(report.errors().is_empty(), "{:?}", report.errors());
+    assert_eq!(report.teams.len(), 1);
+    let loaded = report.into_config().expect("valid");
+    assert_eq!(loaded.teams[0].member_files.len(), 1);
+    assert!(loaded.teams[0].member_files[0].is_some());
+}
+
+const FILE_KINDS: &[&str] = &[
+    "orch.toml",
+    "team.toml",
+    "member.toml",
+    "evaluator.toml",
+    "judgment.toml",
+    "pb.toml",
+];
+
+/// Bytes that stress the reader: NUL, invalid UTF-8, a byte-order mark, TOML punctuation.
+fn bytes() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![
+        any::<u8>(),
+        prop::sample::select(vec![
+            0u8, 0xFF, 0xFE, 0xC0, 0x80, b'[', b']', b'=', b'"', b'\n', b'\r', b'#'
+        ]),
+    ];
+    (
+        prop::collection::vec(byte, 0..300),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(mut b, bom, valid_prefix)| {
+            if valid_prefix {
+                let mut v = b"[orchestrator]\n[team]\nx = 1\n".to_vec();
+                v.append(&mut b);
+                b = v;
+            }
+            if bom {
+                let mut v = vec![0xEF, 0xBB, 0xBF];
+                v.append(&mut b);
+                b = v;
+            }
+            b
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_in_any_file_kind_are_errors_naming_the_file(
+        which in prop::sample::select(FILE_KINDS),
+        content in bytes(),
+    ) {
+        let (report, dir) = load_replacing(which, &content);
+        assert_errors_name_their_file(&report, which);
+        // Bytes that are not UTF-8 are reported at this file, with the line of the first one.
+        if std::str::from_utf8(&content).is_err() {
+            let path = dir.path().join(which);
+            let found = report
+                .errors()
+                .into_iter()
+                .find(|e| e.file.as_deref() == Some(path.as_path()) && e.message.contains("not UTF-8"));
+            prop_assert!(found.is_some(), "{which}: {:?}", report.errors());
+        }
+        let _ = report.into_config();
+    }
+}
+
+#[test]
+fn a_byte_order_mark_and_a_bad_byte_are_handled_at_their_line() {
+    let (report, _) = load_replacing("judgment.toml", b"\xEF\xBB\xBFmodel = \"mock:j\"\n");
+    assert!(report.errors().is_empty(), "{:?}", report.errors());
+    let (report, dir) = load_replacing("team.toml", b"[team]\nteam_id = \"a\xFF\"\n");
+    let text: Vec<String> = report.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [format!(
+            "{}:2:13: the team config file is not UTF-8 text (byte 0xFF) (save the file as UTF-8)",
+            dir.path().join("team.toml").display()
+        )]
+    );
+    let (report, _) = load_replacing("orch.toml", b"[orchestrator]\nmax_rounds = 3\x00\n");
+    let errors = report.errors();
+    assert!(
+        errors.len() == 1
+            && errors[0].line == Some(2)
+            && errors[0].message.starts_with("invalid TOML syntax"),
+        "{errors:?}"
+    );
+}
+
+/// Which documented file kind a section of docs/configuration.md describes.
+fn doc_sections() -> Vec<(&'static str, Vec<String>)> {
+    let doc = include_str!("../../../docs/configuration.md");
+    let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for line in doc.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            let file = match title {
+                "Orchestrator file" => Some("orch.toml"),
+                "Team file" => Some("team.toml"),
+                "Member file" => Some("member.toml"),
+                "Evaluator file" => Some("evaluator.toml"),
+                "Judgment file" => Some("judgment.toml"),
+                "Prompt-builder file" => Some("pb.toml"),
+                _ => None,
+            };
+            if let Some(f) = file {
+                out.push((f, Vec::new()));
+            }
+            continue;
+        }
+        if let (Some(rest), Some((_, keys))) = (line.strip_prefix("| `"), out.last_mut()) {
+            if let Some((key, _)) = rest.split_once('`') {
+                keys.push(key.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Sets `value` at a documented key path (`a.b[].c`, `providers.<name>.kind`) in `table`,
+/// creating tables and a first array item on the way.
+fn set_doc_key(table: &mut toml::Table, key: &str, value: toml::Value) {
+    let segs: Vec<String> = key
+        .replace("[]", ".[]")
+        .split('.')
+        .map(|s| {
+            if s == "<name>" {
+                "x".to_string()
+            } else {
+                s.to_string()
+            }
+        })
+        .collect();
+    fn set(cur: &mut toml::Value, segs: &[String], value: toml::Value) {
+        let Some((first, rest)) = segs.split_first() else {
+            *cur = value;
+            return;
+        };
+        if first == "[]" {
+            if !matches!(cur, toml::Value::Array(a) if !a.is_empty() && a[0].is_table()) {
+                *cur = toml::Value::Array(vec![toml::Value::Table(toml::Table::new())]);
+            }
+            if let toml::Value::Array(a) = cur {
+                set(&mut a[0], rest, value);
+            }
+            return;
+        }
+        if !cur.is_table() {
+            *cur = toml::Value::Table(toml::Table::new());
+        }
+        if let toml::Value::Table(t) = cur {
+            let entry = t
+                .entry(first.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            set(entry, rest, value);
+        }
+    }
+    let mut root = toml::Value::Table(std::mem::take(table));
+    set(&mut root, &segs, value);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+}
+
+/// Values of the wrong type, at the edges of the numbers, and nested deeply.
+fn odd_values() -> Vec<(&'static str, String)> {
+    // Within the TOML parser's nesting limit (80), and far past it.
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let deep_table = |n: usize| format!("{}1{}", "{ a = ".repeat(n), " }".repeat(n));
+    vec![
+        ("string", "\"x\"".into()),
+        ("blank", "\"  \"".into()),
+        ("i64::MAX", i64::MAX.to_string()),
+        ("i64::MIN", i64::MIN.to_string()),
+        ("beyond i64", "99999999999999999999999".into()),
+        ("1e308", "1e308".into()),
+        ("-inf", "-inf".into()),
+        ("nan", "nan".into()),
+        ("bool", "true".into()),
+        ("datetime", "1979-05-27T07:32:00Z".into()),
+        ("empty array", "[]".into()),
+        ("array", "[1, \"a\", true]".into()),
+        ("empty table", "{}".into()),
+        ("table", "{ x = 1 }".into()),
+        ("deep array", deep(70)),
+        ("deep table", deep_table(70)),
+        ("deeper array", deep(5000)),
+        ("deeper table", deep_table(5000)),
+    ]
+}
+
+#[test]
+fn every_documented_key_with_an_odd_value_is_an_error_naming_file_key_and_line() {
+    let sections = doc_sections();
+    assert_eq!(sections.len(), 6, "{sections:?}");
+    let mut cases = 0;
+    for (file, keys) in &sections {
+        assert!(keys.len() >= 5, "{file}: {keys:?}");
+        let base = VALID
+            .iter()
+            .find(|(n, _)| n == file)
+            .map(|(_, t)| *t)
+            .expect("file");
+        for key in keys {
+            for (what, literal) in odd_values() {
+                // The value goes in as TOML text (a placeholder replaced), so literals the
+                // TOML value type cannot hold (beyond i64, deep nesting) are tried too.
+                let mut table: toml::Table = base.parse().expect("valid base");
+                set_doc_key(&mut table, key, toml::Value::String("@@VALUE@@".into()));
+                let text = toml::to_string(&table)
+                    .expect("serialize")
+                    .replace("\"@@VALUE@@\"", &literal);
+                let (report, dir) = load_replacing(file, text.as_bytes());
+                let path = dir.path().join(file);
+                let generic = key.replace("[]", "[0]").replace("<name>", "x");
+                for e in report.errors() {
+                    assert!(e.file.is_some(), "{file} {key} = {what}: no file: {e}");
+                    let at_key = e.file.as_deref() == Some(path.as_path())
+                        && !e.key.is_empty()
+                        && (generic.starts_with(&e.key) || e.key.starts_with(&generic));
+                    if at_key || e.message.starts_with("invalid TOML syntax") {
+                        assert!(e.line.is_some(), "{file} {key} = {what}: no line: {e}");
+                    }
+                }
+                let _ = report.into_config();
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 1000, "{cases}");
+}
+
+#[test]
+fn directories_and_missing_files_where_a_file_is_expected_are_errors_naming_them() {
+    // A directory in place of each referenced file, and of the orchestrator file.
+    for name in FILE_KINDS {
+        let dir = tempfile::tempdir().expect("tmp");
+        for (n, text) in VALID {
+            if n != name {
+                std::fs::write(dir.path().join(n), text).expect("write");
+            }
+        }
+        std::fs::create_dir(dir.path().join(name)).expect("mkdir");
+        let report = mixseek_config::load(
+            &dir.path().join("orch.toml"),
+            &Workspace::at(dir.path()),
+            &EnvVars::default(),
+            &Overrides::default(),
+        );
+        let errors = report.errors();
+        let path = dir.path().join(name);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.file.as_deref() == Some(path.as_path())
+                    && e.message.contains("is a directory")),
+            "{name}: {errors:?}"
+        );
+        let _ = mixseek_config::preflight::run(&report, |_| None);
+    }
+    // The implicit WORKSPACE/configs/evaluator.toml as a directory is reported, not skipped.
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("orch.toml"),
+        "[orchestrator]\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("team.toml"),
+        VALID[1]
+            .1
+            .replace("[[team.members]]\nconfig = \"member.toml\"\n", ""),
+    )
+    .expect("write");
+    std::fs::create_dir_all(dir.path().join("configs/evaluator.toml")).expect("mkdir");
+    let report = mixseek_config::load(
+        &dir.path().join("orch.toml"),
+        &Workspace::at(dir.path()),
+        &EnvVars::default(),
+        &Overrides::default(),
+    );
+    let text: Vec<String> = report.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [format!(
+            "{}: is a directory, not a evaluator config file (name the TOML file itself)",
+            dir.path().join("configs/evaluator.toml").display()
+        )]
+    );
+    // An empty path resolves to the workspace folder itself.
+    let (report, _) = load_replacing(
+        "orch.toml",
+        b"[orchestrator]\nevaluator_config = \"\"\n[[orchestrator.teams]]\nconfig = \"\"\n",
+    );
+    let errors = report.errors();
+    assert!(errors.len() >= 2, "{errors:?}");
+    for e in &errors {
+        assert!(e.file.is_some(), "{e}");
+    }
+    // Missing files: the orchestrator file and a referenced one.
+    let dir = tempfile::tempdir().expect("tmp");
+    let report = mixseek_config::load(
+        &dir.path().join("nope.toml"),
+        &Workspace::at(dir.path()),
+        &EnvVars::default(),
+        &Overrides::default(),
+    );
+    let text: Vec<String> = report.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [format!(
+            "{}: orchestrator config file not found",
+            dir.path().join("nope.toml").display()
+        )]
+    );
+    let (report, dir) = load_replacing(
+        "orch.toml",
+        b"[orchestrator]\njudgment_config = \"gone.toml\"\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n",
+    );
+    let errors = report.errors();
+    assert!(
+        errors.len() == 1
+            && errors[0].file.as_deref() == Some(dir.path().join("orch.toml").as_path())
+            && errors[0].key == "orchestrator.judgment_config"
+            && errors[0].line == Some(2)
+            && errors[0].to_string().contains("gone.toml"),
+        "{errors:?}"
+    );
 }

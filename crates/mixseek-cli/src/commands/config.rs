@@ -280,7 +280,9 @@ fn show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
 fn validate(args: ValidateArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let report = load_report(ctx, &args.config, &Overrides::default())?;
     let errors = report.errors();
-    let warnings = report.warnings();
+    // The files' warnings, then one per MIXSEEK_* variable that names no setting.
+    let mut warnings = report.warnings();
+    warnings.extend(report.env_warnings.iter().cloned());
     match args.format {
         TextOrJson::Json => {
             let render = |v: &[mixseek_config::ConfigIssue]| -> Vec<Value> {
