@@ -94,10 +94,8 @@ impl OrchestratorError {
 }
 
 fn store_class(e: &StoreError) -> ErrorClass {
-    match e {
-        StoreError::SchemaTooNew { .. } | StoreError::Open { .. } | StoreError::Invalid(_) => {
-            ErrorClass::BadInput
-        }
+    match e.class() {
+        mixseek_store::ErrorClass::BadInput => ErrorClass::BadInput,
         _ => ErrorClass::Runtime,
     }
 }

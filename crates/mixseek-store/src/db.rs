@@ -133,7 +133,7 @@ const CHECKPOINT_THRESHOLD: &str = "16MB";
 /// calls): what it caches of the tables and keeps of the logged rows until a checkpoint.
 /// DuckDB's default (80 % of RAM) let a 1,000-team run's process grow past 1 GB, and a run
 /// only reads its own execution's recent rows back. Not the default of every open: a bulk
-/// write (`StoreWriter::write_all`, `mixseek import`) with 128 MB evicts and re-reads the
+/// write (`StoreWriter::write_all`, used by tests and benchmarks) with 128 MB evicts and re-reads the
 /// row groups it is compressing, which cut its rate from ≈ 58,000 to ≈ 36,000 rounds/s
 /// (docs/benchmarks.md). A write that needs more than the cap (very long prompts or
 /// transcripts) does not fail: the writer lifts the cap to DuckDB's default and retries it.
