@@ -5,7 +5,8 @@
 //! workspace) still gets its log file, and nothing is created in a workspace that a read-only
 //! command only looks at. Events with the target [`AUDIT`] go to the file only: one line per
 //! command (what ran and how it ended), so every invocation leaves a trace in the file without
-//! cluttering stderr.
+//! cluttering stderr. Every line, on stderr and in the file, goes through [`crate::redact`]
+//! (API keys, and personal data when `[privacy] mask_pii` is on).
 
 use std::fs::File;
 use std::io::Write;
@@ -264,7 +265,7 @@ impl Drop for LogLine {
             *guard = self.target.open();
         }
         if let Some(f) = guard.as_mut() {
-            let _ = f.write_all(&self.buf);
+            let _ = f.write_all(&crate::redact::bytes(&self.buf));
         }
     }
 }

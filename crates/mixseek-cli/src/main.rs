@@ -9,6 +9,7 @@ mod error;
 mod logging;
 mod output;
 mod progress;
+mod redact;
 mod textwidth;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -168,6 +169,12 @@ fn main() -> ExitCode {
     // The log file is opened at the first event once the workspace exists (the commands that
     // write create it), so nothing is created here.
     logging::init(&log, cli.quiet, cli.verbose, Some(&workspace.root));
+    // The built-in providers' keys are hidden from the first line on; a command that loads a
+    // configuration adds its providers' keys and its `[privacy]` masking.
+    redact::install(
+        mixseek_core::PiiMasker::disabled(),
+        mixseek_llm::providers::api_key_values(&Default::default(), &mixseek_llm::Env::process()),
+    );
     let ctx = Ctx {
         workspace,
         quiet: cli.quiet,
@@ -201,7 +208,7 @@ fn main() -> ExitCode {
                 e.exit_code,
                 e.message.lines().next().unwrap_or_default()
             );
-            eprintln!("{e}");
+            eprintln!("{}", redact::text(&e.to_string()));
             e.exit()
         }
     }

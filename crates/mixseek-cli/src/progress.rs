@@ -18,8 +18,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Writes `buf` to stderr, hiding the progress lines around it when they are shown.
+/// Writes `buf` to stderr (keys and, when asked for, personal data masked:
+/// [`crate::redact`]), hiding the progress lines around it when they are shown.
 pub fn write_stderr(buf: &[u8]) -> std::io::Result<()> {
+    let buf = &*crate::redact::bytes(buf);
     let active = ACTIVE.get().and_then(|a| lock(a).clone());
     match active {
         Some(mp) => mp.suspend(|| std::io::stderr().lock().write_all(buf)),

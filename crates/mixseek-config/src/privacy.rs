@@ -1,4 +1,4 @@
-//! `[privacy]`: masking of personal data (PII) in what the workspace database stores.
+//! `[privacy]`: masking of personal data (PII) in every text a run writes out.
 //!
 //! ```toml
 //! [privacy]
@@ -9,9 +9,9 @@
 //! ]
 //! ```
 //!
-//! The masking itself is done by `mixseek_store::pii::PiiMasker`, built from these settings
-//! with `PiiMasker::new(&MaskingSpec { .. })` (the field names match). Regexes are compiled
-//! there; an invalid one is reported with its key path (`privacy.extra_patterns[i].pattern`).
+//! The masking itself is done by `mixseek_core::pii::PiiMasker`, built from these settings
+//! with [`PrivacySettings::masker`]. Regexes are compiled there; an invalid one is reported
+//! with its key path (`privacy.extra_patterns[i].pattern`).
 
 use crate::issues::Issues;
 use schemars::JsonSchema;
@@ -24,11 +24,13 @@ pub const PII_DETECTORS: [&str; 4] = ["email", "card", "phone", "ip"];
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct PrivacySettings {
-    /// Mask personal data in the submissions, prompts, member outputs, evaluator comments and
-    /// judgment texts written to the workspace database (`mixseek.db`). Each masked match is
-    /// replaced by a label such as `[メールアドレス]`, and the SHA-256 of the original
-    /// submission and prompt is stored beside the masked text. What is sent to the LLMs is not
-    /// changed. Off by default.
+    /// Mask personal data in every text a run writes out: the submissions, prompts, member
+    /// outputs, evaluator comments and judgment texts in the workspace database (`mixseek.db`),
+    /// hook payloads, progress files, log files and stderr, and the summary `exec` prints. Each
+    /// masked match is replaced by a label such as `[メールアドレス]`, and the SHA-256 of the
+    /// original submission and prompt is stored beside the masked text. An LLM answer that
+    /// holds personal data is not written to the response cache. What is sent to the LLMs is
+    /// not changed. Off by default.
     pub mask_pii: bool,
     /// The built-in detectors used when `mask_pii` is on: any of `email` (e-mail addresses),
     /// `phone` (phone numbers, Japanese and international forms), `card` (payment card numbers
@@ -62,6 +64,23 @@ pub struct PiiPattern {
 }
 
 impl PrivacySettings {
+    /// The masker these settings describe (one that changes nothing when `mask_pii` is off).
+    pub fn masker(&self) -> Result<mixseek_core::PiiMasker, mixseek_core::PiiError> {
+        mixseek_core::PiiMasker::new(&mixseek_core::MaskingSpec {
+            mask_pii: self.mask_pii,
+            detectors: self.detectors.clone(),
+            extra_patterns: self
+                .extra_patterns
+                .iter()
+                .map(|p| mixseek_core::ExtraPattern {
+                    name: p.name.clone(),
+                    pattern: p.pattern.clone(),
+                    replacement: p.replacement.clone(),
+                })
+                .collect(),
+        })
+    }
+
     /// Checks detector names and that every extra pattern has a name and a pattern.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         for (i, d) in self.detectors.iter().enumerate() {

@@ -1,11 +1,12 @@
 //! Domain types shared by every mixseek crate: identifiers, rounds, scores, judgments,
-//! leaderboard entries, the execution summary, member submissions, usage accounting, and the
-//! events a run emits. JSON field names and key order match the original Python MixSeek, so
+//! leaderboard entries, the execution summary, member submissions, usage accounting, the
+//! events a run emits, and the PII masker every crate applies to text it writes out. JSON field names and key order match the original Python MixSeek, so
 //! its users' scripts keep reading our output.
 
 pub mod event;
 pub mod ids;
 pub mod member;
+pub mod pii;
 pub mod round;
 pub mod score;
 pub mod summary;
@@ -18,6 +19,7 @@ pub use event::{
 };
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
+pub use pii::{ExtraPattern, MaskingSpec, PiiError, PiiMasker};
 pub use round::{ExitReason, Judgment, RoundState, TeamStatus, TeamStatusKind, best_round};
 pub use score::{MetricScore, ScoreDetails, round2};
 pub use summary::{ExecutionStatus, ExecutionSummary, FailedTeamInfo, LeaderboardEntry};

@@ -4,13 +4,16 @@
 //! repeat index); API keys are not part of it and never written. Errors are never cached.
 //! The parts of the rendered prompt a request marks as volatile (`ChatRequest::cache_volatile`:
 //! the rendered `current_datetime`) are masked in the key, so a rerun hits although the clock
-//! moved on.
+//! moved on. With `[privacy] mask_pii` on, an answer that holds personal data is not cached
+//! (the cache keeps answers verbatim, and a masked answer would replay differently).
 
 use crate::error::LlmError;
 use crate::types::{ChatRequest, ChatResponse};
+use mixseek_core::PiiMasker;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -63,6 +66,8 @@ pub struct ResponseCache {
     hits: AtomicU64,
     misses: AtomicU64,
     writes: AtomicU64,
+    /// An answer in which it finds personal data is not written.
+    masker: Arc<PiiMasker>,
 }
 
 fn now_secs() -> u64 {
@@ -90,7 +95,14 @@ impl ResponseCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             writes: AtomicU64::new(0),
+            masker: Arc::new(PiiMasker::disabled()),
         })
+    }
+
+    /// Leaves out of the cache every answer in which `masker` finds personal data.
+    pub fn with_masker(mut self, masker: Arc<PiiMasker>) -> Self {
+        self.masker = masker;
+        self
     }
 
     /// The key of a request to `provider` at `base_url` for `model`.
@@ -146,6 +158,14 @@ impl ResponseCache {
         let Ok(bytes) = serde_json::to_vec(&entry) else {
             return;
         };
+        if self.masker.is_enabled()
+            && std::str::from_utf8(&bytes).map_or(true, |text| {
+                matches!(self.masker.mask(text), std::borrow::Cow::Owned(_))
+            })
+        {
+            tracing::debug!("answer not cached: it holds personal data ([privacy] mask_pii)");
+            return;
+        }
         if let Some(parent) = path.parent()
             && let Err(e) = tokio::fs::create_dir_all(parent).await
         {
@@ -229,6 +249,42 @@ mod tests {
             attempts: 1,
             model: "mock:x".into(),
             cache_hit: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn with_masking_on_an_answer_holding_personal_data_is_not_cached() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let masker = PiiMasker::new(&mixseek_core::MaskingSpec {
+            mask_pii: true,
+            ..Default::default()
+        })
+        .expect("masker");
+        let cache = ResponseCache::open(dir.path().to_path_buf(), Duration::from_secs(60))
+            .expect("cache")
+            .with_masker(Arc::new(masker));
+        let mut personal = response();
+        personal.text = Some("write to taro.yamada@example.co.jp".into());
+        cache.put("aa01", &personal).await;
+        cache.put("bb02", &response()).await;
+        assert!(cache.get("aa01").await.is_none(), "personal answer cached");
+        assert_eq!(
+            cache.get("bb02").await.map(|r| r.text),
+            Some(Some("hi".into()))
+        );
+        assert_eq!(cache.stats().writes, 1);
+        // Nothing of the personal answer reached the directory.
+        let mut stack = vec![dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let text = std::fs::read_to_string(&p).expect("entry");
+                    assert!(!text.contains("taro.yamada"), "{}", p.display());
+                }
+            }
         }
     }
 

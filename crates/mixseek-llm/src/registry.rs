@@ -37,6 +37,8 @@ pub struct RegistryConfig {
     /// Extra receivers of one [`mixseek_core::LlmCallRecord`] per call (the registry's own
     /// [`UsageLedger`] always receives them too).
     pub observers: Vec<Arc<dyn CallObserver>>,
+    /// `[privacy]`: the cache leaves out answers holding personal data.
+    pub masker: Option<Arc<mixseek_core::PiiMasker>>,
 }
 
 impl std::fmt::Debug for RegistryConfig {
@@ -67,6 +69,12 @@ impl RegistryConfig {
     pub fn with_cache(mut self, cache: CacheSettings, workspace: Option<PathBuf>) -> Self {
         self.cache = cache;
         self.workspace = workspace;
+        self
+    }
+    /// The run's PII masker (`[privacy] mask_pii`): answers it finds personal data in are
+    /// not cached.
+    pub fn with_masker(mut self, masker: Arc<mixseek_core::PiiMasker>) -> Self {
+        self.masker = Some(masker);
         self
     }
     pub fn with_env(mut self, env: Env) -> Self {
@@ -133,10 +141,14 @@ impl ModelRegistry {
                 (Some(ws), false) => ws.join(dir),
                 _ => dir,
             };
-            Some(Arc::new(ResponseCache::open(
+            let cache = ResponseCache::open(
                 dir,
                 std::time::Duration::from_secs(config.cache.ttl_seconds),
-            )?))
+            )?;
+            Some(Arc::new(match &config.masker {
+                Some(m) => cache.with_masker(m.clone()),
+                None => cache,
+            }))
         } else {
             None
         };

@@ -1,6 +1,7 @@
 //! Masking of API keys in any text that may reach a user or a log: the configured keys
 //! themselves, plus anything that looks like a well-known key format.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 const MASK: &str = "***";
@@ -17,17 +18,17 @@ fn patterns() -> Option<&'static regex::Regex> {
 }
 
 /// `text` with every occurrence of the given secrets, and of known key formats, replaced by
-/// `***`.
-pub fn mask(text: &str, secrets: &[&str]) -> String {
-    let mut out = text.to_string();
+/// `***` (borrowed when there was nothing to mask).
+pub fn mask<'a>(text: &'a str, secrets: &[&str]) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
     for s in secrets {
-        if s.len() >= 4 {
-            out = out.replace(s, MASK);
+        if s.len() >= 4 && out.contains(s) {
+            out = Cow::Owned(out.replace(s, MASK));
         }
     }
     match patterns() {
-        Some(re) => re.replace_all(&out, MASK).into_owned(),
-        None => out,
+        Some(re) if re.is_match(&out) => Cow::Owned(re.replace_all(&out, MASK).into_owned()),
+        _ => out,
     }
 }
 

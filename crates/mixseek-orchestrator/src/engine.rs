@@ -19,7 +19,7 @@ use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
     CompletedRound, JudgmentClient, RoundController, RoundSettings, StopCheck, SubmissionEvaluator,
 };
-use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
+use mixseek_store::{PiiMasker, Store, StoreError};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
@@ -179,21 +179,8 @@ impl Orchestrator {
         if let Err(e) = store.limit_threads(1) {
             tracing::warn!(error = %e, "cannot limit the database's threads");
         }
-        let privacy = &cfg.file.privacy;
-        let masker = PiiMasker::new(&MaskingSpec {
-            mask_pii: privacy.mask_pii,
-            detectors: privacy.detectors.clone(),
-            extra_patterns: privacy
-                .extra_patterns
-                .iter()
-                .map(|p| mixseek_store::ExtraPattern {
-                    name: p.name.clone(),
-                    pattern: p.pattern.clone(),
-                    replacement: p.replacement.clone(),
-                })
-                .collect(),
-        })?;
-        let writer = store.writer(masker)?;
+        let masker = Arc::new(cfg.file.privacy.masker().map_err(StoreError::from)?);
+        let writer = store.writer(PiiMasker::clone(&masker))?;
         let hash = config_hash(cfg);
 
         // A new execution, or the one being resumed (with what its earlier processes left).
@@ -263,7 +250,8 @@ impl Orchestrator {
             .with_primary(Arc::new(writer.clone()))
             .with_primary(ranking.clone())
             .with_secondary(progress)
-            .with_secondary(hooks.clone());
+            .with_secondary(hooks.clone())
+            .with_masker(masker.clone());
         if let Some(d) = &opts.display {
             bus = bus.with_secondary(d.clone());
         }
@@ -285,6 +273,7 @@ impl Orchestrator {
                     .with_providers(cfg.file.providers.clone())
                     .with_pricing(cfg.file.pricing.clone())
                     .with_cache(cache, Some(cfg.workspace.root.clone()))
+                    .with_masker(masker.clone())
                     .with_env(opts.env.clone().unwrap_or_else(Env::process))
                     .with_observer(Arc::new(CallForwarder {
                         tx,
@@ -296,8 +285,8 @@ impl Orchestrator {
                 source: Box::new(e),
             })?,
         );
-        let prompts = PromptBuilder::new(&cfg.prompt_builder)
-            .map_err(|e| OrchestratorError::Setup {
+        let prompts =
+            PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
                 what: "the prompt builder",
                 source: Box::new(e),
             })?;
@@ -560,6 +549,12 @@ impl Orchestrator {
             failed = summary.failed_teams(),
             "Orchestration completed"
         );
+        // What the caller prints is masked as the store's copy is.
+        if masker.is_enabled() {
+            return masker
+                .masked(&summary)
+                .map_err(|source| OrchestratorError::Mask { source });
+        }
         Ok(summary)
     }
 }
@@ -653,14 +648,28 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 // A bug: the team fails with what it committed; the other teams go on.
                 let message = internal_error_message(&team_id, &panic);
                 tracing::error!(team_id, error = %message, "team task panicked");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, false)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    false,
+                )
+                .await;
             }
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, true)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    true,
+                )
+                .await;
             }
         }
     }

@@ -48,6 +48,14 @@ pub enum OrchestratorError {
         #[source]
         source: SinkError,
     },
+    /// The summary could not be masked for printing (a bug: the run's data is stored).
+    #[error(
+        "internal error (a bug in mixseek, please report it): cannot mask the execution summary"
+    )]
+    Mask {
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 impl OrchestratorError {
@@ -60,9 +68,9 @@ impl OrchestratorError {
             | OrchestratorError::ConfigChanged { .. }
             | OrchestratorError::Setup { .. } => ErrorClass::BadInput,
             OrchestratorError::Store(e) => store_class(e),
-            OrchestratorError::Workspace { .. } | OrchestratorError::Record { .. } => {
-                ErrorClass::Runtime
-            }
+            OrchestratorError::Workspace { .. }
+            | OrchestratorError::Record { .. }
+            | OrchestratorError::Mask { .. } => ErrorClass::Runtime,
         }
     }
 
@@ -86,6 +94,9 @@ impl OrchestratorError {
                 "resume with the configuration it started with, or add --force to continue with this one".into(),
             ),
             OrchestratorError::Setup { .. } => None,
+            OrchestratorError::Mask { .. } => {
+                Some("its results are stored: read them with `mixseek leaderboard`".into())
+            }
             OrchestratorError::Record { .. } => Some(
                 "check the workspace's disk space and permissions; committed rounds are kept, and `mixseek exec --resume` continues the execution once the problem is fixed".into(),
             ),

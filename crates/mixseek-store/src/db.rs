@@ -3,10 +3,10 @@
 //! it), lock errors turned into messages that name the file, and the schema migration.
 
 use crate::error::{ErrorClass, Result, StoreError, class_of_message};
-use crate::pii::PiiMasker;
 use crate::schema::{self, MigrationReport};
 use crate::writer::{StoreWriter, WriterGate, WriterInner};
 use duckdb::{AccessMode, Config, Connection};
+use mixseek_core::pii::PiiMasker;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};

@@ -127,13 +127,9 @@ pub enum StoreError {
     #[error("the database writer has stopped")]
     WriterStopped,
 
-    /// A configured PII pattern does not compile.
-    #[error("privacy.extra_patterns[{index}] (`{name}`): invalid regular expression: {message}")]
-    Pattern {
-        index: usize,
-        name: String,
-        message: String,
-    },
+    /// A `[privacy]` setting (a PII detector or pattern) cannot be used.
+    #[error(transparent)]
+    Pii(#[from] mixseek_core::PiiError),
 
     #[error("{}: {source}", path.display())]
     Io {
@@ -204,7 +200,7 @@ impl StoreError {
             | StoreError::Decode { .. }
             | StoreError::ExecutionNotFound(_)
             | StoreError::AmbiguousExecution { .. }
-            | StoreError::Pattern { .. } => ErrorClass::BadInput,
+            | StoreError::Pii(_) => ErrorClass::BadInput,
             StoreError::Locked { .. } => ErrorClass::Busy,
             StoreError::Io { .. } | StoreError::Backup { .. } | StoreError::Export(_) => {
                 ErrorClass::Io

@@ -78,7 +78,6 @@ pub mod error;
 pub mod export;
 mod json;
 pub mod model;
-pub mod pii;
 mod read;
 mod rekey;
 pub mod report;
@@ -89,11 +88,11 @@ pub mod writer;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{ErrorClass, Result, StoreError};
+pub use mixseek_core::pii::{self, ExtraPattern, MaskingSpec, PiiMasker};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
     TeamOverview,
 };
-pub use pii::{ExtraPattern, MaskingSpec, PiiMasker};
 pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds};
 pub use writer::StoreWriter;

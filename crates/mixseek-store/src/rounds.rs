@@ -43,7 +43,6 @@
 use crate::error::{Result, StoreError};
 use crate::json;
 use crate::model::RoundUsage;
-use crate::pii::{PiiMasker, sha256_hex};
 use crate::write::{micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::arrow::array::{
@@ -52,6 +51,7 @@ use duckdb::arrow::array::{
 use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::{Connection, params, params_from_iter};
+use mixseek_core::pii::{PiiMasker, sha256_hex};
 use mixseek_core::{RoundRecord, SubmittedRound, Usage};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -8,10 +8,10 @@
 
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
-use crate::pii::{PiiMasker, sha256_hex};
 use crate::rounds::{KeyedTable, RoundKeys};
 use chrono::{DateTime, Utc};
 use duckdb::{Connection, params};
+use mixseek_core::pii::{PiiMasker, sha256_hex};
 use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
 use std::collections::HashMap;
 

@@ -27,11 +27,11 @@
 
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
-use crate::pii::PiiMasker;
 use crate::rounds::{RoundKeys, StageRound, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
+use mixseek_core::pii::PiiMasker;
 use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError, SubmittedRound};
 use std::collections::HashMap;
 use std::path::PathBuf;

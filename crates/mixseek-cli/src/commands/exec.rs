@@ -246,6 +246,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Ok(c) => c,
         Err(e) => return Err(CliError::usage(e.to_string())),
     };
+    // From here on, keys and (with `[privacy] mask_pii`) personal data are masked in every
+    // log line, error and echoed text (the orchestrator masks what it writes itself).
+    crate::redact::install(
+        config
+            .file
+            .privacy
+            .masker()
+            .map_err(|e| CliError::from_error(&e, 2))?,
+        mixseek_llm::providers::api_key_values(
+            &config.file.providers,
+            &mixseek_llm::Env::process(),
+        ),
+    );
     let user_prompt = read_prompt(&args)?;
     if args.resume.is_none() && user_prompt.trim().is_empty() {
         return Err(CliError::usage("user_prompt cannot be empty")
@@ -273,7 +286,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         if args.resume.is_none() {
             print!(
                 "{}",
-                crate::commands::exec_output::header(user_prompt.trim(), config.teams.len())
+                crate::commands::exec_output::header(
+                    &crate::redact::text(user_prompt.trim()),
+                    config.teams.len()
+                )
             );
         } else {
             resume_header = Some(crate::commands::exec_output::ResumeHeader::new(

@@ -105,6 +105,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             .orchestrator
             .value
             .ok_or_else(|| CliError::usage(format!("cannot read {}", path.display())))?;
+        crate::redact::install(
+            mixseek_core::PiiMasker::disabled(),
+            mixseek_llm::providers::api_key_values(&file.providers, &Env::process()),
+        );
         registry_config = registry_config
             .with_providers(file.providers)
             .with_pricing(file.pricing)

@@ -80,6 +80,28 @@ fn builtin(name: &str, env: &Env) -> Option<(ProviderKind, String, &'static [&'s
     }
 }
 
+/// The values of every API key variable a run may read: the built-in providers' variables
+/// and each `[providers.<name>] api_key_env` that is set (what no log, error or file may show,
+/// see `crate::secret::mask`).
+pub fn api_key_values(
+    providers: &std::collections::BTreeMap<String, ProviderSettings>,
+    env: &Env,
+) -> Vec<String> {
+    let builtin_vars = ["openai", "anthropic", "google-gla", "grok"]
+        .into_iter()
+        .filter_map(|name| builtin(name, env))
+        .flat_map(|b| b.2.iter().map(|v| (*v).to_string()));
+    let configured = providers.values().filter_map(|s| s.api_key_env.clone());
+    let mut values: Vec<String> = builtin_vars
+        .chain(configured)
+        .filter_map(|var| env.get(&var))
+        .filter(|v| !v.trim().is_empty())
+        .collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
 /// The wire kind of provider `name` with its settings (`None`: the offline `mock`).
 fn kind_of(name: &str, settings: Option<&ProviderSettings>) -> Option<ProviderKind> {
     if name == "mock" {

@@ -1,7 +1,10 @@
-//! PII masking of stored text (seed 003): e-mail addresses, phone numbers, payment card
-//! numbers, IP addresses and configured regexes are replaced by labels such as
-//! `[メールアドレス]`; the SHA-256 of the original submission and prompt is stored beside the
-//! masked text (`submission_sha256`, `prompt_sha256`), so the raw text is never kept.
+//! PII masking (seed 003) of every text that leaves the process: e-mail addresses, phone
+//! numbers, payment card numbers, IP addresses and configured regexes are replaced by labels
+//! such as `[メールアドレス]`. With `[privacy] mask_pii` on, one masker is built per run and
+//! applied wherever text is written: the database (which stores the SHA-256 of the original
+//! submission and prompt beside the masked text, `submission_sha256`, `prompt_sha256`), hook
+//! payloads, progress files, the response cache (an answer holding PII is not cached), the
+//! summary the CLI prints, and the log files and stderr (docs/privacy.md).
 //!
 //! Build a masker from the `[privacy]` settings (`mixseek_config::privacy::PrivacySettings`):
 //! ```ignore
@@ -14,11 +17,29 @@
 //! })?;
 //! ```
 
-use crate::error::{Result, StoreError};
 use regex::Regex;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
+
+/// A `[privacy]` setting that cannot be turned into a masker.
+#[derive(Debug, thiserror::Error)]
+pub enum PiiError {
+    #[error("unknown PII detector `{name}` (known: {known})")]
+    UnknownDetector { name: String, known: String },
+    /// A configured pattern does not compile.
+    #[error("privacy.extra_patterns[{index}] (`{name}`): invalid regular expression: {message}")]
+    Pattern {
+        index: usize,
+        name: String,
+        message: String,
+    },
+    /// A built-in pattern does not compile (a bug).
+    #[error("built-in PII pattern {name}: {message}")]
+    Builtin { name: String, message: String },
+}
+
+type Result<T> = std::result::Result<T, PiiError>;
 
 /// The `[privacy]` settings the masker needs (field names as in the config section).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,7 +71,7 @@ pub fn sha256_hex(text: &str) -> String {
 
 type Check = fn(&str, &str, usize, usize) -> bool;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Rule {
     name: String,
     regex: Regex,
@@ -60,7 +81,7 @@ struct Rule {
 }
 
 /// Masks PII in text. A disabled masker returns every text unchanged.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PiiMasker {
     rules: Vec<Rule>,
 }
@@ -202,8 +223,10 @@ impl PiiMasker {
                 continue;
             }
             let compiled = |re: &str| {
-                Regex::new(re)
-                    .map_err(|e| StoreError::Invalid(format!("built-in PII pattern {name}: {e}")))
+                Regex::new(re).map_err(|e| PiiError::Builtin {
+                    name: name.into(),
+                    message: e.to_string(),
+                })
             };
             if name == "ip" {
                 rules.push(Rule {
@@ -229,14 +252,14 @@ impl PiiMasker {
         }
         for d in &wanted {
             if !all.contains(d) {
-                return Err(StoreError::Invalid(format!(
-                    "unknown PII detector `{d}` (known: {})",
-                    all.join(", ")
-                )));
+                return Err(PiiError::UnknownDetector {
+                    name: d.to_string(),
+                    known: all.join(", "),
+                });
             }
         }
         for (index, p) in spec.extra_patterns.iter().enumerate() {
-            let regex = Regex::new(&p.pattern).map_err(|e| StoreError::Pattern {
+            let regex = Regex::new(&p.pattern).map_err(|e| PiiError::Pattern {
                 index,
                 name: p.name.clone(),
                 message: e.to_string(),
@@ -269,6 +292,19 @@ impl PiiMasker {
             }
         }
         current
+    }
+
+    /// A copy of `value` with every string in it masked (through its JSON form, so a text
+    /// field added later is masked too). Fields its serialisation skips come back as their
+    /// default. Fails only if the type does not read back what it writes (a bug, which the
+    /// round-trip tests of the event and summary types guard against).
+    pub fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        value: &T,
+    ) -> std::result::Result<T, serde_json::Error> {
+        let mut json = serde_json::to_value(value)?;
+        self.mask_json(&mut json);
+        serde_json::from_value(json)
     }
 
     /// Masks every string value (not the keys) of a JSON document; true if anything changed.
@@ -414,13 +450,13 @@ mod tests {
                 replacement: None,
             }],
         });
-        assert!(matches!(bad, Err(StoreError::Pattern { index: 0, .. })));
+        assert!(matches!(bad, Err(PiiError::Pattern { index: 0, .. })));
         let unknown = PiiMasker::new(&MaskingSpec {
             mask_pii: true,
             detectors: vec!["mail".into()],
             ..Default::default()
         });
-        assert!(matches!(unknown, Err(StoreError::Invalid(_))));
+        assert!(matches!(unknown, Err(PiiError::UnknownDetector { .. })));
     }
 
     #[test]
