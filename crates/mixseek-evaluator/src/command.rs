@@ -14,7 +14,7 @@
 
 use crate::error::MetricFailure;
 use crate::plan::CommandMetric;
-use crate::process::{self, RunError, Spec, bytes_text, describe_status};
+use mixseek_process::{self as process, RunError, Spec, bytes_text, describe_status};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

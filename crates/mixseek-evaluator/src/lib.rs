@@ -85,7 +85,6 @@ pub mod error;
 pub mod evaluator;
 pub mod judge;
 pub mod plan;
-mod process;
 pub mod report;
 pub mod request;
 pub mod standalone;

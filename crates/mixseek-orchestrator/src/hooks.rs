@@ -4,10 +4,8 @@
 
 use mixseek_config::HookSettings;
 use mixseek_core::{Event, EventSink, SinkError};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
@@ -40,30 +38,36 @@ impl HookRunner {
     }
 }
 
+/// What a hook command may print on stdout (it is not read) before it is stopped, and how much
+/// of its stderr the log keeps.
+const HOOK_STDOUT_CAP: usize = 1024 * 1024;
+const HOOK_STDERR_KEPT: usize = 4 * 1024;
+
+/// Runs a hook command with the shared process runner: the event on stdin, a time limit, output
+/// capped, its whole process group killed on a timeout.
 async fn run_command(cmd: Vec<String>, payload: Vec<u8>, timeout: Duration) -> Result<(), String> {
     let (prog, args) = cmd.split_first().ok_or("empty command")?;
-    let mut child = tokio::process::Command::new(prog)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start `{prog}`: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(&payload).await;
-    }
-    let out = tokio::time::timeout(timeout, child.wait_with_output())
-        .await
-        .map_err(|_| format!("timed out after {}s", timeout.as_secs()))?
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
+    let done = mixseek_process::run(mixseek_process::Spec {
+        program: std::path::Path::new(prog),
+        args,
+        cwd: None,
+        input: &payload,
+        timeout,
+        max_stdout: HOOK_STDOUT_CAP,
+        stderr_kept: HOOK_STDERR_KEPT,
+    })
+    .await
+    .map_err(|e| match e {
+        mixseek_process::RunError::Spawn { .. } => format!("cannot start `{prog}`: {e}"),
+        other => other.to_string(),
+    })?;
+    if done.status.success() {
         Ok(())
     } else {
         Err(format!(
-            "exited with {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            "{}: {}",
+            mixseek_process::describe_status(&done.status),
+            done.stderr.text(500)
         ))
     }
 }

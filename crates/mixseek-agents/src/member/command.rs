@@ -20,10 +20,10 @@
 
 use crate::context::RoundContext;
 use crate::error::AgentError;
-use crate::member::process::{self, Finished, RunError, Spec, bytes_text, describe_status};
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use mixseek_config::MemberSettings;
 use mixseek_core::{MemberStatus, Usage};
+use mixseek_process::{self as process, Finished, RunError, Spec, bytes_text, describe_status};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -10,7 +10,6 @@
 pub mod command;
 pub mod llm;
 pub mod native;
-mod process;
 pub mod web_fetch;
 
 use crate::context::{AgentDeps, RoundContext};

@@ -12,8 +12,8 @@
 //!   when the caller's future is dropped, the whole group is killed, so processes it started
 //!   (`sleep`, a Python worker, …) do not outlive it.
 //!
-//! `mixseek-evaluator` has the same runner for command metrics (the two crates share no crate
-//! that runs processes).
+//! Used by command members (`mixseek-agents`), command metrics (`mixseek-evaluator`) and hook
+//! commands (`mixseek-orchestrator`).
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
