@@ -19,7 +19,7 @@ use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
     CompletedRound, JudgmentClient, RoundController, RoundSettings, StopCheck, SubmissionEvaluator,
 };
-use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
+use mixseek_store::{MaskingSpec, PiiMasker, Store};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
@@ -296,8 +296,8 @@ impl Orchestrator {
                 source: Box::new(e),
             })?,
         );
-        let prompts = PromptBuilder::new(&cfg.prompt_builder)
-            .map_err(|e| OrchestratorError::Setup {
+        let prompts =
+            PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
                 what: "the prompt builder",
                 source: Box::new(e),
             })?;
@@ -653,14 +653,28 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 // A bug: the team fails with what it committed; the other teams go on.
                 let message = internal_error_message(&team_id, &panic);
                 tracing::error!(team_id, error = %message, "team task panicked");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, false)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    false,
+                )
+                .await;
             }
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, true)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    true,
+                )
+                .await;
             }
         }
     }
