@@ -14,6 +14,11 @@ test:
 demo:
     cargo run -p mixseek-cli -- exec "Write a haiku about autumn" -c configs/quickstart/orchestrator.toml
 
+# The real-server tier: mixseek against llama.cpp's server with a small model (installed once
+# into ~/.cache/mixseek/llama-server; see docs/ARCHITECTURE.md, "Test tiers")
+real-server-tests:
+    scripts/real-server-tests
+
 # Lints as CI runs them
 lint:
     cargo clippy --workspace --all-targets -- -D warnings

@@ -7,7 +7,7 @@
 
 use crate::error::{ErrorKind, LlmError};
 use crate::model::ChatModel;
-use crate::types::{ChatRequest, ChatResponse, Message, ResponseSchema};
+use crate::types::{ChatRequest, ChatResponse, FinishReason, Message, ResponseSchema};
 use mixseek_core::Usage;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -248,7 +248,10 @@ async fn run(
                     repairs,
                 });
             }
-            Err((kind, message)) => {
+            Err((kind, mut message)) => {
+                if kind == ErrorKind::Parse && response.finish_reason == FinishReason::Length {
+                    message.push_str(CUT_OFF);
+                }
                 if repairs >= max_repairs {
                     let provider = response
                         .model
@@ -278,6 +281,11 @@ async fn run(
         }
     }
 }
+
+/// Added to the parse error of an answer that stopped at the output token limit: the JSON is
+/// most likely incomplete, and the repair asks for a shorter answer.
+const CUT_OFF: &str =
+    "; the answer was cut off at the output token limit (max_tokens): answer with shorter strings";
 
 /// The JSON of an answer's text; an answer without text that called tools instead says so.
 fn answer_json(
@@ -313,29 +321,97 @@ pub fn repair_instruction(kind: ErrorKind, error: &str) -> String {
     )
 }
 
-/// Parses a model's JSON answer, tolerating code fences and text around one object.
+/// Parses a model's JSON answer, tolerating code fences, text around one object, and raw
+/// control characters (line breaks, tabs) inside strings.
+///
+/// The last one is what grammar-constrained servers produce: llama-cpp-python 0.3.x turns a
+/// `response_format` schema into a grammar whose strings allow any character but `"` and `\`,
+/// so a small model writes a multi-line comment as literal line breaks. That is not JSON, but
+/// its meaning is unambiguous: such characters are read as if escaped. Everything else stays
+/// strict (no `NaN`, no single quotes, no trailing commas).
 pub fn parse_json(raw: &str) -> Result<serde_json::Value, (ErrorKind, String)> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err((ErrorKind::Parse, "the answer was empty".to_string()));
     }
-    let first_err = match serde_json::from_str::<serde_json::Value>(trimmed) {
+    let first_err = match parse_lenient(trimmed) {
         Ok(v) => return Ok(v),
         Err(e) => e,
     };
     let unfenced = strip_fences(trimmed);
     if let Some(inner) = unfenced
-        && let Ok(v) = serde_json::from_str(inner.trim())
+        && let Ok(v) = parse_lenient(inner.trim())
     {
         return Ok(v);
     }
     if let (Some(start), Some(end)) = (trimmed.find('{'), trimmed.rfind('}'))
         && start < end
-        && let Ok(v) = serde_json::from_str(&trimmed[start..=end])
+        && let Ok(v) = parse_lenient(&trimmed[start..=end])
     {
         return Ok(v);
     }
     Err((ErrorKind::Parse, format!("not valid JSON: {first_err}")))
+}
+
+/// `text` as JSON; when that fails, once more with the control characters inside its strings
+/// escaped. The error is that of the last parse: once the control characters are escaped it
+/// names what is still wrong (an answer cut off inside a string, say).
+fn parse_lenient(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(e) => match escape_controls_in_strings(text) {
+            Some(escaped) => serde_json::from_str(&escaped),
+            None => Err(e),
+        },
+    }
+}
+
+/// `text` with every control character (U+0000..=U+001F) that stands inside a JSON string
+/// literal written as its escape (`\n`, `\t`, `\u001b`, ...); `None` when there is none.
+/// Control characters between tokens (whitespace) are left alone.
+fn escape_controls_in_strings(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    for c in text.chars() {
+        if !in_string {
+            in_string = c == '"';
+            out.push(c);
+            continue;
+        }
+        if escaped {
+            escaped = false;
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\\' => {
+                escaped = true;
+                out.push(c);
+            }
+            '"' => {
+                in_string = false;
+                out.push(c);
+            }
+            '\n' => {
+                changed = true;
+                out.push_str("\\n");
+            }
+            '\r' => {
+                changed = true;
+                out.push_str("\\r");
+            }
+            '\t' => {
+                changed = true;
+                out.push_str("\\t");
+            }
+            c if u32::from(c) < 0x20 => {
+                changed = true;
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    changed.then_some(out)
 }
 
 fn strip_fences(s: &str) -> Option<&str> {
@@ -391,6 +467,41 @@ mod tests {
             Some(ErrorKind::Parse)
         );
         assert_eq!(parse_json("  ").err().map(|e| e.0), Some(ErrorKind::Parse));
+    }
+
+    /// llama-cpp-python's schema grammar lets a model write raw line breaks (and other control
+    /// characters) inside strings: read as escaped, wherever the object is in the answer.
+    #[test]
+    fn raw_control_characters_inside_strings_are_read_as_escaped() {
+        let raw = "{\"score\": 0, \"evaluator_comment\": \"line one\nline\ttwo\r\u{1b}end \\\"q\\\" \\\\\"}";
+        assert_eq!(
+            parse_json(raw).ok(),
+            Some(
+                serde_json::json!({"score": 0, "evaluator_comment": "line one\nline\ttwo\r\u{1b}end \"q\" \\"})
+            )
+        );
+        let fenced = format!("```json\n{raw}\n```");
+        assert_eq!(parse_json(&fenced).ok(), parse_json(raw).ok());
+        let chatter = format!("Here:\n{raw}\nDone.");
+        assert_eq!(parse_json(&chatter).ok(), parse_json(raw).ok());
+        // Line breaks between tokens are whitespace, as always.
+        assert_eq!(
+            parse_json("{\n\"a\":\n\"x\ny\"\n}").ok(),
+            Some(serde_json::json!({"a": "x\ny"}))
+        );
+        // Still strict otherwise, and the error names what is still wrong.
+        let err = parse_json("{\"a\": \"x\ny\",}").err();
+        assert_eq!(err.as_ref().map(|e| e.0), Some(ErrorKind::Parse));
+        assert!(
+            err.is_some_and(|e| e.1.contains("trailing comma")),
+            "not the control character"
+        );
+        let cut = parse_json("{\"score\": 0, \"evaluator_comment\": \"one\ntwo").err();
+        assert!(
+            cut.is_some_and(|e| e.1.contains("EOF while parsing a string")),
+            "an answer cut off inside a string says so"
+        );
+        assert_eq!(escape_controls_in_strings("{\"a\": \"b\"}\n"), None);
     }
 
     #[test]

@@ -153,6 +153,60 @@ async fn max_repairs_zero_fails_on_the_first_invalid_answer() {
     assert_eq!(fake.request_count(), 1);
 }
 
+/// What llama-cpp-python's schema grammar lets a small model answer: raw line breaks inside a
+/// string (read as escaped), and an answer cut off at `max_tokens` (repaired, with the model
+/// told why; the final error says so too).
+#[tokio::test]
+async fn raw_line_breaks_are_accepted_and_cut_off_answers_are_repaired_as_such() {
+    let chat = |content: &str, finish: &str| Reply::Body {
+        status: 200,
+        body: json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+            "finish_reason": finish}]})
+        .to_string(),
+    };
+    let fake = FakeLlm::openai().await;
+    fake.push(chat(
+        "{\"score\": 12, \"comment\": \"first line\nsecond line",
+        "length",
+    ));
+    fake.push(chat(
+        "{\"score\": 12, \"comment\": \"first line\nsecond line\"}",
+        "stop",
+    ));
+    let reg = openai_registry(&fake, fast());
+    let model = reg.model("openai:gpt-4o").expect("model");
+    let out =
+        generate_structured::<Verdict>(model.as_ref(), ChatRequest::user("rate"), score_check())
+            .await
+            .expect("the raw line break is read as escaped");
+    assert_eq!(out.value.comment, "first line\nsecond line");
+    assert_eq!(out.repairs, 1);
+    let repair = fake.requests()[1].body["messages"][2]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(repair.contains("EOF while parsing a string"), "{repair}");
+    assert!(
+        repair.contains("cut off at the output token limit"),
+        "{repair}"
+    );
+
+    fake.set_default(chat(
+        "{\"score\": 12, \"comment\": \"again and again",
+        "length",
+    ));
+    let err =
+        generate_structured::<Verdict>(model.as_ref(), ChatRequest::user("rate"), score_check())
+            .await
+            .expect_err("always cut off");
+    assert_eq!(err.kind, ErrorKind::Parse);
+    assert!(
+        err.message
+            .contains("cut off at the output token limit (max_tokens)"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn transport_failures_during_structured_calls_keep_their_kind() {
     let fake = FakeLlm::openai().await;
