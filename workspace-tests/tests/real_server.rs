@@ -69,7 +69,10 @@ fn llm_with_a_schema_gets_a_validated_object_from_a_server_that_rejects_json_sch
     let v: Value = serde_json::from_str(&stdout).expect("JSON output");
     let answer = &v["output"];
     assert!(answer["city"].is_string(), "{stdout}");
-    assert!(answer["population"].is_i64() || answer["population"].is_u64(), "{stdout}");
+    assert!(
+        answer["population"].is_i64() || answer["population"].is_u64(),
+        "{stdout}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -99,7 +102,13 @@ fn evaluate_scores_a_submission_with_the_built_in_metrics() {
     let evaluator = sb.write("evaluator.toml", &evaluator_toml());
     let out = sb
         .cmd()
-        .args(["evaluate", "-f", "json", "--prompt", "What is the capital of France?"])
+        .args([
+            "evaluate",
+            "-f",
+            "json",
+            "--prompt",
+            "What is the capital of France?",
+        ])
         .args(["--submission", "The capital of France is Paris."])
         .arg("-c")
         .arg(&evaluator)
@@ -138,7 +147,9 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
     sb.write("evaluator.toml", &evaluator_toml());
     sb.write(
         "judgment.toml",
-        &format!("model = \"{MODEL}\"\ntemperature = 0.0\nmax_retries = 3\ntimeout_seconds = 240\n"),
+        &format!(
+            "model = \"{MODEL}\"\ntemperature = 0.0\nmax_retries = 3\ntimeout_seconds = 240\n"
+        ),
     );
     for (id, name) in [("a", "Team A"), ("b", "Team B")] {
         sb.write(
@@ -161,8 +172,15 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let v: Value = serde_json::from_str(&stdout).expect("JSON output");
     assert_eq!(v["status"], "completed", "{stdout}");
-    assert_eq!(v["team_results"].as_array().map(Vec::len), Some(2), "{stdout}");
-    let id = v["execution_id"].as_str().expect("execution id").to_string();
+    assert_eq!(
+        v["team_results"].as_array().map(Vec::len),
+        Some(2),
+        "{stdout}"
+    );
+    let id = v["execution_id"]
+        .as_str()
+        .expect("execution id")
+        .to_string();
 
     // Every round of both teams is on the leaderboard with a score in range.
     let board = sb
@@ -171,7 +189,11 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
         .output()
         .expect("run");
     let board_out = text(&board.stdout);
-    assert!(board.status.success(), "{board_out}\n{}", text(&board.stderr));
+    assert!(
+        board.status.success(),
+        "{board_out}\n{}",
+        text(&board.stderr)
+    );
     let rows: Value = serde_json::from_str(&board_out).expect("leaderboard JSON");
     let rows = rows.as_array().expect("rows");
     let mut rounds: Vec<(String, i64)> = rows

@@ -3,6 +3,7 @@
 use crate::budget::Budget;
 use crate::bus::EventBus;
 use crate::error::OrchestratorError;
+use crate::halt::Halt;
 use crate::hooks::HookRunner;
 use crate::panics;
 use crate::progress_files::ProgressFiles;
@@ -19,7 +20,7 @@ use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
     CompletedRound, JudgmentClient, RoundController, RoundSettings, StopCheck, SubmissionEvaluator,
 };
-use mixseek_store::{MaskingSpec, PiiMasker, Store, StoreError};
+use mixseek_store::{MaskingSpec, PiiMasker, Store};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
@@ -132,7 +133,8 @@ struct Shared {
     ranking: Arc<LiveRanking>,
     bus: Arc<EventBus>,
     stop: StopCheck,
-    cancel: CancellationToken,
+    /// Stops every team: on Ctrl-C, and when the store cannot record (see halt.rs).
+    halt: Arc<Halt>,
     deadline_per_team: Duration,
 }
 
@@ -296,8 +298,8 @@ impl Orchestrator {
                 source: Box::new(e),
             })?,
         );
-        let prompts = PromptBuilder::new(&cfg.prompt_builder)
-            .map_err(|e| OrchestratorError::Setup {
+        let prompts =
+            PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
                 what: "the prompt builder",
                 source: Box::new(e),
             })?;
@@ -353,10 +355,11 @@ impl Orchestrator {
         );
 
         let cancel = opts.cancel.clone();
+        let halt = Arc::new(Halt::new(&cancel));
         let stop_budget = budget.clone();
-        let stop_cancel = cancel.clone();
+        let stop_halt = halt.clone();
         let stop: StopCheck = Arc::new(move || {
-            if stop_cancel.is_cancelled() {
+            if stop_halt.token().is_cancelled() {
                 Some(ExitReason::Interrupted)
             } else if stop_budget.exceeded().is_some() {
                 Some(ExitReason::BudgetExceeded)
@@ -376,7 +379,7 @@ impl Orchestrator {
             ranking,
             bus: bus.clone(),
             stop,
-            cancel: cancel.clone(),
+            halt: halt.clone(),
             deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
         });
 
@@ -419,7 +422,7 @@ impl Orchestrator {
                 };
                 let _permit = tokio::select! {
                     biased;
-                    _ = shared.cancel.cancelled() => return TeamOutcome::Interrupted,
+                    _ = shared.halt.token().cancelled() => return TeamOutcome::Interrupted,
                     p = turn => match p {
                         Ok(p) => p,
                         Err(_) => return TeamOutcome::Interrupted,
@@ -440,7 +443,7 @@ impl Orchestrator {
                 let known = rounds.clone();
                 tokio::select! {
                     biased;
-                    _ = shared.cancel.cancelled() => TeamOutcome::Interrupted,
+                    _ = shared.halt.token().cancelled() => TeamOutcome::Interrupted,
                     out = panics::catch(run_team(&shared, &team, rounds)) => match out {
                         Ok(out) => out,
                         // A panic outside the round loop (setting the team up or ending it).
@@ -531,6 +534,19 @@ impl Orchestrator {
         );
         drop(registry);
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
+        // The store could not record: nothing more is written (the execution stays
+        // resumable with the rounds committed before).
+        if let Some((what, source)) = halt.take() {
+            if let Err(e) = writer.flush().await {
+                tracing::debug!(error = %e, "the store writer could not flush either");
+            }
+            hooks.finish().await;
+            return Err(OrchestratorError::Stopped {
+                execution_id,
+                what,
+                source,
+            });
+        }
         let summary = ExecutionSummary {
             execution_id: execution_id.clone(),
             user_prompt,
@@ -548,8 +564,9 @@ impl Orchestrator {
         };
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
-            .map_err(|source| OrchestratorError::Record {
-                what: "the execution summary",
+            .map_err(|source| OrchestratorError::Stopped {
+                execution_id: execution_id.clone(),
+                what: "the execution summary".to_string(),
                 source,
             })?;
         let _ = writer.flush().await;
@@ -632,6 +649,16 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                         .await;
                     continue;
                 }
+                // The store cannot record: the whole execution stops (halt.rs), this team
+                // is not recorded as failed, so `--resume` continues it.
+                if let mixseek_round::RoundError::Sink { round, source } = &failure.error
+                    && Halt::stops_the_run(source)
+                {
+                    shared
+                        .halt
+                        .stop(format!("round {round} of team `{team_id}`"), source.clone());
+                    return TeamOutcome::Interrupted;
+                }
                 let message = failure.error.to_string();
                 tracing::error!(team_id, error = %message, "team failed");
                 let best = controller
@@ -653,14 +680,28 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 // A bug: the team fails with what it committed; the other teams go on.
                 let message = internal_error_message(&team_id, &panic);
                 tracing::error!(team_id, error = %message, "team task panicked");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, false)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    false,
+                )
+                .await;
             }
             Err(_) => {
                 let message = format!("Timeout after {}s", shared.deadline_per_team.as_secs());
                 tracing::error!(team_id, "team timed out");
-                return fail_with_stored_rounds(shared, &controller, &team_id, &completed, message, true)
-                    .await;
+                return fail_with_stored_rounds(
+                    shared,
+                    &controller,
+                    &team_id,
+                    &completed,
+                    message,
+                    true,
+                )
+                .await;
             }
         }
     }

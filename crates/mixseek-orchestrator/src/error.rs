@@ -41,10 +41,20 @@ pub enum OrchestratorError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// The store refused the execution's start or its summary.
+    /// The store refused the execution's start (nothing was recorded).
     #[error("cannot record {what}")]
     Record {
         what: &'static str,
+        #[source]
+        source: SinkError,
+    },
+    /// The store could not record part of a running execution (disk full, a read-only file
+    /// system, a database that failed): every team was stopped; the rounds committed before
+    /// are kept and `mixseek exec --resume` continues the execution.
+    #[error("execution {execution_id} stopped: cannot record {what}")]
+    Stopped {
+        execution_id: String,
+        what: String,
         #[source]
         source: SinkError,
     },
@@ -60,9 +70,9 @@ impl OrchestratorError {
             | OrchestratorError::ConfigChanged { .. }
             | OrchestratorError::Setup { .. } => ErrorClass::BadInput,
             OrchestratorError::Store(e) => store_class(e),
-            OrchestratorError::Workspace { .. } | OrchestratorError::Record { .. } => {
-                ErrorClass::Runtime
-            }
+            OrchestratorError::Workspace { .. }
+            | OrchestratorError::Record { .. }
+            | OrchestratorError::Stopped { .. } => ErrorClass::Runtime,
         }
     }
 
@@ -86,9 +96,40 @@ impl OrchestratorError {
                 "resume with the configuration it started with, or add --force to continue with this one".into(),
             ),
             OrchestratorError::Setup { .. } => None,
-            OrchestratorError::Record { .. } => Some(
-                "check the workspace's disk space and permissions; committed rounds are kept, and `mixseek exec --resume` continues the execution once the problem is fixed".into(),
+            OrchestratorError::Record { source, .. } => Some(
+                source
+                    .find::<StoreError>()
+                    .and_then(StoreError::hint)
+                    .unwrap_or_else(|| {
+                        "check the workspace's disk space and permissions".to_string()
+                    }),
             ),
+            OrchestratorError::Stopped {
+                execution_id,
+                source,
+                ..
+            } => {
+                let cause = source
+                    .find::<StoreError>()
+                    .and_then(StoreError::hint)
+                    .unwrap_or_else(|| {
+                        "check that the disk has free space and that the workspace folder and \
+                         mixseek.db are writable"
+                            .to_string()
+                    });
+                Some(format!(
+                    "{cause}. Once that is fixed, `mixseek exec --resume {execution_id}` \
+                     continues the execution from its committed rounds"
+                ))
+            }
+        }
+    }
+
+    /// The execution a failure left resumable (`mixseek exec --resume ID`), if any.
+    pub fn resumable_execution(&self) -> Option<&str> {
+        match self {
+            OrchestratorError::Stopped { execution_id, .. } => Some(execution_id),
+            _ => None,
         }
     }
 }

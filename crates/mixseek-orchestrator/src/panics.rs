@@ -112,7 +112,10 @@ mod tests {
         let p = caught.expect_err("the panic is caught");
         assert_eq!(p.message, "boom 7");
         let at = p.location.clone().expect("a location");
-        assert!(at.starts_with("crates/mixseek-orchestrator/src/panics.rs:"), "{at}");
+        assert!(
+            at.starts_with("crates/mixseek-orchestrator/src/panics.rs:"),
+            "{at}"
+        );
         assert!(p.to_string().starts_with("panicked at crates/"), "{p}");
     }
 

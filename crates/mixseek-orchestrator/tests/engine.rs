@@ -249,14 +249,25 @@ async fn a_panic_in_one_team_fails_that_team_only_and_keeps_its_completed_rounds
     let dir = tempfile::tempdir().expect("tmp");
     let cfg = config(
         dir.path(),
-        &[("a", "mock:leader-a"), ("b", "mock:leader-b"), ("c", "mock:leader-c")],
+        &[
+            ("a", "mock:leader-a"),
+            ("b", "mock:leader-b"),
+            ("c", "mock:leader-c"),
+        ],
         "min_rounds = 3\nmax_rounds = 3\nmax_concurrent_teams = 3\ntimeout_per_team_seconds = 60",
     );
     let mut opts = RunOptions::new("Name three rivers");
     opts.display = Some(std::sync::Arc::new(PanickingDisplay));
-    let summary = Orchestrator::new(cfg.clone()).run(opts).await.expect("the run goes on");
+    let summary = Orchestrator::new(cfg.clone())
+        .run(opts)
+        .await
+        .expect("the run goes on");
 
-    assert_eq!(summary.status, ExecutionStatus::PartialFailure, "{summary:?}");
+    assert_eq!(
+        summary.status,
+        ExecutionStatus::PartialFailure,
+        "{summary:?}"
+    );
     assert_eq!(summary.exit_code(), 1);
     assert_eq!(summary.failed_teams_info.len(), 1, "{summary:?}");
     let failure = &summary.failed_teams_info[0];
@@ -264,7 +275,10 @@ async fn a_panic_in_one_team_fails_that_team_only_and_keeps_its_completed_rounds
     let m = &failure.error_message;
     assert!(m.starts_with("internal error (a bug in mixseek"), "{m}");
     assert!(m.contains("injected fault in team b, round 2"), "{m}");
-    assert!(m.contains("tests/engine.rs:"), "the message says where: {m}");
+    assert!(
+        m.contains("tests/engine.rs:"),
+        "the message says where: {m}"
+    );
     // The other teams played all their rounds; b keeps its first round as its result.
     assert_eq!(rounds_of(&cfg, &summary, "a"), vec![1, 2, 3]);
     assert_eq!(rounds_of(&cfg, &summary, "c"), vec![1, 2, 3]);

@@ -76,6 +76,7 @@ mod backup;
 pub mod db;
 pub mod error;
 pub mod export;
+mod fault;
 mod json;
 pub mod model;
 pub mod pii;
@@ -88,7 +89,7 @@ mod write;
 pub mod writer;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
-pub use error::{ErrorClass, Result, StoreError};
+pub use error::{DuckDbError, ErrorClass, Result, StoreError};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
