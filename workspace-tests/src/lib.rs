@@ -110,12 +110,16 @@ pub fn mixseek_bin() -> PathBuf {
     bin
 }
 
-/// The repository root (for `configs/`).
+/// The repository root (for `configs/`, `docs/`).
+///
+/// Read from `CARGO_MANIFEST_DIR` at run time (cargo sets it for every test it runs), not
+/// baked in with `env!`: with a target directory shared between checkouts (CI's clone and a
+/// working copy) cargo can reuse a test binary built in the other checkout, whose baked-in
+/// path points there.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("parent")
-        .to_path_buf()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().expect("parent").to_path_buf()
 }
 
 /// A minimal valid offline competition in `dir`: orchestrator.toml + team + evaluator + judgment.

@@ -10,8 +10,8 @@ use tempfile::TempDir;
 /// The body of an insta snapshot of mixseek-prompt (everything after the second `---` line,
 /// minus the newline insta appends).
 fn golden(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../crates/mixseek-prompt/src/snapshots")
+    let path = workspace_tests::repo_root()
+        .join("crates/mixseek-prompt/src/snapshots")
         .join(format!("mixseek_prompt__golden_tests__golden_{name}.snap"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let body = text.splitn(3, "---\n").nth(2).expect("snapshot header");

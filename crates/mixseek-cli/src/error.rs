@@ -1,8 +1,25 @@
 //! The CLI's error type: a message, an optional hint and the exit code, rendered on stderr as
-//! `Error: {message}` followed by the cause chain and the hint.
+//! `Error: {message}` followed by the cause chain (`caused by: …`) and the hint.
+//!
+//! The exit code follows who can fix the failure (docs/user-guide.md, "Exit codes"):
+//!
+//! | code | kind | examples |
+//! |---|---|---|
+//! | 2 | bad input: fixing the command line or the files it names fixes it | an invalid configuration (any [`mixseek_config::LoadError`], an unreadable file included), a bad argument, an unknown execution id, a file that is not a mixseek database, a schema newer than this build |
+//! | 1 | the command ran and failed, or the environment stopped it | store I/O (disk full, read-only file system, permission denied), a database locked by another process, a provider failure, an internal error (a bug) |
+//!
+//! `mixseek exec` adds the original's rules for a run that ended: 0 when every team finished,
+//! 1 when some failed, 2 when none has a result; 130 after Ctrl-C.
 
+use mixseek_orchestrator::OrchestratorError;
+use mixseek_store::StoreError;
 use std::fmt;
 use std::process::ExitCode;
+
+/// Exit code of bad input (configuration, arguments, the files they name).
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code of a command that ran and failed (runtime failures, internal errors).
+pub const EXIT_FAILURE: u8 = 1;
 
 #[derive(Debug, Clone)]
 pub struct CliError {
@@ -17,7 +34,7 @@ impl CliError {
         Self {
             message: message.into(),
             hint: None,
-            exit_code: 2,
+            exit_code: EXIT_BAD_INPUT,
         }
     }
     /// The command ran and failed: exit 1.
@@ -25,14 +42,15 @@ impl CliError {
         Self {
             message: message.into(),
             hint: None,
-            exit_code: 1,
+            exit_code: EXIT_FAILURE,
         }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
-    /// An error with its `source()` chain appended.
+    /// An error with its `source()` chain appended (a cause whose text the message already
+    /// shows is not repeated).
     pub fn from_error(err: &(dyn std::error::Error + 'static), exit_code: u8) -> Self {
         let mut message = err.to_string();
         let mut source = err.source();
@@ -48,6 +66,33 @@ impl CliError {
             message,
             hint: None,
             exit_code,
+        }
+    }
+    /// A store error, with its chain and hint; the exit code follows its class: bad input 2,
+    /// the rest (another process holding the file, the operating system refusing, DuckDB
+    /// failing) 1. "No database yet" exits 1 like "no executions yet": the workspace has
+    /// nothing recorded, the command itself was right.
+    pub fn from_store(e: &StoreError) -> Self {
+        let code = match (e, e.class()) {
+            (StoreError::NotFound { .. }, _) => EXIT_FAILURE,
+            (_, mixseek_store::ErrorClass::BadInput) => EXIT_BAD_INPUT,
+            _ => EXIT_FAILURE,
+        };
+        Self::from_error(e, code).with_optional_hint(e.hint())
+    }
+    /// An orchestrator error, with its chain and hint; bad input exits 2, a run the
+    /// environment stopped (disk, a locked database, a bug) 1.
+    pub fn from_orchestrator(e: &OrchestratorError) -> Self {
+        let code = match e.class() {
+            mixseek_orchestrator::ErrorClass::BadInput => EXIT_BAD_INPUT,
+            mixseek_orchestrator::ErrorClass::Runtime => EXIT_FAILURE,
+        };
+        Self::from_error(e, code).with_optional_hint(e.hint())
+    }
+    fn with_optional_hint(self, hint: Option<String>) -> Self {
+        match hint {
+            Some(h) => self.with_hint(h),
+            None => self,
         }
     }
     pub fn exit(&self) -> ExitCode {
@@ -67,21 +112,91 @@ impl fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
+/// An I/O error of the command itself (writing its output, a file it was asked to write):
+/// a runtime failure.
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        CliError::failure(e.to_string())
+        CliError::from_error(&e, EXIT_FAILURE)
     }
 }
 
+/// Every configuration problem is bad input (exit 2), a file that cannot be read included
+/// (missing, a directory, permission denied, an I/O error): it is a file the command line
+/// named, and the original's preflight reports an unreadable configuration with exit 2 too.
+/// Each issue keeps its file, position, the operating system's reason and its hint.
 impl From<mixseek_config::LoadError> for CliError {
     fn from(e: mixseek_config::LoadError) -> Self {
-        CliError::usage(e.to_string())
+        CliError::from_error(&e, EXIT_BAD_INPUT)
     }
 }
 
 impl From<mixseek_config::PathError> for CliError {
     fn from(e: mixseek_config::PathError) -> Self {
-        CliError::usage(e.to_string())
+        CliError::from_error(&e, EXIT_BAD_INPUT)
             .with_hint("paths are resolved against the workspace (-w), then the current directory")
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        CliError::from_store(&e)
+    }
+}
+
+impl From<OrchestratorError> for CliError {
+    fn from(e: OrchestratorError) -> Self {
+        CliError::from_orchestrator(&e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn store_errors_exit_by_their_class() {
+        let path = PathBuf::from("/ws/mixseek.db");
+        let locked = StoreError::Locked {
+            path: path.clone(),
+            pid: Some(42),
+            write: true,
+            source: None,
+        };
+        let e = CliError::from_store(&locked);
+        assert_eq!(e.exit_code, 1);
+        assert!(e.message.contains("in use by another process"), "{e}");
+        assert!(e.hint.is_some());
+        let io = StoreError::Io {
+            path: path.clone(),
+            source: std::io::Error::other("No space left on device"),
+        };
+        assert_eq!(CliError::from_store(&io).exit_code, 1);
+        for bad in [
+            StoreError::ExecutionNotFound("nope".into()),
+            StoreError::SchemaTooNew {
+                path: path.clone(),
+                found: 99,
+                supported: 5,
+            },
+            StoreError::NotAFile { path: path.clone() },
+        ] {
+            assert_eq!(CliError::from_store(&bad).exit_code, 2, "{bad}");
+        }
+        assert_eq!(
+            CliError::from_store(&StoreError::NotFound { path }).exit_code,
+            1
+        );
+    }
+
+    #[test]
+    fn the_chain_is_kept_and_not_repeated() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot record the round")]
+        struct Outer(#[source] std::io::Error);
+        let e = CliError::from_error(&Outer(std::io::Error::other("disk full")), 1);
+        assert_eq!(e.message, "cannot record the round\n  caused by: disk full");
+        let e = CliError::from_error(&std::io::Error::other("disk full"), 1);
+        assert_eq!(e.message, "disk full");
     }
 }

@@ -8,6 +8,7 @@ mod context;
 mod error;
 mod logging;
 mod output;
+mod panic_hook;
 mod progress;
 mod redact;
 mod textwidth;
@@ -136,8 +137,7 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!(
                 "{}",
-                CliError::usage(e.to_string())
-                    .with_hint("pass --workspace DIR or set MIXSEEK_WORKSPACE")
+                CliError::from(e).with_hint("pass --workspace DIR or set MIXSEEK_WORKSPACE")
             );
             return ExitCode::from(2);
         }
@@ -175,6 +175,8 @@ fn main() -> ExitCode {
         mixseek_core::PiiMasker::disabled(),
         mixseek_llm::providers::api_key_values(&Default::default(), &mixseek_llm::Env::process()),
     );
+    // From here on a panic is reported as a bug (one line, exit 1), see panic_hook.rs.
+    panic_hook::install();
     let ctx = Ctx {
         workspace,
         quiet: cli.quiet,
@@ -186,12 +188,26 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("Error: cannot start the async runtime: {e}");
+            eprintln!(
+                "{}",
+                CliError::from_error(&e, 1)
+                    .with_hint("the async runtime needs threads and an epoll instance")
+            );
             return ExitCode::from(1);
         }
     };
     let name = cli.command.name();
-    let result = runtime.block_on(run(cli.command, &ctx));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run(cli.command, &ctx))
+    }));
+    let result = match result {
+        Ok(r) => r,
+        Err(payload) => {
+            // Tasks still running are dropped, blocking ones not waited for long.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+            Err(panic_hook::report(payload.as_ref()))
+        }
+    };
     match result {
         Ok(code) => {
             tracing::info!(
@@ -215,6 +231,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
+    panic_hook::inject_main_panic();
     match command {
         Command::Init(a) => commands::init::run(a, ctx).await,
         Command::Exec(a) => commands::exec::run(a, ctx).await,

@@ -374,8 +374,10 @@ mod tests {
 
     #[test]
     fn config_reference_matches_docs() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md");
+        // At run time: a test binary reused from another checkout has the other path baked in.
+        let manifest_dir = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+        let path = std::path::Path::new(&manifest_dir).join("../../docs/configuration.md");
         let generated = reference_markdown();
         if std::env::var("MIXSEEK_UPDATE_DOCS").is_ok() {
             std::fs::write(&path, &generated).expect("write docs");

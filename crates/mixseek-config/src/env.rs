@@ -39,6 +39,14 @@ pub const NON_SETTING_VARS: &[(&str, &str)] = &[
         "MIXSEEK_NO_PROGRESS",
         "`1`/`true` turns the live progress display of `mixseek exec` off, like `--no-progress`",
     ),
+    (
+        "MIXSEEK_TEST_PANIC",
+        "test-only fault injection, read by debug builds only: `main` panics as the command starts, `team:ID` inside team ID's task at its round 2",
+    ),
+    (
+        "MIXSEEK_TEST_STORE_FAULT",
+        "test-only fault injection, read by debug builds only: `enospc:FILE` / `erofs:FILE` fail every database write while FILE exists",
+    ),
 ];
 
 /// Variables the original MixSeek knows that mixseek does not read. A set one is reported

@@ -213,13 +213,69 @@ impl Event {
     }
 }
 
-/// Why a sink refused an event. A store sink failing on `Evaluated` fails the team's round.
-#[derive(Debug, thiserror::Error)]
-#[error("{sink}: {message}")]
+/// Why a sink refused an event, with the sink's own error as its `source()` (the store's
+/// `StoreError`, whose class tells a full disk from a bug). A store sink failing on
+/// `Evaluated` fails the team's round.
+#[derive(Debug, Clone)]
 pub struct SinkError {
+    /// Which sink refused, e.g. `store (/ws/mixseek.db)`.
     pub sink: String,
-    pub message: String,
+    source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
 }
+
+impl SinkError {
+    /// `sink` refused the event because of `source`.
+    pub fn new(
+        sink: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            sink: sink.into(),
+            source: std::sync::Arc::new(source),
+        }
+    }
+
+    /// A refusal that has only a message (no error value behind it).
+    pub fn message(sink: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(sink, Message(message.into()))
+    }
+
+    /// The first error of type `E` in the cause chain (e.g. the store's error).
+    pub fn find<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&*self.source);
+        while let Some(e) = next {
+            if let Some(found) = e.downcast_ref::<E>() {
+                return Some(found);
+            }
+            next = e.source();
+        }
+        None
+    }
+}
+
+impl std::fmt::Display for SinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.sink, self.source)
+    }
+}
+
+impl std::error::Error for SinkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// The cause of a [`SinkError::message`].
+#[derive(Debug)]
+struct Message(String);
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Message {}
 
 /// A consumer of run events. `emit` returns once the event is handled (for the store: committed).
 #[async_trait::async_trait]
@@ -241,6 +297,26 @@ impl EventSink for NullSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sink_error_keeps_its_cause() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] std::io::Error);
+        let e = SinkError::new("store", Outer(std::io::Error::other("disk full")));
+        assert_eq!(e.to_string(), "store: outer");
+        assert!(
+            e.find::<std::io::Error>()
+                .is_some_and(|io| io.to_string() == "disk full")
+        );
+        assert!(e.find::<Outer>().is_some());
+        let source = std::error::Error::source(&e).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("outer"));
+        assert_eq!(
+            SinkError::message("hooks", "refused").to_string(),
+            "hooks: refused"
+        );
+    }
 
     #[test]
     fn events_are_tagged_json() {

@@ -39,6 +39,7 @@ pub mod secret;
 pub mod structured;
 pub mod types;
 
+mod cut_off;
 mod observed;
 mod runtime;
 

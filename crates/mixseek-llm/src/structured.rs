@@ -4,6 +4,9 @@
 //! `max_repairs` times. The final failure carries the raw output and the error kind
 //! ([`Parse`](crate::ErrorKind::Parse), [`Schema`](crate::ErrorKind::Schema),
 //! [`Check`](crate::ErrorKind::Check), or the transport kind of a failed call).
+//!
+//! One last resort before failing: an answer still cut off at the output token limit inside
+//! a string is kept with that string closed, if it is then valid (see `cut_off`).
 
 use crate::error::{ErrorKind, LlmError};
 use crate::model::ChatModel;
@@ -215,28 +218,7 @@ async fn run(
         usage += response.usage;
         attempts += response.attempts;
         let raw = response.text_or_empty().to_string();
-        let verdict = answer_json(&raw, &response).and_then(|json| {
-            let errors: Vec<String> = validator
-                .iter_errors(&json)
-                .take(5)
-                .map(|e| {
-                    let path = e.instance_path().to_string();
-                    if path.is_empty() {
-                        e.to_string()
-                    } else {
-                        format!("at `{path}`: {e}")
-                    }
-                })
-                .collect();
-            if !errors.is_empty() {
-                return Err((
-                    ErrorKind::Schema,
-                    format!("does not follow the schema: {}", errors.join("; ")),
-                ));
-            }
-            check(&json)?;
-            Ok(json)
-        });
+        let verdict = answer_json(&raw, &response).and_then(|json| accept(&validator, check, json));
         match verdict {
             Ok(json) => {
                 return Ok(RunOutput {
@@ -253,6 +235,21 @@ async fn run(
                     message.push_str(CUT_OFF);
                 }
                 if repairs >= max_repairs {
+                    if let Some(json) = salvage_cut_off(&raw, kind, &response, &validator, check) {
+                        tracing::warn!(
+                            model = model.id(),
+                            repairs,
+                            "the answer was cut off at the output token limit (max_tokens) after every repair; kept it with its last string closed (it ends in `…`): raise max_tokens for complete answers"
+                        );
+                        return Ok(RunOutput {
+                            json,
+                            raw,
+                            response,
+                            usage,
+                            attempts,
+                            repairs,
+                        });
+                    }
                     let provider = response
                         .model
                         .split_once(':')
@@ -280,6 +277,53 @@ async fn run(
             }
         }
     }
+}
+
+/// `json` when it follows the schema and passes the caller's check.
+fn accept(
+    validator: &jsonschema::Validator,
+    check: &JsonCheck<'_>,
+    json: serde_json::Value,
+) -> Result<serde_json::Value, (ErrorKind, String)> {
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .take(5)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            if path.is_empty() {
+                e.to_string()
+            } else {
+                format!("at `{path}`: {e}")
+            }
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err((
+            ErrorKind::Schema,
+            format!("does not follow the schema: {}", errors.join("; ")),
+        ));
+    }
+    check(&json)?;
+    Ok(json)
+}
+
+/// The last resort for an answer that is still cut off at the output token limit when the
+/// repairs are used up: its last string closed (see [`crate::cut_off`]), if that is then a
+/// valid answer.
+fn salvage_cut_off(
+    raw: &str,
+    kind: ErrorKind,
+    response: &ChatResponse,
+    validator: &jsonschema::Validator,
+    check: &JsonCheck<'_>,
+) -> Option<serde_json::Value> {
+    if kind != ErrorKind::Parse || response.finish_reason != FinishReason::Length {
+        return None;
+    }
+    let escaped = escape_controls_in_strings(raw);
+    let closed = crate::cut_off::close(escaped.as_deref().unwrap_or(raw))?;
+    let json = serde_json::from_str(&closed).ok()?;
+    accept(validator, check, json).ok()
 }
 
 /// Added to the parse error of an answer that stopped at the output token limit: the JSON is

@@ -3,6 +3,7 @@
 use crate::budget::Budget;
 use crate::bus::EventBus;
 use crate::error::OrchestratorError;
+use crate::halt::Halt;
 use crate::hooks::HookRunner;
 use crate::panics;
 use crate::progress_files::ProgressFiles;
@@ -132,7 +133,8 @@ struct Shared {
     ranking: Arc<LiveRanking>,
     bus: Arc<EventBus>,
     stop: StopCheck,
-    cancel: CancellationToken,
+    /// Stops every team: on Ctrl-C, and when the store cannot record (see halt.rs).
+    halt: Arc<Halt>,
     deadline_per_team: Duration,
 }
 
@@ -342,10 +344,11 @@ impl Orchestrator {
         );
 
         let cancel = opts.cancel.clone();
+        let halt = Arc::new(Halt::new(&cancel));
         let stop_budget = budget.clone();
-        let stop_cancel = cancel.clone();
+        let stop_halt = halt.clone();
         let stop: StopCheck = Arc::new(move || {
-            if stop_cancel.is_cancelled() {
+            if stop_halt.token().is_cancelled() {
                 Some(ExitReason::Interrupted)
             } else if stop_budget.exceeded().is_some() {
                 Some(ExitReason::BudgetExceeded)
@@ -365,7 +368,7 @@ impl Orchestrator {
             ranking,
             bus: bus.clone(),
             stop,
-            cancel: cancel.clone(),
+            halt: halt.clone(),
             deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
         });
 
@@ -408,7 +411,7 @@ impl Orchestrator {
                 };
                 let _permit = tokio::select! {
                     biased;
-                    _ = shared.cancel.cancelled() => return TeamOutcome::Interrupted,
+                    _ = shared.halt.token().cancelled() => return TeamOutcome::Interrupted,
                     p = turn => match p {
                         Ok(p) => p,
                         Err(_) => return TeamOutcome::Interrupted,
@@ -429,7 +432,7 @@ impl Orchestrator {
                 let known = rounds.clone();
                 tokio::select! {
                     biased;
-                    _ = shared.cancel.cancelled() => TeamOutcome::Interrupted,
+                    _ = shared.halt.token().cancelled() => TeamOutcome::Interrupted,
                     out = panics::catch(run_team(&shared, &team, rounds)) => match out {
                         Ok(out) => out,
                         // A panic outside the round loop (setting the team up or ending it).
@@ -520,6 +523,19 @@ impl Orchestrator {
         );
         drop(registry);
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
+        // The store could not record: nothing more is written (the execution stays
+        // resumable with the rounds committed before).
+        if let Some((what, source)) = halt.take() {
+            if let Err(e) = writer.flush().await {
+                tracing::debug!(error = %e, "the store writer could not flush either");
+            }
+            hooks.finish().await;
+            return Err(OrchestratorError::Stopped {
+                execution_id,
+                what,
+                source,
+            });
+        }
         let summary = ExecutionSummary {
             execution_id: execution_id.clone(),
             user_prompt,
@@ -537,8 +553,9 @@ impl Orchestrator {
         };
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
-            .map_err(|source| OrchestratorError::Record {
-                what: "the execution summary",
+            .map_err(|source| OrchestratorError::Stopped {
+                execution_id: execution_id.clone(),
+                what: "the execution summary".to_string(),
                 source,
             })?;
         let _ = writer.flush().await;
@@ -626,6 +643,16 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                     tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + wait))
                         .await;
                     continue;
+                }
+                // The store cannot record: the whole execution stops (halt.rs), this team
+                // is not recorded as failed, so `--resume` continues it.
+                if let mixseek_round::RoundError::Sink { round, source } = &failure.error
+                    && Halt::stops_the_run(source)
+                {
+                    shared
+                        .halt
+                        .stop(format!("round {round} of team `{team_id}`"), source.clone());
+                    return TeamOutcome::Interrupted;
                 }
                 let message = failure.error.to_string();
                 tracing::error!(team_id, error = %message, "team failed");

@@ -41,7 +41,7 @@ pub enum OrchestratorError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// The store refused the execution's start or its summary.
+    /// The store refused the execution's start (nothing was recorded).
     #[error("cannot record {what}")]
     Record {
         what: &'static str,
@@ -55,6 +55,16 @@ pub enum OrchestratorError {
     Mask {
         #[source]
         source: serde_json::Error,
+    },
+    /// The store could not record part of a running execution (disk full, a read-only file
+    /// system, a database that failed): every team was stopped; the rounds committed before
+    /// are kept and `mixseek exec --resume` continues the execution.
+    #[error("execution {execution_id} stopped: cannot record {what}")]
+    Stopped {
+        execution_id: String,
+        what: String,
+        #[source]
+        source: SinkError,
     },
 }
 
@@ -70,7 +80,8 @@ impl OrchestratorError {
             OrchestratorError::Store(e) => store_class(e),
             OrchestratorError::Workspace { .. }
             | OrchestratorError::Record { .. }
-            | OrchestratorError::Mask { .. } => ErrorClass::Runtime,
+            | OrchestratorError::Mask { .. }
+            | OrchestratorError::Stopped { .. } => ErrorClass::Runtime,
         }
     }
 
@@ -97,9 +108,40 @@ impl OrchestratorError {
             OrchestratorError::Mask { .. } => {
                 Some("its results are stored: read them with `mixseek leaderboard`".into())
             }
-            OrchestratorError::Record { .. } => Some(
-                "check the workspace's disk space and permissions; committed rounds are kept, and `mixseek exec --resume` continues the execution once the problem is fixed".into(),
+            OrchestratorError::Record { source, .. } => Some(
+                source
+                    .find::<StoreError>()
+                    .and_then(StoreError::hint)
+                    .unwrap_or_else(|| {
+                        "check the workspace's disk space and permissions".to_string()
+                    }),
             ),
+            OrchestratorError::Stopped {
+                execution_id,
+                source,
+                ..
+            } => {
+                let cause = source
+                    .find::<StoreError>()
+                    .and_then(StoreError::hint)
+                    .unwrap_or_else(|| {
+                        "check that the disk has free space and that the workspace folder and \
+                         mixseek.db are writable"
+                            .to_string()
+                    });
+                Some(format!(
+                    "{cause}. Once that is fixed, `mixseek exec --resume {execution_id}` \
+                     continues the execution from its committed rounds"
+                ))
+            }
+        }
+    }
+
+    /// The execution a failure left resumable (`mixseek exec --resume ID`), if any.
+    pub fn resumable_execution(&self) -> Option<&str> {
+        match self {
+            OrchestratorError::Stopped { execution_id, .. } => Some(execution_id),
+            _ => None,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod budget;
 pub mod bus;
 pub mod engine;
 mod error;
+mod halt;
 pub mod hooks;
 mod panics;
 pub mod progress_files;

@@ -587,7 +587,7 @@ impl RoundController {
             .await
             .map_err(|e| RoundError::Sink {
                 round: pending.round,
-                message: e.to_string(),
+                source: e,
             })?;
         self.announce_round(execution_id, n).await;
         Ok(())
@@ -628,10 +628,7 @@ impl RoundController {
             Err(e) => {
                 let round = p.round;
                 p.forget(run);
-                Err(RoundError::Sink {
-                    round,
-                    message: e.to_string(),
-                })
+                Err(RoundError::Sink { round, source: e })
             }
         }
     }
@@ -662,7 +659,7 @@ impl RoundController {
                 run.rounds.pop();
                 Err(RoundError::Sink {
                     round: n,
-                    message: e.to_string(),
+                    source: e,
                 })
             }
         }
@@ -787,10 +784,7 @@ impl RoundController {
         };
         if let Err(e) = self.sink.emit(&event).await {
             let round = run.rounds.last().map_or(0, |r| r.state.round_number);
-            return Err(run.fail(RoundError::Sink {
-                round,
-                message: e.to_string(),
-            }));
+            return Err(run.fail(RoundError::Sink { round, source: e }));
         }
         tracing::info!(
             team_id = self.team_id(),

@@ -43,8 +43,12 @@ pub enum RoundError {
         source: JudgmentError,
     },
     /// The store (or another critical sink) refused an event.
-    #[error("round {round}: cannot record the round: {message}")]
-    Sink { round: u32, message: String },
+    #[error("round {round}: cannot record the round: {source}")]
+    Sink {
+        round: u32,
+        #[source]
+        source: mixseek_core::SinkError,
+    },
 }
 
 impl RoundError {

@@ -81,6 +81,7 @@ fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
             path: path.to_path_buf(),
             pid: lock_pid(&text),
             write,
+            source: Some(err.into()),
         },
         ErrorClass::BadInput => {
             let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
@@ -91,12 +92,13 @@ fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
                 } else {
                     text
                 },
-                source: Some(err),
+                source: Some(err.into()),
             }
         }
         _ => StoreError::Open {
             path: path.to_path_buf(),
             message: text,
+            source: Some(err.into()),
         },
     }
 }
@@ -155,6 +157,7 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
     let wrap = |e: duckdb::Error| StoreError::Open {
         path: path.to_path_buf(),
         message: e.to_string(),
+        source: Some(e.into()),
     };
     let read_write = matches!(mode, AccessMode::ReadWrite);
     // Never download extensions at run time (no network; the bundled build has what we use).
@@ -200,6 +203,7 @@ impl Store {
             return Err(StoreError::Open {
                 path: path.to_path_buf(),
                 message: "this process already has the file open read-only; close that handle before writing".into(),
+                source: None,
             });
         }
         let conn = Connection::open_with_flags(path, config(AccessMode::ReadWrite, path)?)

@@ -19,6 +19,9 @@ pub enum StoreError {
         path: PathBuf,
         pid: Option<u32>,
         write: bool,
+        /// DuckDB's own error (it names the holder's program).
+        #[source]
+        source: Option<DuckDbError>,
     },
 
     /// The file was written by a newer mixseek.
@@ -36,7 +39,13 @@ pub enum StoreError {
     /// DuckDB could not open the file for another reason (the message says which: e.g. a
     /// permission or a read-only file system; see [`StoreError::class`]).
     #[error("cannot open the database {}: {message}", path.display())]
-    Open { path: PathBuf, message: String },
+    Open {
+        path: PathBuf,
+        message: String,
+        /// DuckDB's error, when it gave one (`message` is its text).
+        #[source]
+        source: Option<DuckDbError>,
+    },
 
     /// The file is not a DuckDB database at all (random bytes, a text file), or a damaged one
     /// (truncated, corrupted blocks).
@@ -45,7 +54,7 @@ pub enum StoreError {
         path: PathBuf,
         detail: String,
         #[source]
-        source: Option<duckdb::Error>,
+        source: Option<DuckDbError>,
     },
 
     /// A DuckDB file whose tables are not mixseek's (another program's database, or one of
@@ -77,7 +86,7 @@ pub enum StoreError {
         from: i64,
         to: i64,
         #[source]
-        source: duckdb::Error,
+        source: DuckDbError,
     },
 
     /// A DuckDB statement failed.
@@ -85,7 +94,7 @@ pub enum StoreError {
     Db {
         context: String,
         #[source]
-        source: duckdb::Error,
+        source: DuckDbError,
     },
 
     /// Invalid data handed to a writer (fails fast, never retried).
@@ -140,6 +149,35 @@ pub enum StoreError {
 
     #[error("export failed: {0}")]
     Export(String),
+
+    /// An export's output file or folder could not be written (a full disk, a read-only
+    /// folder): the operating system's error, possibly inside the encoder's, is the source.
+    #[error("cannot write the export {}: {source}", path.display())]
+    ExportFile {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// DuckDB's error as the cause of a [`StoreError`]. Its message says everything; the
+/// `duckdb::Error`'s own source, the C API's generic `Error code 1: Unknown error code`, is
+/// left out of the chain that users see.
+#[derive(Debug)]
+pub struct DuckDbError(pub duckdb::Error);
+
+impl std::fmt::Display for DuckDbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for DuckDbError {}
+
+impl From<duckdb::Error> for DuckDbError {
+    fn from(e: duckdb::Error) -> Self {
+        Self(e)
+    }
 }
 
 /// What kind of failure a [`StoreError`] is, for callers that react differently (the CLI's
@@ -202,9 +240,10 @@ impl StoreError {
             | StoreError::AmbiguousExecution { .. }
             | StoreError::Pii(_) => ErrorClass::BadInput,
             StoreError::Locked { .. } => ErrorClass::Busy,
-            StoreError::Io { .. } | StoreError::Backup { .. } | StoreError::Export(_) => {
-                ErrorClass::Io
-            }
+            StoreError::Io { .. }
+            | StoreError::Backup { .. }
+            | StoreError::Export(_)
+            | StoreError::ExportFile { .. } => ErrorClass::Io,
             StoreError::Open { message, .. } => class_of_message(message),
             StoreError::Migration { source, .. } | StoreError::Db { source, .. } => {
                 class_of_message(&source.to_string())
@@ -217,7 +256,10 @@ impl StoreError {
 
     pub(crate) fn db(context: impl Into<String>) -> impl FnOnce(duckdb::Error) -> StoreError {
         let context = context.into();
-        move |source| StoreError::Db { context, source }
+        move |source| StoreError::Db {
+            context,
+            source: DuckDbError(source),
+        }
     }
 
     pub(crate) fn decode(what: impl Into<String>, message: impl std::fmt::Display) -> StoreError {
@@ -269,6 +311,11 @@ impl StoreError {
             StoreError::Backup { .. } => Some(
                 "free some disk space (the backup is a full copy of the file) or make the \
                  workspace folder writable, then run the command again"
+                    .to_string(),
+            ),
+            StoreError::ExportFile { .. } => Some(
+                "check the free space and the permissions where the export goes, or write it \
+                 elsewhere with -o"
                     .to_string(),
             ),
             e if e.class() == ErrorClass::Io => Some(

@@ -52,10 +52,13 @@ pub struct ExportReport {
     pub rows: Vec<(String, u64)>,
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+/// An error writing the export at `path` (the operating system's, or an encoder's around it).
+fn io<E: std::error::Error + Send + Sync + 'static>(
+    path: &Path,
+) -> impl FnOnce(E) -> StoreError + '_ {
+    move |source| StoreError::ExportFile {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     }
 }
 
@@ -227,7 +230,7 @@ fn export_json(store: &Store, executions: Option<&[String]>, out: &Path) -> Resu
         "tables": tables,
     });
     let mut f = File::create(out).map_err(io(out))?;
-    serde_json::to_writer_pretty(&mut f, &doc).map_err(|e| StoreError::Export(e.to_string()))?;
+    serde_json::to_writer_pretty(&mut f, &doc).map_err(io(out))?;
     f.write_all(b"\n").map_err(io(out))?;
     Ok(ExportReport {
         files: vec![out.to_path_buf()],
@@ -247,8 +250,7 @@ fn export_csv(
     let mut header_written = false;
     let (names, n) = for_each_row(store, table, executions, |names, row| {
         if !header_written {
-            w.write_record(names)
-                .map_err(|e| StoreError::Export(e.to_string()))?;
+            w.write_record(names).map_err(io(&path))?;
             header_written = true;
         }
         let mut record = Vec::with_capacity(names.len());
@@ -258,12 +260,10 @@ fn export_csv(
                 .map_err(StoreError::db(format!("exporting {table}")))?;
             record.push(text_value(v, name));
         }
-        w.write_record(&record)
-            .map_err(|e| StoreError::Export(e.to_string()))
+        w.write_record(&record).map_err(io(&path))
     })?;
     if !header_written {
-        w.write_record(&names)
-            .map_err(|e| StoreError::Export(e.to_string()))?;
+        w.write_record(&names).map_err(io(&path))?;
     }
     w.flush().map_err(io(&path))?;
     Ok((path, n))
@@ -293,17 +293,12 @@ fn export_parquet(
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .build();
-    let mut writer = ArrowWriter::try_new(file, schema, Some(props))
-        .map_err(|e| StoreError::Export(format!("{table}: {e}")))?;
+    let mut writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(io(&path))?;
     let mut n = 0u64;
     for batch in arrow {
         n += batch.num_rows() as u64;
-        writer
-            .write(&batch)
-            .map_err(|e| StoreError::Export(format!("{table}: {e}")))?;
+        writer.write(&batch).map_err(io(&path))?;
     }
-    writer
-        .close()
-        .map_err(|e| StoreError::Export(format!("{table}: {e}")))?;
+    writer.close().map_err(io(&path))?;
     Ok((path, n))
 }

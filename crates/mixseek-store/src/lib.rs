@@ -76,6 +76,7 @@ mod backup;
 pub mod db;
 pub mod error;
 pub mod export;
+mod fault;
 mod json;
 pub mod model;
 mod read;
@@ -87,7 +88,7 @@ mod write;
 pub mod writer;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
-pub use error::{ErrorClass, Result, StoreError};
+pub use error::{DuckDbError, ErrorClass, Result, StoreError};
 pub use mixseek_core::pii::{self, ExtraPattern, MaskingSpec, PiiMasker};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,

@@ -644,7 +644,7 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>
                 path: path.to_path_buf(),
                 from,
                 to: SCHEMA_VERSION,
-                source,
+                source: source.into(),
             })
     };
     let mut report = MigrationReport {

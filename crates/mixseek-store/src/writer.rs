@@ -27,6 +27,7 @@
 
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
+use crate::fault::Fault;
 use crate::rounds::{RoundKeys, StageRound, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
@@ -194,12 +195,13 @@ impl StoreWriter {
         };
         let (tx, rx) = mpsc::channel::<Job>();
         let path = store.path().to_path_buf();
+        let fault = Fault::from_env(&path);
         let pass = GatePass(gate);
         let thread = std::thread::Builder::new()
             .name("mixseek-store-writer".into())
             .spawn(move || {
                 let _pass = pass;
-                run(conn, clock, rx);
+                run(conn, clock, rx, fault);
             })
             .map_err(|source| StoreError::Io {
                 path: path.clone(),
@@ -472,23 +474,18 @@ impl EventSink for StoreWriter {
             Event::SubmissionReady { .. } => self.queue(event, false).map(drop),
             _ => self.write(event).await,
         };
-        result.map_err(|e| SinkError {
-            sink: format!("store ({})", self.inner.path.display()),
-            message: match e.hint() {
-                Some(h) => format!("{e} ({h})"),
-                None => e.to_string(),
-            },
-        })
+        // The StoreError stays the source: callers read its class and hint from it.
+        result.map_err(|e| SinkError::new(format!("store ({})", self.inner.path.display()), e))
     }
 }
 
-fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>) {
+fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault) {
     let mut keys = RoundKeys::default();
     while let Ok(first) = rx.recv() {
         let now = clock();
         let mut batch = Vec::new();
-        let result = stream_transaction(&conn, &mut keys, now, &rx, first, &mut batch);
-        process(&conn, &mut keys, now, batch, result);
+        let result = stream_transaction(&conn, &mut keys, now, &rx, first, &mut batch, &fault);
+        process(&conn, &mut keys, now, batch, result, &fault);
     }
     tracing::debug!("database writer stopped");
 }
@@ -506,6 +503,7 @@ fn stream_transaction(
     rx: &mpsc::Receiver<Job>,
     first: Job,
     batch: &mut Vec<Job>,
+    fault: &Fault,
 ) -> Result<()> {
     let mut result = conn
         .execute_batch("BEGIN TRANSACTION")
@@ -531,9 +529,10 @@ fn stream_transaction(
         }
     }
     if result.is_ok() {
-        result = conn
-            .execute_batch("COMMIT")
-            .map_err(StoreError::db("committing"));
+        result = fault.check().and_then(|()| {
+            conn.execute_batch("COMMIT")
+                .map_err(StoreError::db("committing"))
+        });
     }
     if result.is_err() {
         if let Err(rb) = conn.execute_batch("ROLLBACK") {
@@ -551,8 +550,11 @@ fn commit_jobs(
     keys: &mut RoundKeys,
     jobs: &[&Job],
     now: DateTime<Utc>,
+    fault: &Fault,
 ) -> Result<()> {
-    let result = in_transaction(conn, |c| apply(c, keys, jobs, now));
+    let result = in_transaction(conn, |c| {
+        apply(c, keys, jobs, now).and_then(|()| fault.check())
+    });
     if result.is_err() {
         keys.clear();
     }
@@ -568,14 +570,17 @@ fn process(
     now: DateTime<Utc>,
     batch: Vec<Job>,
     result: Result<()>,
+    fault: &Fault,
 ) {
     let refs: Vec<&Job> = batch.iter().collect();
     let result = match result {
         Err(e) if e.is_out_of_memory() => {
             lift_memory_cap(conn, &e);
-            with_retries(|| commit_jobs(conn, keys, &refs, now), e)
+            with_retries(|| commit_jobs(conn, keys, &refs, now, fault), e)
         }
-        Err(e) if e.is_transient() => with_retries(|| commit_jobs(conn, keys, &refs, now), e),
+        Err(e) if e.is_transient() => {
+            with_retries(|| commit_jobs(conn, keys, &refs, now, fault), e)
+        }
         other => other,
     };
     let outcome: Vec<Result<()>> = match result {
@@ -589,7 +594,7 @@ fn process(
             tracing::debug!(error = %e, jobs = batch.len(), "batch write failed; writing the events one by one");
             batch
                 .iter()
-                .map(|job| commit_jobs(conn, keys, &[job], now))
+                .map(|job| commit_jobs(conn, keys, &[job], now, fault))
                 .collect()
         }
     };

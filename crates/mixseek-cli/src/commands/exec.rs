@@ -242,10 +242,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             ExitCode::from(2)
         });
     }
-    let config = match loaded.into_config() {
-        Ok(c) => c,
-        Err(e) => return Err(CliError::usage(e.to_string())),
-    };
+    let config = loaded.into_config()?;
     // From here on, keys and (with `[privacy] mask_pii`) personal data are masked in every
     // log line, error and echoed text (the orchestrator masks what it writes itself).
     crate::redact::install(
@@ -308,6 +305,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             (false, Some(h)) => Some(std::sync::Arc::new(h)),
             (false, None) => None,
         };
+    // Test-only fault injection (debug builds, see panic_hook.rs): a bug inside one team's task.
+    let display = match (display, crate::panic_hook::injected_team_fault()) {
+        (Some(d), Some(f)) => Some(std::sync::Arc::new(
+            mixseek_orchestrator::EventBus::new()
+                .with_secondary(d)
+                .with_secondary(f),
+        ) as std::sync::Arc<dyn mixseek_core::EventSink>),
+        (d, f) => d.or(f),
+    };
     let opts = mixseek_orchestrator::RunOptions {
         user_prompt,
         resume: args.resume.clone(),
@@ -324,15 +330,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         .await
     {
         Ok(s) => s,
+        // Bad input exits 2; a run the environment stopped (disk, a locked database) 1.
         Err(e) => {
-            // Bad input exits 2; a run the environment stopped (disk, a locked database) 1.
-            let code = match e.class() {
-                mixseek_orchestrator::ErrorClass::BadInput => 2,
-                mixseek_orchestrator::ErrorClass::Runtime => 1,
-            };
-            let mut err = CliError::from_error(&e, code);
-            if let Some(h) = e.hint() {
-                err = err.with_hint(h);
+            let mut err = CliError::from_orchestrator(&e);
+            if let Some(id) = e.resumable_execution() {
+                let resume = format!("Resume it with:\n  {}", resume_command(id, &args, ctx));
+                err.hint = Some(match err.hint {
+                    Some(h) => format!("{h}\n{resume}"),
+                    None => resume,
+                });
             }
             return Err(err);
         }

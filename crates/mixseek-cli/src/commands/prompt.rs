@@ -106,7 +106,7 @@ fn print(text: &str) -> Result<ExitCode, CliError> {
 }
 
 fn prompt_error(e: PromptError, kind: TemplateKind) -> CliError {
-    let err = CliError::usage(e.to_string());
+    let err = CliError::from_error(&e, crate::error::EXIT_BAD_INPUT);
     match &e {
         PromptError::UndefinedVariable { .. } => err.with_hint(format!(
             "`mixseek prompt vars --kind {}` lists the variables",

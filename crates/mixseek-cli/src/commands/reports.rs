@@ -11,18 +11,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// A store error, exiting by its class (see [`CliError::from_store`]): an unknown or
+/// ambiguous id and a file that is not a mixseek database exit 2, a database locked by a
+/// running `mixseek exec` or an I/O failure 1.
 fn store_error(e: StoreError) -> CliError {
-    let hint = e.hint();
-    let err = match &e {
-        StoreError::ExecutionNotFound(_)
-        | StoreError::AmbiguousExecution { .. }
-        | StoreError::Invalid(_) => CliError::usage(e.to_string()),
-        _ => CliError::from_error(&e, 1),
-    };
-    match hint {
-        Some(h) => err.with_hint(h),
-        None => err,
-    }
+    CliError::from_store(&e)
 }
 
 fn open(ctx: &Ctx) -> Result<Store, CliError> {
@@ -45,7 +38,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, CliError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| CliError::failure(format!("internal error: {e}")))?
+        .map_err(|e| crate::panic_hook::join_error(&e))?
 }
 
 /// `mixseek leaderboard [--execution ID | --latest | --all]`: each team's best round.
@@ -283,11 +276,15 @@ pub async fn run_report(args: ReportArgs, ctx: &Ctx) -> Result<ExitCode, CliErro
     if args.output.as_os_str() == "-" {
         return print(&page);
     }
+    let hint = "check the free space and permissions there, or write elsewhere with -o";
     if let Some(parent) = args.output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+        std::fs::create_dir_all(parent).map_err(|e| {
+            CliError::failure(format!("cannot create {}: {e}", parent.display())).with_hint(hint)
+        })?;
     }
-    std::fs::write(&args.output, page)
-        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", args.output.display())))?;
+    std::fs::write(&args.output, page).map_err(|e| {
+        CliError::failure(format!("cannot write {}: {e}", args.output.display())).with_hint(hint)
+    })?;
     if quiet {
         Ok(ExitCode::SUCCESS)
     } else {

@@ -54,7 +54,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         let hint = e.hint().map(str::to_string);
         let err = match e {
             StandaloneError::Config(l) => CliError::from(l),
-            other => CliError::usage(other.to_string()),
+            other => CliError::from_error(&other, crate::error::EXIT_BAD_INPUT),
         };
         match hint {
             Some(h) => err.with_hint(h),

@@ -191,10 +191,38 @@ async fn raw_line_breaks_are_accepted_and_cut_off_answers_are_repaired_as_such()
         "{repair}"
     );
 
+    // Cut off inside the last string after every repair: kept, the string closed with `…`.
     fake.set_default(chat(
         "{\"score\": 12, \"comment\": \"again and again",
         "length",
     ));
+    let out =
+        generate_structured::<Verdict>(model.as_ref(), ChatRequest::user("rate"), score_check())
+            .await
+            .expect("a cut-off comment is closed once the repairs are used up");
+    assert_eq!(
+        (out.value.score, out.value.comment.as_str()),
+        (12.0, "again and again…")
+    );
+    assert_eq!(out.repairs, 2);
+    assert_eq!(out.raw, "{\"score\": 12, \"comment\": \"again and again");
+
+    // Cut off where closing would invent a value (a number, a missing field): still an error.
+    for cut in [
+        "{\"comment\": \"fine\", \"score\": 1",
+        "{\"score\": 12, \"comm",
+    ] {
+        fake.set_default(chat(cut, "length"));
+        let err = generate_structured::<Verdict>(
+            model.as_ref(),
+            ChatRequest::user("rate"),
+            score_check(),
+        )
+        .await
+        .expect_err("nothing to salvage");
+        assert_eq!(err.kind, ErrorKind::Parse, "{cut}: {err}");
+    }
+    fake.set_default(chat("{\"score\": 12, \"comm", "length"));
     let err =
         generate_structured::<Verdict>(model.as_ref(), ChatRequest::user("rate"), score_check())
             .await

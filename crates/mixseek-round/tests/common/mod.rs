@@ -186,10 +186,7 @@ impl EventSink for RecordingSink {
         let refused = (self.refuse_evaluated && matches!(event, Event::Evaluated(_)))
             || (self.refuse_judged && matches!(event, Event::Judged { .. }));
         if refused {
-            return Err(SinkError {
-                sink: "store".into(),
-                message: "disk full".into(),
-            });
+            return Err(SinkError::message("store", "disk full"));
         }
         if let Ok(mut g) = self.events.lock() {
             g.push(event.clone());
