@@ -7,6 +7,7 @@ pub mod event;
 pub mod ids;
 pub mod member;
 pub mod pii;
+pub mod ranking;
 pub mod round;
 pub mod score;
 pub mod summary;
@@ -20,6 +21,7 @@ pub use event::{
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
 pub use pii::{ExtraPattern, MaskingSpec, PiiError, PiiMasker};
+pub use ranking::team_order;
 pub use round::{ExitReason, Judgment, RoundState, TeamStatus, TeamStatusKind, best_round};
 pub use score::{MetricScore, ScoreDetails, round2};
 pub use summary::{ExecutionStatus, ExecutionSummary, FailedTeamInfo, LeaderboardEntry};

@@ -4,7 +4,7 @@
 //! applied wherever text is written: the database (which stores the SHA-256 of the original
 //! submission and prompt beside the masked text, `submission_sha256`, `prompt_sha256`), hook
 //! payloads, progress files, the response cache (an answer holding PII is not cached), the
-//! summary the CLI prints, and the log files and stderr (docs/privacy.md).
+//! summary the CLI prints, and the log files and stderr (docs/user-guide.md, "Privacy").
 //!
 //! Build a masker from the `[privacy]` settings (`mixseek_config::privacy::PrivacySettings`):
 //! ```ignore

@@ -157,14 +157,12 @@ impl ExecutionSummary {
         }
     }
 
-    /// The winner: highest score, the first in team-config order on ties.
+    /// The winner: the first team by [`crate::ranking`]'s rule (highest score, then the
+    /// smaller `team_id`), so it is the first row of every leaderboard.
     pub fn pick_best(team_results: &[LeaderboardEntry]) -> Option<&LeaderboardEntry> {
-        team_results
-            .iter()
-            .fold(None, |best: Option<&LeaderboardEntry>, e| match best {
-                Some(b) if b.score >= e.score => Some(b),
-                _ => Some(e),
-            })
+        team_results.iter().min_by(|a, b| {
+            crate::team_order((a.score, a.team_id.as_str()), (b.score, b.team_id.as_str()))
+        })
     }
 
     /// Exit code of `mixseek exec`: 0 all ok, 1 some failed, 2 all failed.
@@ -324,12 +322,17 @@ mod tests {
     }
 
     #[test]
-    fn ties_go_to_the_first_team_in_config_order() {
-        let results = vec![entry("a", 90.0), entry("b", 90.0), entry("c", 10.0)];
-        assert_eq!(
-            ExecutionSummary::pick_best(&results).map(|e| e.team_id.as_str()),
-            Some("a")
-        );
+    fn ties_go_to_the_smaller_team_id_whatever_the_config_order() {
+        for results in [
+            vec![entry("a", 90.0), entry("b", 90.0), entry("c", 10.0)],
+            vec![entry("c", 10.0), entry("b", 90.0), entry("a", 90.0)],
+        ] {
+            assert_eq!(
+                ExecutionSummary::pick_best(&results).map(|e| e.team_id.as_str()),
+                Some("a")
+            );
+        }
+        assert!(ExecutionSummary::pick_best(&[]).is_none());
     }
 
     #[test]

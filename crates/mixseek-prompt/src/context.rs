@@ -85,13 +85,13 @@ mod shared_ranking {
 }
 
 impl RankingEntry {
-    /// The ranking order: best score first, then `team_id` ascending (DuckDB orders VARCHARs
-    /// by their bytes, as `str`'s `Ord` does). `Less` when `a` ranks above `b`.
+    /// The ranking order, [`mixseek_core::ranking`]'s rule: best score first, then `team_id`
+    /// ascending. `Less` when `a` ranks above `b`.
     pub fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
-        b.max_score
-            .partial_cmp(&a.max_score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.team_id.cmp(&b.team_id))
+        mixseek_core::team_order(
+            (a.max_score, a.team_id.as_str()),
+            (b.max_score, b.team_id.as_str()),
+        )
     }
 }
 

@@ -52,16 +52,14 @@ impl EventSink for ResumeHeader {
     }
 }
 
-/// The leaderboard table: rows sorted by score (stable), partial teams marked, fully failed
-/// teams last.
+/// The leaderboard table: rows ranked by `mixseek_core::ranking` (score, then `team_id`),
+/// partial teams marked, fully failed teams last.
 pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
     const W: [usize; 4] = [6, 20, 8, 12];
     let mut rows: Vec<[String; 4]> = Vec::new();
     let mut results: Vec<&mixseek_core::LeaderboardEntry> = summary.team_results.iter().collect();
     results.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
+        mixseek_core::team_order((a.score, a.team_id.as_str()), (b.score, b.team_id.as_str()))
     });
     for (i, e) in results.iter().enumerate() {
         let status = if summary.is_partial(&e.team_id) {
@@ -255,6 +253,31 @@ mod tests {
             created_at: chrono::Utc::now(),
             updated_at: chrono::Utc::now(),
         }
+    }
+
+    #[test]
+    fn a_tie_is_ranked_by_team_id_as_the_summary_and_the_store_do() {
+        let results = vec![entry("b", "Team B", 80.0), entry("a", "Team A", 80.0)];
+        let summary = ExecutionSummary {
+            execution_id: "e".into(),
+            user_prompt: "p".into(),
+            best_team_id: ExecutionSummary::pick_best(&results).map(|b| b.team_id.clone()),
+            best_score: Some(80.0),
+            team_results: results,
+            total_execution_time_seconds: 1.0,
+            failed_teams_info: vec![],
+            created_at: chrono::Utc::now(),
+            status: ExecutionStatus::Completed,
+            usage: Usage::default(),
+            usage_by_role: UsageByRole::default(),
+            stop_reason: None,
+            stopped_team_ids: Vec::new(),
+        };
+        assert_eq!(summary.best_team_id.as_deref(), Some("a"));
+        let table = leaderboard_table(&summary);
+        let (a, b) = (table.find("Team A"), table.find("Team B"));
+        assert!(a.is_some() && a < b, "{table}");
+        assert!(table.contains("│      1 │ Team A "), "{table}");
     }
 
     #[test]
