@@ -36,7 +36,7 @@ mod tests {
         assert_eq!(team_order((90.0, "b"), (90.0, "a")), Ordering::Greater);
         // byte order: upper case before lower case, as DuckDB sorts VARCHAR
         assert_eq!(team_order((1.0, "Z"), (1.0, "a")), Ordering::Less);
-        let mut teams = vec![(50.0, "c"), (70.0, "b"), (70.0, "a"), (10.0, "d")];
+        let mut teams = [(50.0, "c"), (70.0, "b"), (70.0, "a"), (10.0, "d")];
         teams.sort_by(|x, y| team_order(*x, *y));
         assert_eq!(
             teams.iter().map(|t| t.1).collect::<Vec<_>>(),
