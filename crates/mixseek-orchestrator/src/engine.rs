@@ -160,72 +160,22 @@ impl Orchestrator {
         Self { config }
     }
 
+    /// Runs one execution (a new one, or `opts.resume`) to its end. The phases, in order:
+    /// open the store; start or resume the execution; wire the event bus; build the LLM
+    /// pipeline; record the start; play the teams; tally their outcomes; record the summary.
     pub async fn run(&self, opts: RunOptions) -> Result<ExecutionSummary, OrchestratorError> {
         let cfg = &self.config;
         let o = cfg.orchestrator();
-        std::fs::create_dir_all(&cfg.workspace.root).map_err(|source| {
-            OrchestratorError::Workspace {
-                path: cfg.workspace.root.clone(),
-                source,
-            }
-        })?;
-        let store = Store::open(cfg.workspace.db_path())?;
-        // a run reads back only its own recent rows: DuckDB need not cache more
-        if let Err(e) = store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT) {
-            tracing::warn!(error = %e, "cannot limit the database's memory");
-        }
-        if let Err(e) = store.defer_vacuum() {
-            tracing::warn!(error = %e, "cannot defer the database's vacuum");
-        }
-        // small statements from one writer thread: no DuckDB worker threads spinning beside it
-        if let Err(e) = store.limit_threads(1) {
-            tracing::warn!(error = %e, "cannot limit the database's threads");
-        }
+        let store = open_store(cfg)?;
         let masker = Arc::new(cfg.file.privacy.masker().map_err(StoreError::from)?);
         let writer = store.writer(PiiMasker::clone(&masker))?;
         let hash = config_hash(cfg);
-
-        // A new execution, or the one being resumed (with what its earlier processes left).
-        let (execution_id, user_prompt, prior, earlier) = match &opts.resume {
-            Some(id) => {
-                let id = store.resolve_execution(id)?;
-                let state = store.execution_state(&id)?.ok_or_else(|| {
-                    OrchestratorError::ExecutionNotFound {
-                        id: id.clone(),
-                        db: cfg.workspace.db_path(),
-                    }
-                })?;
-                if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
-                    return Err(OrchestratorError::AlreadyFinished {
-                        id,
-                        status: state.status,
-                    });
-                }
-                if state.config_hash.as_deref().is_some_and(|h| h != hash) && !opts.force {
-                    return Err(OrchestratorError::ConfigChanged { id });
-                }
-                let prior = store.completed_rounds(&id)?;
-                let (usage, seconds) = store.prior_run(&id)?;
-                let earlier = Earlier {
-                    summary: store.execution_summary(&id)?,
-                    usage,
-                    seconds,
-                };
-                (id, state.user_prompt, prior, earlier)
-            }
-            None => {
-                let p = opts.user_prompt.trim();
-                if p.is_empty() {
-                    return Err(OrchestratorError::EmptyPrompt);
-                }
-                (
-                    mixseek_core::ExecutionId::new_v4().to_string(),
-                    p.to_string(),
-                    Vec::new(),
-                    Earlier::default(),
-                )
-            }
-        };
+        let Begin {
+            execution_id,
+            user_prompt,
+            prior,
+            earlier,
+        } = begin(&store, cfg, &opts, &hash)?;
 
         let budget = Arc::new(Budget::new(
             opts.max_cost_usd.or(o.max_cost_usd),
@@ -233,7 +183,6 @@ impl Orchestrator {
         ));
         // A resumed execution's budget counts what its earlier processes spent.
         budget.add(earlier.usage.total());
-        let progress = Arc::new(ProgressFiles::new(cfg.workspace.logs_dir(), o.max_rounds));
         let hooks = HookRunner::new(cfg.file.hooks.clone());
         // The prompts' ranking, in memory: seeded with the stored rounds, then following
         // every round the store commits (it comes right after the store on the bus).
@@ -248,16 +197,7 @@ impl Orchestrator {
                 )
             }),
         ));
-        let mut bus = EventBus::new()
-            .with_primary(Arc::new(writer.clone()))
-            .with_primary(ranking.clone())
-            .with_secondary(progress)
-            .with_secondary(hooks.clone())
-            .with_masker(masker.clone());
-        if let Some(d) = &opts.display {
-            bus = bus.with_secondary(d.clone());
-        }
-        let bus = Arc::new(bus);
+        let bus = event_bus(cfg, &opts, &writer, &ranking, &hooks, &masker);
 
         // LLM calls → events.
         let (tx, mut rx) = mpsc::unbounded_channel::<LlmCallRecord>();
@@ -267,95 +207,15 @@ impl Orchestrator {
                 let _ = forward_bus.emit(&Event::LlmCall(Box::new(r))).await;
             }
         });
-        let mut cache = cfg.file.cache.clone();
-        cache.enabled |= opts.cache;
-        let registry = Arc::new(
-            ModelRegistry::new(
-                RegistryConfig::new()
-                    .with_providers(cfg.file.providers.clone())
-                    .with_pricing(cfg.file.pricing.clone())
-                    .with_cache(cache, Some(cfg.workspace.root.clone()))
-                    .with_masker(masker.clone())
-                    .with_env(opts.env.clone().unwrap_or_else(Env::process))
-                    .with_observer(Arc::new(CallForwarder {
-                        tx,
-                        budget: budget.clone(),
-                    })),
-            )
-            .map_err(|e| OrchestratorError::Setup {
-                what: "the LLM providers",
-                source: Box::new(e),
-            })?,
-        );
-        let prompts =
-            PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
-                what: "the prompt builder",
-                source: Box::new(e),
-            })?;
-        let evaluator_dir = cfg
-            .evaluator_origin
-            .file()
-            .and_then(Path::parent)
-            .map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
-        if matches!(cfg.evaluator_origin, mixseek_config::Origin::BuiltIn) {
-            // The original's line when there is no evaluator file (as `mixseek evaluate`).
-            tracing::warn!(
-                "Configuration file not found: {}. Using default configuration.",
-                cfg.workspace.configs_dir().join("evaluator.toml").display()
-            );
-        }
-        let evaluator = mixseek_evaluator::Evaluator::new(
-            cfg.evaluator.clone(),
-            registry.clone(),
-            Arc::new(prompts.clone()),
-        )
-        .map_err(|e| OrchestratorError::Setup {
-            what: "the evaluator",
-            source: Box::new(e),
-        })?
-        .with_working_dir(evaluator_dir);
-
-        let teams: Vec<TeamRef> = cfg
-            .teams
-            .iter()
-            .map(|t| TeamRef {
-                team_id: t.settings.team_id.clone(),
-                team_name: t.settings.team_name.clone(),
-            })
-            .collect();
-        bus.emit(&Event::ExecutionStarted {
-            execution_id: execution_id.clone(),
-            user_prompt: user_prompt.clone(),
-            teams,
-            config_hash: hash,
-            max_rounds: o.max_rounds,
-            at: mixseek_core::time::now_utc(),
-        })
-        .await
-        .map_err(|source| OrchestratorError::Record {
-            what: "the execution",
-            source,
-        })?;
-        tracing::info!(
-            execution_id,
-            teams = cfg.teams.len(),
-            timeout_s = o.timeout_per_team_seconds,
-            "Starting orchestration"
-        );
-
-        let cancel = opts.cancel.clone();
-        let halt = Arc::new(Halt::new(&cancel));
-        let stop_budget = budget.clone();
-        let stop_halt = halt.clone();
-        let stop: StopCheck = Arc::new(move || {
-            if stop_halt.token().is_cancelled() {
-                Some(ExitReason::Interrupted)
-            } else if stop_budget.exceeded().is_some() {
-                Some(ExitReason::BudgetExceeded)
-            } else {
-                None
-            }
+        let observer = Arc::new(CallForwarder {
+            tx,
+            budget: budget.clone(),
         });
+        let (registry, prompts, evaluator) = pipeline(cfg, &opts, &masker, observer)?;
+
+        record_start(cfg, &bus, &execution_id, &user_prompt, hash).await?;
+
+        let halt = Arc::new(Halt::new(&opts.cancel));
         let shared = Arc::new(Shared {
             execution_id: execution_id.clone(),
             user_prompt: user_prompt.clone(),
@@ -367,151 +227,15 @@ impl Orchestrator {
             writer: writer.clone(),
             ranking,
             bus: bus.clone(),
-            stop,
+            stop: stop_check(&halt, &budget),
             halt: halt.clone(),
             deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
         });
-
         let started = Instant::now();
-        let semaphore = Arc::new(Semaphore::new(o.max_concurrent_teams.max(1) as usize));
-        let mut handles = Vec::new();
-        let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
-        let mut previous_turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
-        for team in &cfg.teams {
-            let id = team.settings.team_id.clone();
-            let name = &team.settings.team_name;
-            let rounds = resume::team_rounds(&prior, &id);
-            match resume::prior_team(&prior, earlier.summary.as_ref(), &execution_id, &id, name) {
-                PriorTeam::Finished { best, exit_reason } => {
-                    outcomes.push(Some(TeamOutcome::Done(best, exit_reason)));
-                    handles.push(None);
-                    continue;
-                }
-                PriorTeam::Failed { best, message } => {
-                    outcomes.push(Some(TeamOutcome::Failed { best, message }));
-                    handles.push(None);
-                    continue;
-                }
-                PriorTeam::Unfinished => {}
-            }
-            let shared = shared.clone();
-            let team = team.clone();
-            let semaphore = semaphore.clone();
-            // Teams get their turn in configuration order: each waits until the team before
-            // it has its permit (or gave up) before asking for one.
-            let (my_turn_taken, next_turn) = tokio::sync::oneshot::channel::<()>();
-            let my_turn = previous_turn.replace(next_turn);
-            outcomes.push(None);
-            handles.push(Some(tokio::spawn(async move {
-                let turn = async {
-                    if let Some(t) = my_turn {
-                        let _ = t.await;
-                    }
-                    semaphore.acquire_owned().await
-                };
-                let _permit = tokio::select! {
-                    biased;
-                    _ = shared.halt.token().cancelled() => return TeamOutcome::Interrupted,
-                    p = turn => match p {
-                        Ok(p) => p,
-                        Err(_) => return TeamOutcome::Interrupted,
-                    },
-                };
-                let _ = my_turn_taken.send(());
-                // The budget is checked before a team starts, as before each round.
-                match (shared.stop)() {
-                    Some(ExitReason::Interrupted) => return TeamOutcome::Interrupted,
-                    Some(reason) if rounds.is_empty() => {
-                        tracing::info!(team_id = team.settings.team_id, %reason, "team not started");
-                        return TeamOutcome::Skipped;
-                    }
-                    _ => {}
-                }
-                // Biased: once Ctrl-C is seen the team counts as interrupted, whatever the
-                // round loop was about to return.
-                let known = rounds.clone();
-                tokio::select! {
-                    biased;
-                    _ = shared.halt.token().cancelled() => TeamOutcome::Interrupted,
-                    out = panics::catch(run_team(&shared, &team, rounds)) => match out {
-                        Ok(out) => out,
-                        // A panic outside the round loop (setting the team up or ending it).
-                        Err(panic) => {
-                            let team_id = &team.settings.team_id;
-                            let message = internal_error_message(team_id, &panic);
-                            tracing::error!(team_id, error = %message, "team task panicked");
-                            TeamOutcome::Failed {
-                                best: mixseek_round::best_entry(
-                                    &shared.execution_id,
-                                    team_id,
-                                    &team.settings.team_name,
-                                    &known,
-                                    ExitReason::PartialFailure,
-                                ),
-                                message,
-                            }
-                        }
-                    },
-                }
-            })));
-        }
-        for (i, h) in handles.into_iter().enumerate() {
-            if let Some(h) = h {
-                // Panics are caught inside the task; a join error is a cancelled task.
-                outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed {
-                    best: None,
-                    message: format!("internal error (a bug in mixseek, please report it): the team's task ended abnormally: {e}"),
-                }));
-            }
-        }
+        let outcomes = play_teams(&shared, &prior, earlier.summary.as_ref()).await;
         let elapsed = earlier.seconds + started.elapsed().as_secs_f64().max(1e-6);
+        let tally = Tally::of(cfg, outcomes);
 
-        let mut team_results = Vec::new();
-        let mut failed = Vec::new();
-        let mut stopped = Vec::new();
-        let mut interrupted = false;
-        for (team, outcome) in cfg.teams.iter().zip(outcomes) {
-            let s = &team.settings;
-            match outcome {
-                // Ended by Ctrl-C at a round boundary: continued on resume.
-                Some(TeamOutcome::Done(_, ExitReason::Interrupted)) => {
-                    interrupted = true;
-                    stopped.push(s.team_id.clone());
-                }
-                Some(TeamOutcome::Done(Some(best), _)) => team_results.push(best),
-                // The budget was reached before its first round.
-                Some(TeamOutcome::Done(None, ExitReason::BudgetExceeded))
-                | Some(TeamOutcome::Skipped) => stopped.push(s.team_id.clone()),
-                Some(TeamOutcome::Done(None, reason)) => failed.push(FailedTeamInfo {
-                    team_id: s.team_id.clone(),
-                    team_name: s.team_name.clone(),
-                    error_message: format!("no round completed ({reason})"),
-                }),
-                Some(TeamOutcome::Failed { best, message }) => {
-                    if let Some(b) = best {
-                        team_results.push(b);
-                    }
-                    failed.push(FailedTeamInfo {
-                        team_id: s.team_id.clone(),
-                        team_name: s.team_name.clone(),
-                        error_message: message,
-                    });
-                }
-                Some(TeamOutcome::Interrupted) | None => {
-                    interrupted = true;
-                    stopped.push(s.team_id.clone());
-                }
-            }
-        }
-        let best = ExecutionSummary::pick_best(&team_results).map(|b| (b.team_id.clone(), b.score));
-        let mut status = ExecutionSummary::derive_status(&team_results, &failed);
-        let mut stop_reason = budget.exceeded();
-        if interrupted || cancel.is_cancelled() {
-            status = ExecutionStatus::Interrupted;
-            stop_reason = Some(format!(
-                "interrupted; resume with `mixseek exec --resume {execution_id}`"
-            ));
-        }
         // Let queued LLM-call records reach the store before the summary.
         drop(shared);
         // This process's calls, plus those of earlier processes of a resumed execution.
@@ -536,32 +260,26 @@ impl Orchestrator {
                 source,
             });
         }
-        let summary = ExecutionSummary {
-            execution_id: execution_id.clone(),
+        let interrupted = tally.interrupted || opts.cancel.is_cancelled();
+        let summary = tally.summary(
+            execution_id,
             user_prompt,
-            best_team_id: best.as_ref().map(|b| b.0.clone()),
-            best_score: best.map(|b| b.1),
-            team_results,
-            total_execution_time_seconds: elapsed,
-            failed_teams_info: failed,
-            created_at: mixseek_core::time::now_utc(),
-            status,
-            usage: usage_by_role.total(),
+            elapsed,
             usage_by_role,
-            stop_reason,
-            stopped_team_ids: stopped,
-        };
+            budget.exceeded(),
+            interrupted,
+        );
         bus.emit(&Event::ExecutionFinished(Box::new(summary.clone())))
             .await
             .map_err(|source| OrchestratorError::Stopped {
-                execution_id: execution_id.clone(),
+                execution_id: summary.execution_id.clone(),
                 what: "the execution summary".to_string(),
                 source,
             })?;
         let _ = writer.flush().await;
         hooks.finish().await;
         tracing::info!(
-            execution_id,
+            execution_id = summary.execution_id,
             completed = summary.completed_teams(),
             failed = summary.failed_teams(),
             "Orchestration completed"
@@ -576,7 +294,444 @@ impl Orchestrator {
     }
 }
 
-/// What a team's LLM calls used in this process (every attempt, retries included).
+/// Phase 1: the workspace folder and its database, with a run's DuckDB settings.
+fn open_store(cfg: &LoadedConfig) -> Result<Store, OrchestratorError> {
+    std::fs::create_dir_all(&cfg.workspace.root).map_err(|source| {
+        OrchestratorError::Workspace {
+            path: cfg.workspace.root.clone(),
+            source,
+        }
+    })?;
+    let store = Store::open(cfg.workspace.db_path())?;
+    // a run reads back only its own recent rows: DuckDB need not cache more
+    if let Err(e) = store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT) {
+        tracing::warn!(error = %e, "cannot limit the database's memory");
+    }
+    if let Err(e) = store.defer_vacuum() {
+        tracing::warn!(error = %e, "cannot defer the database's vacuum");
+    }
+    // small statements from one writer thread: no DuckDB worker threads spinning beside it
+    if let Err(e) = store.limit_threads(1) {
+        tracing::warn!(error = %e, "cannot limit the database's threads");
+    }
+    Ok(store)
+}
+
+/// The execution a run plays: a new one, or the one being resumed.
+struct Begin {
+    execution_id: String,
+    user_prompt: String,
+    /// The rounds earlier processes committed (resume only).
+    prior: Vec<mixseek_store::CompletedRound>,
+    earlier: Earlier,
+}
+
+/// Phase 2: a new execution id, or the resumed execution with what its earlier processes
+/// left — refused when it already finished, or (without `--force`) when the configuration
+/// changed since it started.
+fn begin(
+    store: &Store,
+    cfg: &LoadedConfig,
+    opts: &RunOptions,
+    hash: &str,
+) -> Result<Begin, OrchestratorError> {
+    let Some(id) = &opts.resume else {
+        let p = opts.user_prompt.trim();
+        if p.is_empty() {
+            return Err(OrchestratorError::EmptyPrompt);
+        }
+        return Ok(Begin {
+            execution_id: mixseek_core::ExecutionId::new_v4().to_string(),
+            user_prompt: p.to_string(),
+            prior: Vec::new(),
+            earlier: Earlier::default(),
+        });
+    };
+    let id = store.resolve_execution(id)?;
+    let state =
+        store
+            .execution_state(&id)?
+            .ok_or_else(|| OrchestratorError::ExecutionNotFound {
+                id: id.clone(),
+                db: cfg.workspace.db_path(),
+            })?;
+    if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
+        return Err(OrchestratorError::AlreadyFinished {
+            id,
+            status: state.status,
+        });
+    }
+    if state.config_hash.as_deref().is_some_and(|h| h != hash) && !opts.force {
+        return Err(OrchestratorError::ConfigChanged { id });
+    }
+    let prior = store.completed_rounds(&id)?;
+    let (usage, seconds) = store.prior_run(&id)?;
+    let earlier = Earlier {
+        summary: store.execution_summary(&id)?,
+        usage,
+        seconds,
+    };
+    Ok(Begin {
+        execution_id: id,
+        user_prompt: state.user_prompt,
+        prior,
+        earlier,
+    })
+}
+
+/// Phase 3: the event bus. Primary sinks in order (their failure goes back to the emitter):
+/// the store writer, then the in-memory ranking. Secondary sinks get a masked copy: progress
+/// files, hooks and the caller's display.
+fn event_bus(
+    cfg: &LoadedConfig,
+    opts: &RunOptions,
+    writer: &mixseek_store::StoreWriter,
+    ranking: &Arc<LiveRanking>,
+    hooks: &Arc<HookRunner>,
+    masker: &Arc<PiiMasker>,
+) -> Arc<EventBus> {
+    let progress = Arc::new(ProgressFiles::new(
+        cfg.workspace.logs_dir(),
+        cfg.orchestrator().max_rounds,
+    ));
+    let mut bus = EventBus::new()
+        .with_primary(Arc::new(writer.clone()))
+        .with_primary(ranking.clone())
+        .with_secondary(progress)
+        .with_secondary(hooks.clone())
+        .with_masker(masker.clone());
+    if let Some(d) = &opts.display {
+        bus = bus.with_secondary(d.clone());
+    }
+    Arc::new(bus)
+}
+
+/// Phase 4: the LLM providers (every call reported to `observer`), the prompt builder and
+/// the evaluator.
+fn pipeline(
+    cfg: &LoadedConfig,
+    opts: &RunOptions,
+    masker: &Arc<PiiMasker>,
+    observer: Arc<CallForwarder>,
+) -> Result<
+    (
+        Arc<ModelRegistry>,
+        PromptBuilder,
+        mixseek_evaluator::Evaluator,
+    ),
+    OrchestratorError,
+> {
+    let mut cache = cfg.file.cache.clone();
+    cache.enabled |= opts.cache;
+    let registry = Arc::new(
+        ModelRegistry::new(
+            RegistryConfig::new()
+                .with_providers(cfg.file.providers.clone())
+                .with_pricing(cfg.file.pricing.clone())
+                .with_cache(cache, Some(cfg.workspace.root.clone()))
+                .with_masker(masker.clone())
+                .with_env(opts.env.clone().unwrap_or_else(Env::process))
+                .with_observer(observer),
+        )
+        .map_err(|e| OrchestratorError::Setup {
+            what: "the LLM providers",
+            source: Box::new(e),
+        })?,
+    );
+    let prompts =
+        PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
+            what: "the prompt builder",
+            source: Box::new(e),
+        })?;
+    let evaluator_dir = cfg
+        .evaluator_origin
+        .file()
+        .and_then(Path::parent)
+        .map_or_else(|| cfg.workspace.root.clone(), Path::to_path_buf);
+    if matches!(cfg.evaluator_origin, mixseek_config::Origin::BuiltIn) {
+        // The original's line when there is no evaluator file (as `mixseek evaluate`).
+        tracing::warn!(
+            "Configuration file not found: {}. Using default configuration.",
+            cfg.workspace.configs_dir().join("evaluator.toml").display()
+        );
+    }
+    let evaluator = mixseek_evaluator::Evaluator::new(
+        cfg.evaluator.clone(),
+        registry.clone(),
+        Arc::new(prompts.clone()),
+    )
+    .map_err(|e| OrchestratorError::Setup {
+        what: "the evaluator",
+        source: Box::new(e),
+    })?
+    .with_working_dir(evaluator_dir);
+    Ok((registry, prompts, evaluator))
+}
+
+/// Phase 5: the execution's row (`ExecutionStarted`); nothing is recorded when it fails.
+async fn record_start(
+    cfg: &LoadedConfig,
+    bus: &EventBus,
+    execution_id: &str,
+    user_prompt: &str,
+    config_hash: String,
+) -> Result<(), OrchestratorError> {
+    let o = cfg.orchestrator();
+    let teams: Vec<TeamRef> = cfg
+        .teams
+        .iter()
+        .map(|t| TeamRef {
+            team_id: t.settings.team_id.clone(),
+            team_name: t.settings.team_name.clone(),
+        })
+        .collect();
+    bus.emit(&Event::ExecutionStarted {
+        execution_id: execution_id.to_string(),
+        user_prompt: user_prompt.to_string(),
+        teams,
+        config_hash,
+        max_rounds: o.max_rounds,
+        at: mixseek_core::time::now_utc(),
+    })
+    .await
+    .map_err(|source| OrchestratorError::Record {
+        what: "the execution",
+        source,
+    })?;
+    tracing::info!(
+        execution_id,
+        teams = cfg.teams.len(),
+        timeout_s = o.timeout_per_team_seconds,
+        "Starting orchestration"
+    );
+    Ok(())
+}
+
+/// What stops a team at its next round boundary: Ctrl-C or a store failure (the halt), then
+/// the budget.
+fn stop_check(halt: &Arc<Halt>, budget: &Arc<Budget>) -> StopCheck {
+    let (halt, budget) = (halt.clone(), budget.clone());
+    Arc::new(move || {
+        if halt.token().is_cancelled() {
+            Some(ExitReason::Interrupted)
+        } else if budget.exceeded().is_some() {
+            Some(ExitReason::BudgetExceeded)
+        } else {
+            None
+        }
+    })
+}
+
+/// Phase 6: every team's task, at most `max_concurrent_teams` at once, started in
+/// configuration order; a team a resumed execution already finished is not played again.
+/// Returns each team's outcome in configuration order.
+async fn play_teams(
+    shared: &Arc<Shared>,
+    prior: &[mixseek_store::CompletedRound],
+    earlier_summary: Option<&ExecutionSummary>,
+) -> Vec<Option<TeamOutcome>> {
+    let cfg = &shared.config;
+    let semaphore = Arc::new(Semaphore::new(
+        cfg.orchestrator().max_concurrent_teams.max(1) as usize,
+    ));
+    let mut handles = Vec::new();
+    let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
+    let mut previous_turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
+    for team in &cfg.teams {
+        let id = team.settings.team_id.clone();
+        let name = &team.settings.team_name;
+        let rounds = resume::team_rounds(prior, &id);
+        match resume::prior_team(prior, earlier_summary, &shared.execution_id, &id, name) {
+            PriorTeam::Finished { best, exit_reason } => {
+                outcomes.push(Some(TeamOutcome::Done(best, exit_reason)));
+                handles.push(None);
+                continue;
+            }
+            PriorTeam::Failed { best, message } => {
+                outcomes.push(Some(TeamOutcome::Failed { best, message }));
+                handles.push(None);
+                continue;
+            }
+            PriorTeam::Unfinished => {}
+        }
+        // Teams get their turn in configuration order: each waits until the team before
+        // it has its permit (or gave up) before asking for one.
+        let (my_turn_taken, next_turn) = tokio::sync::oneshot::channel::<()>();
+        let my_turn = previous_turn.replace(next_turn);
+        outcomes.push(None);
+        handles.push(Some(tokio::spawn(team_task(
+            shared.clone(),
+            team.clone(),
+            rounds,
+            semaphore.clone(),
+            my_turn,
+            my_turn_taken,
+        ))));
+    }
+    for (i, h) in handles.into_iter().enumerate() {
+        if let Some(h) = h {
+            // Panics are caught inside the task; a join error is a cancelled task.
+            outcomes[i] = Some(h.await.unwrap_or_else(|e| TeamOutcome::Failed {
+                best: None,
+                message: format!("internal error (a bug in mixseek, please report it): the team's task ended abnormally: {e}"),
+            }));
+        }
+    }
+    outcomes
+}
+
+/// One team's task: wait for its turn and a permit, then play its rounds (`rounds`: those
+/// committed before, on resume) under `catch_unwind`.
+async fn team_task(
+    shared: Arc<Shared>,
+    team: LoadedTeam,
+    rounds: Vec<CompletedRound>,
+    semaphore: Arc<Semaphore>,
+    my_turn: Option<tokio::sync::oneshot::Receiver<()>>,
+    my_turn_taken: tokio::sync::oneshot::Sender<()>,
+) -> TeamOutcome {
+    let turn = async {
+        if let Some(t) = my_turn {
+            let _ = t.await;
+        }
+        semaphore.acquire_owned().await
+    };
+    let _permit = tokio::select! {
+        biased;
+        _ = shared.halt.token().cancelled() => return TeamOutcome::Interrupted,
+        p = turn => match p {
+            Ok(p) => p,
+            Err(_) => return TeamOutcome::Interrupted,
+        },
+    };
+    let _ = my_turn_taken.send(());
+    // The budget is checked before a team starts, as before each round.
+    match (shared.stop)() {
+        Some(ExitReason::Interrupted) => return TeamOutcome::Interrupted,
+        Some(reason) if rounds.is_empty() => {
+            tracing::info!(team_id = team.settings.team_id, %reason, "team not started");
+            return TeamOutcome::Skipped;
+        }
+        _ => {}
+    }
+    // Biased: once Ctrl-C is seen the team counts as interrupted, whatever the round loop
+    // was about to return.
+    let known = rounds.clone();
+    tokio::select! {
+        biased;
+        _ = shared.halt.token().cancelled() => TeamOutcome::Interrupted,
+        out = panics::catch(run_team(&shared, &team, rounds)) => match out {
+            Ok(out) => out,
+            // A panic outside the round loop (setting the team up or ending it).
+            Err(panic) => {
+                let team_id = &team.settings.team_id;
+                let message = internal_error_message(team_id, &panic);
+                tracing::error!(team_id, error = %message, "team task panicked");
+                TeamOutcome::Failed {
+                    best: mixseek_round::best_entry(
+                        &shared.execution_id,
+                        team_id,
+                        &team.settings.team_name,
+                        &known,
+                        ExitReason::PartialFailure,
+                    ),
+                    message,
+                }
+            }
+        },
+    }
+}
+
+/// Phase 7: the teams' outcomes sorted into the summary's lists.
+#[derive(Default)]
+struct Tally {
+    team_results: Vec<LeaderboardEntry>,
+    failed: Vec<FailedTeamInfo>,
+    /// Teams that did not finish and are continued on resume (interrupted, or stopped by the
+    /// budget before their first round).
+    stopped: Vec<String>,
+    /// Whether Ctrl-C ended some team.
+    interrupted: bool,
+}
+
+impl Tally {
+    fn of(cfg: &LoadedConfig, outcomes: Vec<Option<TeamOutcome>>) -> Self {
+        let mut t = Tally::default();
+        for (team, outcome) in cfg.teams.iter().zip(outcomes) {
+            let s = &team.settings;
+            match outcome {
+                // Ended by Ctrl-C at a round boundary: continued on resume.
+                Some(TeamOutcome::Done(_, ExitReason::Interrupted)) => {
+                    t.interrupted = true;
+                    t.stopped.push(s.team_id.clone());
+                }
+                Some(TeamOutcome::Done(Some(best), _)) => t.team_results.push(best),
+                // The budget was reached before its first round.
+                Some(TeamOutcome::Done(None, ExitReason::BudgetExceeded))
+                | Some(TeamOutcome::Skipped) => t.stopped.push(s.team_id.clone()),
+                Some(TeamOutcome::Done(None, reason)) => t.failed.push(FailedTeamInfo {
+                    team_id: s.team_id.clone(),
+                    team_name: s.team_name.clone(),
+                    error_message: format!("no round completed ({reason})"),
+                }),
+                Some(TeamOutcome::Failed { best, message }) => {
+                    if let Some(b) = best {
+                        t.team_results.push(b);
+                    }
+                    t.failed.push(FailedTeamInfo {
+                        team_id: s.team_id.clone(),
+                        team_name: s.team_name.clone(),
+                        error_message: message,
+                    });
+                }
+                Some(TeamOutcome::Interrupted) | None => {
+                    t.interrupted = true;
+                    t.stopped.push(s.team_id.clone());
+                }
+            }
+        }
+        t
+    }
+
+    /// The execution's summary: the best team by the ranking rule, the status (interrupted
+    /// wins over what the teams' results say), the budget's stop reason.
+    fn summary(
+        self,
+        execution_id: String,
+        user_prompt: String,
+        elapsed_seconds: f64,
+        usage_by_role: mixseek_core::UsageByRole,
+        budget_stop: Option<String>,
+        interrupted: bool,
+    ) -> ExecutionSummary {
+        let best =
+            ExecutionSummary::pick_best(&self.team_results).map(|b| (b.team_id.clone(), b.score));
+        let mut status = ExecutionSummary::derive_status(&self.team_results, &self.failed);
+        let mut stop_reason = budget_stop;
+        if interrupted {
+            status = ExecutionStatus::Interrupted;
+            stop_reason = Some(format!(
+                "interrupted; resume with `mixseek exec --resume {execution_id}`"
+            ));
+        }
+        ExecutionSummary {
+            execution_id,
+            user_prompt,
+            best_team_id: best.as_ref().map(|b| b.0.clone()),
+            best_score: best.map(|b| b.1),
+            team_results: self.team_results,
+            total_execution_time_seconds: elapsed_seconds,
+            failed_teams_info: self.failed,
+            created_at: mixseek_core::time::now_utc(),
+            status,
+            usage: usage_by_role.total(),
+            usage_by_role,
+            stop_reason,
+            stopped_team_ids: self.stopped,
+        }
+    }
+}
+
 fn team_usage(shared: &Shared, team_id: &str) -> mixseek_core::Usage {
     shared
         .registry
