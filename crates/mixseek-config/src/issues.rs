@@ -99,6 +99,10 @@ fn join(prefix: &str, key: &str) -> String {
 }
 
 impl Issues {
+    /// Adds `other`'s issues after these.
+    pub fn append(&mut self, mut other: Issues) {
+        self.items.append(&mut other.items);
+    }
     pub fn push(&mut self, issue: ConfigIssue) {
         self.items.push(issue);
     }

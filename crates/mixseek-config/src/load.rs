@@ -87,6 +87,23 @@ impl<T> Part<T> {
     pub fn ok(&self) -> bool {
         self.value.is_some() && self.errors.is_empty()
     }
+
+    /// The built-in defaults, not loaded (the orchestrator file could not be read).
+    fn built_in() -> Self {
+        Self {
+            origin: Origin::BuiltIn,
+            value: None,
+            errors: Issues::default(),
+            warnings: Issues::default(),
+        }
+    }
+
+    /// A part whose file could not be found: `issue` says why.
+    fn failed(issue: ConfigIssue) -> Self {
+        let mut part = Self::built_in();
+        part.errors.push(issue);
+        part
+    }
 }
 
 /// A team with its members resolved.
@@ -263,10 +280,14 @@ fn take_unknown_env(found: &mut Issues, sources: &SourceMap, warnings: &mut Issu
     found.items = kept;
 }
 
-/// Reads a file, overlays the environment, deserializes and validates one section type.
+/// What [`load_file`] read from one file.
 struct Loaded<T> {
     value: Option<T>,
     doc: Option<TomlDoc>,
+    /// Where each value came from (the file, or an environment variable).
+    sources: SourceMap,
+    errors: Issues,
+    warnings: Issues,
 }
 
 /// What overlaying the environment on a table and deserializing it gave.
@@ -327,26 +348,34 @@ fn overlay_deserialize<T>(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What kind of file [`load_file`] reads: its name in messages, the keys the original
+/// accepted without effect (warnings, not errors), and the environment variables that
+/// override its keys.
+struct FileKind<'a> {
+    what: &'a str,
+    legacy: &'a [&'a str],
+    env_overlay: &'a dyn Fn(&mut toml::Table, &mut SourceMap, &EnvVars),
+}
+
+/// Reads `path`, overlays the environment and deserializes it into `T`. What it found (the
+/// values' sources, errors, warnings) is in the result, for the caller to merge.
 fn load_file<T: DeserializeOwned + JsonSchema>(
     path: &Path,
-    what: &str,
     env: &EnvVars,
-    env_overlay: impl Fn(&mut toml::Table, &mut SourceMap, &EnvVars),
-    source_prefix: &str,
-    sources: &mut SourceMap,
-    errors: &mut Issues,
-    legacy: &[&str],
-    warnings: &mut Issues,
+    kind: &FileKind<'_>,
 ) -> Loaded<T> {
-    let doc = match TomlDoc::read(path, what) {
+    let mut loaded = Loaded {
+        value: None,
+        doc: None,
+        sources: SourceMap::default(),
+        errors: Issues::default(),
+        warnings: Issues::default(),
+    };
+    let doc = match TomlDoc::read(path, kind.what) {
         Ok(d) => d,
         Err(e) => {
-            errors.push(e);
-            return Loaded {
-                value: None,
-                doc: None,
-            };
+            loaded.errors.push(e);
+            return loaded;
         }
     };
     let mut file_sources = SourceMap::default();
@@ -354,23 +383,22 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
     let Overlaid {
         value,
         mut found,
-        sources: local,
+        sources,
     } = overlay_deserialize(
         &doc.table,
         &file_sources,
         env,
-        env_overlay,
+        kind.env_overlay,
         |t, found| deserialize_section::<T>(&toml::Value::Table(t), "", found),
-        warnings,
+        &mut loaded.warnings,
     );
     doc.locate(&mut found, 0);
-    attribute_env(&mut found, 0, &local, "");
-    split_legacy(found, legacy, errors, warnings);
-    sources.extend_prefixed(source_prefix, &local);
-    Loaded {
-        value,
-        doc: Some(doc),
-    }
+    attribute_env(&mut found, 0, &sources, "");
+    split_legacy(found, kind.legacy, &mut loaded.errors, &mut loaded.warnings);
+    loaded.value = value;
+    loaded.doc = Some(doc);
+    loaded.sources = sources;
+    loaded
 }
 
 /// Keys the original MixSeek accepts but that have no effect (it ignored or dropped them):
@@ -481,18 +509,19 @@ pub fn load_team(
     let mut local = SourceMap::default();
     let loaded: Loaded<TeamFile> = load_file(
         path,
-        "team config",
         env,
-        |t, s, env| {
-            overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
-            overlay(t, &["team", "leader"], "MIXSEEK_LEADER__", env, |_| true, s);
+        &FileKind {
+            what: "team config",
+            legacy: LEGACY_TEAM_KEYS,
+            env_overlay: &|t, s, env| {
+                overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
+                overlay(t, &["team", "leader"], "MIXSEEK_LEADER__", env, |_| true, s);
+            },
         },
-        "",
-        &mut local,
-        &mut errors,
-        LEGACY_TEAM_KEYS,
-        &mut warnings,
     );
+    errors.append(loaded.errors);
+    warnings.append(loaded.warnings);
+    local.extend_prefixed("", &loaded.sources);
     let Some(file) = loaded.value else {
         sources.extend_prefixed(source_prefix, &local);
         return Part {
@@ -577,15 +606,16 @@ pub fn load_team(
                 let mut mlocal = SourceMap::default();
                 let ml: Loaded<MemberFile> = load_file(
                     &mpath,
-                    "member config",
                     env,
-                    |_, _, _| {},
-                    "",
-                    &mut mlocal,
-                    &mut errors,
-                    LEGACY_MEMBER_KEYS,
-                    &mut warnings,
+                    &FileKind {
+                        what: "member config",
+                        legacy: LEGACY_MEMBER_KEYS,
+                        env_overlay: &|_, _, _| {},
+                    },
                 );
+                errors.append(ml.errors);
+                warnings.append(ml.warnings);
+                mlocal.extend_prefixed("", &ml.sources);
                 if ml
                     .doc
                     .as_ref()
@@ -645,17 +675,18 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
     let mut sources = SourceMap::default();
     let l: Loaded<MemberFile> = load_file(
         path,
-        "member config",
         env,
-        |t, s, env| {
-            overlay(t, &["agent"], "MIXSEEK_MEMBER__", env, |_| true, s);
+        &FileKind {
+            what: "member config",
+            legacy: LEGACY_MEMBER_KEYS,
+            env_overlay: &|t, s, env| {
+                overlay(t, &["agent"], "MIXSEEK_MEMBER__", env, |_| true, s);
+            },
         },
-        "",
-        &mut sources,
-        &mut errors,
-        LEGACY_MEMBER_KEYS,
-        &mut warnings,
     );
+    errors.append(l.errors);
+    warnings.append(l.warnings);
+    sources.extend_prefixed("", &l.sources);
     let value = l.value.map(|f| f.agent);
     validate_into(
         &value,
@@ -745,17 +776,18 @@ pub fn load_evaluator(
     let mut local = SourceMap::default();
     let l: Loaded<EvaluatorSettings> = load_file(
         &path,
-        "evaluator config",
         env,
-        |t, s, env| {
-            overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+        &FileKind {
+            what: "evaluator config",
+            legacy: LEGACY_FLAT_KEYS,
+            env_overlay: &|t, s, env| {
+                overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+            },
         },
-        "",
-        &mut local,
-        &mut errors,
-        LEGACY_FLAT_KEYS,
-        &mut warnings,
     );
+    errors.append(l.errors);
+    warnings.append(l.warnings);
+    local.extend_prefixed("", &l.sources);
     validate_into(
         &l.value,
         |v, i| v.validate("", i),
@@ -786,17 +818,18 @@ pub fn load_judgment(
         Some(path) => {
             let l: Loaded<JudgmentSettings> = load_file(
                 &path,
-                "judgment config",
                 env,
-                |t, s, env| {
-                    overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                &FileKind {
+                    what: "judgment config",
+                    legacy: LEGACY_FLAT_KEYS,
+                    env_overlay: &|t, s, env| {
+                        overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                    },
                 },
-                "",
-                &mut local,
-                &mut errors,
-                LEGACY_FLAT_KEYS,
-                &mut warnings,
             );
+            errors.append(l.errors);
+            warnings.append(l.warnings);
+            local.extend_prefixed("", &l.sources);
             (l.value, l.doc)
         }
         None => {
@@ -933,57 +966,102 @@ pub fn load_prompt_builder(
     }
 }
 
-/// Loads an orchestrator TOML and everything it references.
+/// Loads an orchestrator TOML and everything it references: the orchestrator file, then its
+/// teams, then the evaluator, judgment and prompt-builder sections. Every problem of every
+/// file is collected; nothing stops at the first.
 pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -> LoadReport {
     let mut sources = SourceMap::default();
+    let (orchestrator, doc) = load_orchestrator_file(path, env, overrides, &mut sources);
+    let (teams, sections) = match &orchestrator.value {
+        Some(f) => (
+            load_teams(ws, path, f, doc.as_ref(), env, &mut sources),
+            load_sections(ws, path, f, doc.as_ref(), env, &mut sources),
+        ),
+        None => (
+            Vec::new(),
+            Sections {
+                evaluator: Part::built_in(),
+                judgment: Part::built_in(),
+                prompt_builder: Part::built_in(),
+            },
+        ),
+    };
+    let mut report = LoadReport {
+        workspace: ws.clone(),
+        orchestrator_file: path.to_path_buf(),
+        orchestrator,
+        teams,
+        evaluator: sections.evaluator,
+        judgment: sections.judgment,
+        prompt_builder: sections.prompt_builder,
+        sources,
+        env_warnings: crate::env::unroutable(env),
+    };
+    report.collect_env_warnings();
+    for w in &report.env_warnings {
+        tracing::warn!("{w}");
+    }
+    report
+}
+
+/// The orchestrator file itself: its keys with the environment's `MIXSEEK_*` overrides and
+/// `--timeout`, validated. Returns the part and the parsed document (for the positions of
+/// the keys that reference other files).
+fn load_orchestrator_file(
+    path: &Path,
+    env: &EnvVars,
+    overrides: &Overrides,
+    sources: &mut SourceMap,
+) -> (Part<OrchestratorFile>, Option<TomlDoc>) {
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut local = SourceMap::default();
     let loaded: Loaded<OrchestratorFile> = load_file(
         path,
-        "orchestrator config",
         env,
-        |t, s, env| {
-            overlay(
-                t,
-                &["orchestrator"],
-                "MIXSEEK_",
-                env,
-                is_orchestrator_var,
-                s,
-            );
-            // MIXSEEK_ORCHESTRATOR__MAX_ROUNDS: the same keys, named like the file's table
-            // (and like the other sections' MIXSEEK_TEAM__*, MIXSEEK_JUDGMENT__*, ...).
-            overlay(
-                t,
-                &["orchestrator"],
-                "MIXSEEK_ORCHESTRATOR__",
-                env,
-                |_| true,
-                s,
-            );
-            // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
-            // MIXSEEK_CACHE__ENABLED → cache.enabled, MIXSEEK_HOOKS__0__URL → hooks[0].url,
-            // MIXSEEK_PRIVACY='{"mask_pii": true}' → the whole [privacy] table.
-            for table in crate::env::TOP_LEVEL_TABLES {
+        &FileKind {
+            what: "orchestrator config",
+            legacy: LEGACY_ORCHESTRATOR_KEYS,
+            env_overlay: &|t, s, env| {
                 overlay(
                     t,
-                    &[],
+                    &["orchestrator"],
                     "MIXSEEK_",
                     env,
-                    |rest| rest.split("__").next() == Some(*table),
+                    is_orchestrator_var,
                     s,
                 );
-            }
+                // MIXSEEK_ORCHESTRATOR__MAX_ROUNDS: the same keys, named like the file's table
+                // (and like the other sections' MIXSEEK_TEAM__*, MIXSEEK_JUDGMENT__*, ...).
+                overlay(
+                    t,
+                    &["orchestrator"],
+                    "MIXSEEK_ORCHESTRATOR__",
+                    env,
+                    |_| true,
+                    s,
+                );
+                // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
+                // MIXSEEK_CACHE__ENABLED → cache.enabled, MIXSEEK_HOOKS__0__URL → hooks[0].url,
+                // MIXSEEK_PRIVACY='{"mask_pii": true}' → the whole [privacy] table.
+                for table in crate::env::TOP_LEVEL_TABLES {
+                    overlay(
+                        t,
+                        &[],
+                        "MIXSEEK_",
+                        env,
+                        |rest| rest.split("__").next() == Some(*table),
+                        s,
+                    );
+                }
+            },
         },
-        "",
-        &mut local,
-        &mut errors,
-        LEGACY_ORCHESTRATOR_KEYS,
-        &mut warnings,
     );
+    errors.append(loaded.errors);
+    warnings.append(loaded.warnings);
+    local.extend_prefixed("", &loaded.sources);
     // An inline [prompt_builder] is loaded (and its problems reported) by
-    // load_prompt_builder below; do not report them twice.
+    // load_prompt_builder (load_sections); do not report them twice.
     for list in [&mut errors, &mut warnings] {
         list.items.retain(|i| {
             !(i.key == "prompt_builder"
@@ -992,15 +1070,17 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         });
     }
     let mut file = loaded.value;
-    if let Some(d) = &loaded.doc {
-        if !d.table.contains_key("orchestrator") {
-            let sections: Vec<&String> = d.table.keys().collect();
-            errors.push(
-                ConfigIssue::new("orchestrator", "missing [orchestrator] section")
-                    .in_file(path)
-                    .with_hint(format!("this does not look like an orchestrator file (sections found: {sections:?})")),
-            );
-        }
+    if let Some(d) = &loaded.doc
+        && !d.table.contains_key("orchestrator")
+    {
+        let sections: Vec<&String> = d.table.keys().collect();
+        errors.push(
+            ConfigIssue::new("orchestrator", "missing [orchestrator] section")
+                .in_file(path)
+                .with_hint(format!(
+                    "this does not look like an orchestrator file (sections found: {sections:?})"
+                )),
+        );
     }
     if let (Some(f), Some(t)) = (file.as_mut(), overrides.timeout_per_team_seconds) {
         f.orchestrator.timeout_per_team_seconds = t;
@@ -1029,182 +1109,143 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         attribute_env(&mut errors, from, &local, "");
     }
     sources.extend_prefixed("", &local);
-
-    let orch_ok = file.is_some() && errors.is_empty();
-    let orchestrator = Part {
+    let part = Part {
         origin: Origin::Explicit(path.to_path_buf()),
-        value: file.clone(),
+        value: file,
         errors,
         warnings,
     };
+    (part, loaded.doc)
+}
 
+/// The team files `[[orchestrator.teams]]` names, in order; a `team_id` used twice is an
+/// error of the second team.
+fn load_teams(
+    ws: &Workspace,
+    path: &Path,
+    file: &OrchestratorFile,
+    doc: Option<&TomlDoc>,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+) -> Vec<(String, Part<LoadedTeam>)> {
     let mut teams = Vec::new();
-    let (mut evaluator, mut judgment, mut prompt_builder) = (
-        Part {
-            origin: Origin::BuiltIn,
-            value: None,
-            errors: Issues::default(),
-            warnings: Issues::default(),
-        },
-        Part {
-            origin: Origin::BuiltIn,
-            value: None,
-            errors: Issues::default(),
-            warnings: Issues::default(),
-        },
-        Part {
-            origin: Origin::BuiltIn,
-            value: None,
-            errors: Issues::default(),
-            warnings: Issues::default(),
-        },
-    );
-    if let Some(f) = file.as_ref().filter(|_| orch_ok || file.is_some()) {
-        let o = &f.orchestrator;
-        let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, entry) in o.teams.iter().enumerate() {
-            let part = match ws.resolve_ref("team config", &entry.config, path) {
-                Ok(tp) => load_team(
-                    ws,
-                    &entry.config,
-                    &tp,
-                    env,
-                    &mut sources,
-                    &format!("teams[{i}]."),
-                ),
-                Err(e) => {
-                    let mut errs = Issues::default();
-                    let mut issue =
-                        ConfigIssue::new(format!("orchestrator.teams[{i}].config"), e.to_string())
-                            .in_file(path);
-                    if let Some((l, c)) = loaded
-                        .doc
-                        .as_ref()
-                        .and_then(|d| d.position(&format!("orchestrator.teams[{i}].config")))
-                    {
-                        issue = issue.at(l, c);
-                    }
-                    errs.push(issue);
-                    Part {
-                        origin: Origin::BuiltIn,
-                        value: None,
-                        errors: errs,
-                        warnings: Issues::default(),
-                    }
-                }
-            };
-            let mut part = part;
-            if let Some(t) = &part.value {
-                let id = t.settings.team_id.clone();
-                if let Some(first) = seen_ids.get(&id) {
-                    part.errors.push(
-                        ConfigIssue::new(
-                            "team.team_id",
-                            format!(
-                                "Duplicate team_id detected: '{id}' (also used by team {})",
-                                first + 1
-                            ),
-                        )
-                        .in_file(&t.file)
-                        .with_hint("Each team configuration must have a unique team_id."),
-                    );
-                } else if !id.is_empty() {
-                    seen_ids.insert(id, i);
-                }
-            }
-            teams.push((entry.config.clone(), part));
-        }
-        // A path that does not resolve is reported at its key in the orchestrator file.
-        let part_origin =
-            |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
-                resolve_part_path(ws, explicit.map(String::as_str), kind, what, path)
-                    .map(|o| o.unwrap_or(Origin::BuiltIn))
-                    .map_err(
-                        |e| match loaded.doc.as_ref().and_then(|d| d.position(&e.key)) {
-                            Some((l, c)) => e.at(l, c),
-                            None => e,
-                        },
-                    )
-            };
-        evaluator = match part_origin(
-            o.evaluator_config.as_ref(),
-            "evaluator.toml",
-            "evaluator config",
-        ) {
-            Ok(origin) => load_evaluator(origin, env, &mut sources),
-            Err(e) => Part {
-                origin: Origin::BuiltIn,
-                value: None,
-                errors: Issues {
-                    items: vec![e.in_file(path)],
-                },
-                warnings: Issues::default(),
-            },
-        };
-        judgment = match part_origin(
-            o.judgment_config.as_ref(),
-            "judgment.toml",
-            "judgment config",
-        ) {
-            Ok(origin) => load_judgment(origin, env, &mut sources),
-            Err(e) => Part {
-                origin: Origin::BuiltIn,
-                value: None,
-                errors: Issues {
-                    items: vec![e.in_file(path)],
-                },
-                warnings: Issues::default(),
-            },
-        };
-        let inline = loaded
-            .doc
-            .as_ref()
-            .and_then(|d| d.table.get("prompt_builder").cloned());
-        prompt_builder = if o.prompt_builder_config.is_none() && inline.is_some() {
-            let mut p = load_prompt_builder(
-                Origin::Inline(path.to_path_buf()),
-                inline.as_ref(),
+    let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, entry) in file.orchestrator.teams.iter().enumerate() {
+        let mut part = match ws.resolve_ref("team config", &entry.config, path) {
+            Ok(tp) => load_team(
+                ws,
+                &entry.config,
+                &tp,
                 env,
-                &mut sources,
-            );
-            if let Some(d) = &loaded.doc {
-                d.locate(&mut p.errors, 0);
-            }
-            p
-        } else {
-            match part_origin(
-                o.prompt_builder_config.as_ref(),
-                "prompt_builder.toml",
-                "prompt builder config",
-            ) {
-                Ok(origin) => load_prompt_builder(origin, None, env, &mut sources),
-                Err(e) => Part {
-                    origin: Origin::BuiltIn,
-                    value: None,
-                    errors: Issues {
-                        items: vec![e.in_file(path)],
-                    },
-                    warnings: Issues::default(),
-                },
+                sources,
+                &format!("teams[{i}]."),
+            ),
+            Err(e) => {
+                let key = format!("orchestrator.teams[{i}].config");
+                let mut issue = ConfigIssue::new(key.clone(), e.to_string()).in_file(path);
+                if let Some((l, c)) = doc.and_then(|d| d.position(&key)) {
+                    issue = issue.at(l, c);
+                }
+                Part::failed(issue)
             }
         };
+        if let Some(t) = &part.value {
+            let id = t.settings.team_id.clone();
+            if let Some(first) = seen_ids.get(&id) {
+                part.errors.push(
+                    ConfigIssue::new(
+                        "team.team_id",
+                        format!(
+                            "Duplicate team_id detected: '{id}' (also used by team {})",
+                            first + 1
+                        ),
+                    )
+                    .in_file(&t.file)
+                    .with_hint("Each team configuration must have a unique team_id."),
+                );
+            } else if !id.is_empty() {
+                seen_ids.insert(id, i);
+            }
+        }
+        teams.push((entry.config.clone(), part));
     }
-    let mut report = LoadReport {
-        workspace: ws.clone(),
-        orchestrator_file: path.to_path_buf(),
-        orchestrator,
-        teams,
+    teams
+}
+
+/// The evaluator, judgment and prompt-builder settings of a run.
+struct Sections {
+    evaluator: Part<EvaluatorSettings>,
+    judgment: Part<JudgmentSettings>,
+    prompt_builder: Part<PromptBuilderSettings>,
+}
+
+/// The evaluator, judgment and prompt-builder files the orchestrator file names (or finds in
+/// the workspace's `configs/`, or the built-in defaults); `[prompt_builder]` may be inline.
+/// A path that does not resolve is reported at its key in the orchestrator file.
+fn load_sections(
+    ws: &Workspace,
+    path: &Path,
+    file: &OrchestratorFile,
+    doc: Option<&TomlDoc>,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+) -> Sections {
+    let o = &file.orchestrator;
+    let part_origin =
+        |explicit: Option<&String>, kind: &str, what: &str| -> Result<Origin, ConfigIssue> {
+            resolve_part_path(ws, explicit.map(String::as_str), kind, what, path)
+                .map(|o| o.unwrap_or(Origin::BuiltIn))
+                .map_err(|e| {
+                    let e = e.in_file(path);
+                    match doc.and_then(|d| d.position(&e.key)) {
+                        Some((l, c)) => e.at(l, c),
+                        None => e,
+                    }
+                })
+        };
+    let evaluator = match part_origin(
+        o.evaluator_config.as_ref(),
+        "evaluator.toml",
+        "evaluator config",
+    ) {
+        Ok(origin) => load_evaluator(origin, env, sources),
+        Err(e) => Part::failed(e),
+    };
+    let judgment = match part_origin(
+        o.judgment_config.as_ref(),
+        "judgment.toml",
+        "judgment config",
+    ) {
+        Ok(origin) => load_judgment(origin, env, sources),
+        Err(e) => Part::failed(e),
+    };
+    let inline = doc.and_then(|d| d.table.get("prompt_builder").cloned());
+    let prompt_builder = if o.prompt_builder_config.is_none() && inline.is_some() {
+        let mut p = load_prompt_builder(
+            Origin::Inline(path.to_path_buf()),
+            inline.as_ref(),
+            env,
+            sources,
+        );
+        if let Some(d) = doc {
+            d.locate(&mut p.errors, 0);
+        }
+        p
+    } else {
+        match part_origin(
+            o.prompt_builder_config.as_ref(),
+            "prompt_builder.toml",
+            "prompt builder config",
+        ) {
+            Ok(origin) => load_prompt_builder(origin, None, env, sources),
+            Err(e) => Part::failed(e),
+        }
+    };
+    Sections {
         evaluator,
         judgment,
         prompt_builder,
-        sources,
-        env_warnings: crate::env::unroutable(env),
-    };
-    report.collect_env_warnings();
-    for w in &report.env_warnings {
-        tracing::warn!("{w}");
     }
-    report
 }
 
 impl LoadReport {

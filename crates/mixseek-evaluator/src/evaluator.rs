@@ -433,17 +433,14 @@ async fn ask_all(
 ) -> Result<Vec<JudgeAnswer>, MetricFailure> {
     let name = &plans[i].name;
     if l.judges.len() == 1 && l.samples == 1 {
-        let a = judge::ask(
-            &l.judges[0],
-            l,
-            name,
-            &system,
-            &job.user_prompt,
-            &job.volatile,
-            job.caller.clone(),
-            0,
-        )
-        .await?;
+        let question = judge::Question {
+            metric_name: name,
+            system: &system,
+            user: &job.user_prompt,
+            volatile: &job.volatile,
+            caller: &job.caller,
+        };
+        let a = judge::ask(&l.judges[0], l, &question, 0).await?;
         return Ok(vec![a]);
     }
     let mut set = JoinSet::new();
@@ -464,17 +461,14 @@ async fn ask_all(
                             rejected: Vec::new(),
                         });
                     };
-                    judge::ask(
-                        &l.judges[j],
-                        l,
-                        &plan.name,
-                        &system,
-                        &job.user_prompt,
-                        &job.volatile,
-                        job.caller.clone(),
-                        sample,
-                    )
-                    .await
+                    let question = judge::Question {
+                        metric_name: &plan.name,
+                        system: &system,
+                        user: &job.user_prompt,
+                        volatile: &job.volatile,
+                        caller: &job.caller,
+                    };
+                    judge::ask(&l.judges[j], l, &question, sample).await
                 }
                 .in_current_span(),
             );

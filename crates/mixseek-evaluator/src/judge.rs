@@ -134,21 +134,30 @@ impl ChatModel for Recording<'_> {
     }
 }
 
-/// Asks `judge` once (sample `sample`).
+/// What every judge of a metric is asked.
+pub struct Question<'a> {
+    pub metric_name: &'a str,
+    /// The metric's instruction (its system prompt).
+    pub system: &'a str,
+    /// The evaluation prompt: the user's task and the submission.
+    pub user: &'a str,
+    /// Parts of the prompt the response cache ignores (the current time).
+    pub volatile: &'a [String],
+    pub caller: &'a CallerTag,
+}
+
+/// Asks `judge` the `question` once (sample `sample`).
 pub async fn ask(
     judge: &Judge,
     metric: &LlmMetric,
-    metric_name: &str,
-    system: &str,
-    user: &str,
-    volatile: &[String],
-    caller: CallerTag,
+    question: &Question<'_>,
     sample: u32,
 ) -> Result<JudgeAnswer, MetricFailure> {
-    let mut request = ChatRequest::user(user)
-        .with_system(system)
-        .with_caller(caller.with_repeat(sample))
-        .with_cache_volatile(volatile.to_vec());
+    let metric_name = question.metric_name;
+    let mut request = ChatRequest::user(question.user)
+        .with_system(question.system)
+        .with_caller(question.caller.clone().with_repeat(sample))
+        .with_cache_volatile(question.volatile.to_vec());
     request.params = metric.params.clone();
     request.timeout = metric.timeout;
     let options = StructuredOptions::default()

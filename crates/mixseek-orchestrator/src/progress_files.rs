@@ -23,6 +23,20 @@ pub struct ProgressFiles {
     teams: Mutex<HashMap<String, TeamProgress>>,
 }
 
+/// What one progress file says about a team.
+struct Snapshot<'a> {
+    execution_id: &'a str,
+    team_id: &'a str,
+    team_name: &'a str,
+    /// `running`, `completed` or `failed`.
+    status: &'a str,
+    round: u32,
+    /// The agent at work (`leader`, `evaluator`), if any.
+    agent: Option<&'a str>,
+    error: Option<&'a str>,
+    best_round: Option<u32>,
+}
+
 impl ProgressFiles {
     pub fn new(logs_dir: PathBuf, total_rounds: u32) -> Self {
         Self {
@@ -37,18 +51,17 @@ impl ProgressFiles {
             .join(format!("{execution_id}.{team_id}.progress.json"))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn write(
-        &self,
-        execution_id: &str,
-        team_id: &str,
-        team_name: &str,
-        status: &str,
-        round: u32,
-        agent: Option<&str>,
-        error: Option<&str>,
-        best_round: Option<u32>,
-    ) {
+    fn write(&self, snapshot: &Snapshot<'_>) {
+        let &Snapshot {
+            execution_id,
+            team_id,
+            team_name,
+            status,
+            round,
+            agent,
+            error,
+            best_round,
+        } = snapshot;
         let total = self.total_rounds.lock().map(|t| *t).unwrap_or(0);
         let mut v = json!({
             "execution_id": execution_id,
@@ -125,16 +138,16 @@ impl EventSink for ProgressFiles {
                 ..
             } => {
                 self.remember(team_id, team_name, Some(*round_number));
-                self.write(
+                self.write(&Snapshot {
                     execution_id,
                     team_id,
                     team_name,
-                    "running",
-                    *round_number,
-                    Some("leader"),
-                    None,
-                    None,
-                );
+                    status: "running",
+                    round: *round_number,
+                    agent: Some("leader"),
+                    error: None,
+                    best_round: None,
+                });
             }
             Event::SubmissionReady {
                 execution_id,
@@ -143,28 +156,28 @@ impl EventSink for ProgressFiles {
                 round_number,
                 ..
             } => {
-                self.write(
+                self.write(&Snapshot {
                     execution_id,
                     team_id,
                     team_name,
-                    "running",
-                    *round_number,
-                    Some("evaluator"),
-                    None,
-                    None,
-                );
+                    status: "running",
+                    round: *round_number,
+                    agent: Some("evaluator"),
+                    error: None,
+                    best_round: None,
+                });
             }
             Event::Evaluated(r) => {
-                self.write(
-                    &r.execution_id,
-                    &r.team_id,
-                    &r.team_name,
-                    "running",
-                    r.round_number,
-                    None,
-                    None,
-                    None,
-                );
+                self.write(&Snapshot {
+                    execution_id: &r.execution_id,
+                    team_id: &r.team_id,
+                    team_name: &r.team_name,
+                    status: "running",
+                    round: r.round_number,
+                    agent: None,
+                    error: None,
+                    best_round: None,
+                });
             }
             Event::TeamFinished {
                 execution_id,
@@ -180,28 +193,28 @@ impl EventSink for ProgressFiles {
                 let last = p.current_round.max(*rounds_completed);
                 let best_round = best.as_ref().map(|b| b.round_number);
                 if *status == TeamStatusKind::Completed {
-                    self.write(
+                    self.write(&Snapshot {
                         execution_id,
                         team_id,
                         team_name,
-                        "completed",
-                        last,
-                        None,
-                        None,
+                        status: "completed",
+                        round: last,
+                        agent: None,
+                        error: None,
                         best_round,
-                    );
+                    });
                 } else {
                     let msg = error_message.as_deref().unwrap_or("Unknown error");
-                    self.write(
+                    self.write(&Snapshot {
                         execution_id,
                         team_id,
                         team_name,
-                        "failed",
-                        (*rounds_completed).max(1),
-                        None,
-                        Some(msg),
+                        status: "failed",
+                        round: (*rounds_completed).max(1),
+                        agent: None,
+                        error: Some(msg),
                         best_round,
-                    );
+                    });
                 }
             }
             _ => {}

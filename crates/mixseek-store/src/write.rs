@@ -42,17 +42,19 @@ pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (Stri
 
 /// Stores the continuation decision of a round (`round_status`), adding the judgment's usage
 /// to the round's totals. A round that is not stored is an error.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_decision(
     conn: &Connection,
     keys: &mut RoundKeys,
-    masker: &PiiMasker,
-    execution_id: &str,
-    team_id: &str,
-    round_number: u32,
-    decision: &Decision,
+    job: &DecisionJob<'_>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    let &DecisionJob {
+        execution_id,
+        team_id,
+        round_number,
+        decision,
+        masker,
+    } = job;
     if let Some(c) = decision.confidence_score
         && !(0.0..=1.0).contains(&c)
     {
@@ -168,16 +170,7 @@ pub(crate) fn write_decisions(
     now: DateTime<Utc>,
 ) -> Result<()> {
     if let [one] = jobs {
-        return write_decision(
-            conn,
-            keys,
-            one.masker,
-            one.execution_id,
-            one.team_id,
-            one.round_number,
-            one.decision,
-            now,
-        );
+        return write_decision(conn, keys, one, now);
     }
     // the last decision of each round, and the executions decided
     let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(jobs.len());
@@ -323,20 +316,33 @@ pub(crate) fn write_decisions(
     Ok(())
 }
 
+/// An `ExecutionStarted` event to store (see [`start_execution`]).
+pub(crate) struct StartJob<'a> {
+    pub execution_id: &'a str,
+    pub user_prompt: &'a str,
+    pub teams: &'a [TeamRef],
+    pub config_hash: &'a str,
+    pub max_rounds: u32,
+    pub at: DateTime<Utc>,
+    pub masker: &'a PiiMasker,
+}
+
 /// The execution row at the start of a run (status `running`). A resumed run keeps the
 /// original prompt and start time.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_execution(
     conn: &Connection,
     keys: &mut RoundKeys,
-    masker: &PiiMasker,
-    execution_id: &str,
-    user_prompt: &str,
-    teams: &[TeamRef],
-    config_hash: &str,
-    max_rounds: u32,
-    at: DateTime<Utc>,
+    job: &StartJob<'_>,
 ) -> Result<()> {
+    let &StartJob {
+        execution_id,
+        user_prompt,
+        teams,
+        config_hash,
+        max_rounds,
+        at,
+        masker,
+    } = job;
     let prompt = masker.mask(user_prompt);
     let masked = matches!(prompt, std::borrow::Cow::Owned(_));
     let (teams_json, teams_masked) =
@@ -382,13 +388,16 @@ pub(crate) fn start_execution(
 pub(crate) fn finish_team(
     conn: &Connection,
     keys: &mut RoundKeys,
-    masker: &PiiMasker,
-    execution_id: &str,
-    team_id: &str,
-    best: Option<&LeaderboardEntry>,
-    exit_reason: Option<&str>,
+    job: &FinishJob<'_>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    let &FinishJob {
+        execution_id,
+        team_id,
+        best,
+        exit_reason,
+        ..
+    } = job;
     let lowest = keys.lowest_id(conn, execution_id, KeyedTable::LeaderBoard)?;
     conn.execute(
         &format!(
@@ -419,24 +428,27 @@ pub(crate) fn finish_team(
         )
         .map_err(StoreError::db("marking the final submission"))?;
     if n == 0 {
-        store_final_round(conn, keys, masker, execution_id, team_id, best, reason, now)?;
+        store_final_round(conn, keys, job, best, reason, now)?;
     }
     Ok(())
 }
 
 /// The final round of a team whose `leader_board` row the round path did not write: stored
 /// from its leaderboard entry (flagged, should the row exist after all).
-#[allow(clippy::too_many_arguments)]
 fn store_final_round(
     conn: &Connection,
     keys: &mut RoundKeys,
-    masker: &PiiMasker,
-    execution_id: &str,
-    team_id: &str,
+    job: &FinishJob<'_>,
     best: &LeaderboardEntry,
     reason: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    let &FinishJob {
+        execution_id,
+        team_id,
+        masker,
+        ..
+    } = job;
     tracing::warn!(
         execution_id,
         team_id,
@@ -499,16 +511,7 @@ pub(crate) fn finish_teams(
     now: DateTime<Utc>,
 ) -> Result<()> {
     if let [one] = jobs {
-        return finish_team(
-            conn,
-            keys,
-            one.masker,
-            one.execution_id,
-            one.team_id,
-            one.best,
-            one.exit_reason,
-            now,
-        );
+        return finish_team(conn, keys, one, now);
     }
     // the last event of each team, grouped by execution (first-seen order)
     let mut last: HashMap<(&str, &str), usize> = HashMap::with_capacity(jobs.len());
@@ -588,16 +591,7 @@ pub(crate) fn finish_teams(
                 .map_err(StoreError::db("marking the final submissions"))?;
             for (j, b, reason) in best {
                 if !marked.contains(j.team_id) {
-                    store_final_round(
-                        conn,
-                        keys,
-                        j.masker,
-                        execution_id,
-                        j.team_id,
-                        b,
-                        reason,
-                        now,
-                    )?;
+                    store_final_round(conn, keys, j, b, reason, now)?;
                 }
             }
         }

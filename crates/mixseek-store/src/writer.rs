@@ -797,13 +797,15 @@ fn apply_event(
         } => write::start_execution(
             conn,
             keys,
-            masker,
-            execution_id,
-            user_prompt,
-            teams,
-            config_hash,
-            *max_rounds,
-            *at,
+            &write::StartJob {
+                execution_id,
+                user_prompt,
+                teams,
+                config_hash,
+                max_rounds: *max_rounds,
+                at: *at,
+                masker,
+            },
         ),
         Event::Judged {
             execution_id,
@@ -814,11 +816,13 @@ fn apply_event(
         } => write::write_decision(
             conn,
             keys,
-            masker,
-            execution_id,
-            team_id,
-            *round_number,
-            decision,
+            &write::DecisionJob {
+                execution_id,
+                team_id,
+                round_number: *round_number,
+                decision,
+                masker,
+            },
             now,
         ),
         Event::ExecutionFinished(summary) => {
