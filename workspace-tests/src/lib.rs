@@ -107,7 +107,62 @@ pub fn mixseek_bin() -> PathBuf {
         "{} does not exist: run the end-to-end tests with `cargo test --workspace`, which builds the binary",
         bin.display()
     );
+    static FRESH: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    if let Err(why) = FRESH.get_or_init(|| check_fresh(&bin, &repo_root())) {
+        panic!("{why}");
+    }
     bin
+}
+
+/// `Err` when a source file the binary is built from is newer than `bin`: the tests would
+/// run yesterday's binary (`cargo test -p workspace-tests` does not build it; `cargo test
+/// --workspace` does, through mixseek-cli's own tests).
+fn check_fresh(bin: &Path, root: &Path) -> Result<(), String> {
+    let built = std::fs::metadata(bin)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    let crates = std::fs::read_dir(root.join("crates")).map_err(|e| e.to_string())?;
+    for krate in crates.flatten() {
+        // the test kit is not part of the binary
+        if krate.file_name() == "mixseek-testkit" {
+            continue;
+        }
+        let dir = krate.path();
+        let mut files = vec![dir.join("Cargo.toml")];
+        collect_files(&dir.join("src"), &mut files);
+        for f in files {
+            if let Ok(t) = std::fs::metadata(&f).and_then(|m| m.modified())
+                && newest.as_ref().is_none_or(|(n, _)| t > *n)
+            {
+                newest = Some((t, f));
+            }
+        }
+    }
+    match newest {
+        Some((t, f)) if t > built => Err(format!(
+            "{} is older than {}: rebuild it with `cargo build --workspace --bins` \
+             (or run `cargo test --workspace`, which builds it) before the end-to-end tests",
+            bin.display(),
+            f.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            // Rust sources only: tests write snapshot files under src/ too
+            out.push(p);
+        }
+    }
 }
 
 /// The repository root (for `configs/`, `docs/`).
@@ -141,4 +196,41 @@ pub fn write_mock_competition(sb: &Sandbox, teams: &[&str]) -> PathBuf {
     sb.write("cfg/evaluator.toml", "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\n[[metrics]]\nname = \"Relevance\"\n");
     sb.write("cfg/judgment.toml", "model = \"mock:judge-continue\"\n");
     sb.write("cfg/orchestrator.toml", &orch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_fresh;
+    use std::time::{Duration, SystemTime};
+
+    fn touch(path: &std::path::Path, at: SystemTime) {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        let f = std::fs::File::create(path).expect("create");
+        f.set_modified(at).expect("set mtime");
+    }
+
+    #[test]
+    fn a_binary_older_than_a_source_file_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let then = SystemTime::now() - Duration::from_secs(3600);
+        let bin = root.join("target/debug/mixseek");
+        touch(&root.join("crates/mixseek-core/src/lib.rs"), then);
+        touch(&root.join("crates/mixseek-core/Cargo.toml"), then);
+        touch(&bin, then + Duration::from_secs(60));
+        assert_eq!(check_fresh(&bin, root), Ok(()));
+        // the test kit is not in the binary
+        touch(
+            &root.join("crates/mixseek-testkit/src/lib.rs"),
+            SystemTime::now(),
+        );
+        assert_eq!(check_fresh(&bin, root), Ok(()));
+        let edited = root.join("crates/mixseek-core/src/pii.rs");
+        touch(&edited, SystemTime::now());
+        let err = check_fresh(&bin, root).expect_err("stale");
+        assert!(err.contains("pii.rs"), "{err}");
+        assert!(err.contains("cargo build --workspace --bins"), "{err}");
+    }
 }
