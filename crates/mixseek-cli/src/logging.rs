@@ -161,7 +161,7 @@ pub fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace: Optio
     };
     let filter_for = |lvl: &str, audit: &str| {
         let own = format!(
-            "warn,mixseek={lvl},mixseek_core={lvl},mixseek_config={lvl},mixseek_llm={lvl},mixseek_prompt={lvl},mixseek_evaluator={lvl},mixseek_agents={lvl},mixseek_round={lvl},mixseek_store={lvl},mixseek_orchestrator={lvl},mixseek_cli={lvl},{AUDIT}={audit}"
+            "warn,mixseek={lvl},mixseek_core={lvl},mixseek_config={lvl},mixseek_llm={lvl},mixseek_prompt={lvl},mixseek_evaluator={lvl},mixseek_agents={lvl},mixseek_round={lvl},mixseek_store={lvl},mixseek_orchestrator={lvl},{AUDIT}={audit}"
         );
         std::env::var("MIXSEEK_LOG")
             .ok()
