@@ -78,10 +78,17 @@ fn assert_score(score: &Value, context: &dyn std::fmt::Display) {
 
 /// The four built-in metrics judged by `model`. `max_tokens` bounds each answer: the built-in
 /// prompts are Japanese, so is the model's comment, at 2-3 tokens a character; below ~300 a
-/// rambling comment is cut off and the JSON is incomplete (then repaired, often in vain).
+/// rambling comment is cut off and the JSON is incomplete (then repaired, and at last closed).
+///
+/// `on_metric_error = "skip"`: the server's grammar enforces the schema's types but not its
+/// `maximum`, and the 135M model may answer a score of 2026 (the year in the prompt) through
+/// every repair. mixseek rightly refuses it (never clamps); skipping records that metric as
+/// failed and scores the round with the others. [`assert_metrics_scored`] accepts such a
+/// failure only when the model's answer caused it.
 fn evaluator_toml(model: &str) -> String {
     format!(
-        "default_model = \"{model}\"\ntemperature = 0.0\nmax_tokens = 320\nmax_retries = 3\ntimeout_seconds = 600\n\n\
+        "default_model = \"{model}\"\ntemperature = 0.0\nmax_tokens = 320\nmax_retries = 3\ntimeout_seconds = 600\n\
+         on_metric_error = \"skip\"\n\n\
          [[metrics]]\nname = \"ClarityCoherence\"\nweight = 0.3\n\n\
          [[metrics]]\nname = \"Coverage\"\nweight = 0.3\n\n\
          [[metrics]]\nname = \"Relevance\"\nweight = 0.25\n\n\
@@ -89,7 +96,10 @@ fn evaluator_toml(model: &str) -> String {
     )
 }
 
-/// Every metric of `score_details` (the stored shape) is there and scored in range.
+/// Every metric of `score_details` (the stored shape) is there, and each is scored in range
+/// or, refused because of the model's own answer (invalid JSON, outside the schema, a score
+/// outside 0..=100), recorded as failed with that answer kept. At least one metric is scored,
+/// and so is the whole. A failure of any other kind (transport, timeout, a bug) fails the test.
 fn assert_metrics_scored(details: &Value, context: &str) {
     let metrics = details["metrics"]
         .as_array()
@@ -104,10 +114,26 @@ fn assert_metrics_scored(details: &Value, context: &str) {
         ["ClarityCoherence", "Coverage", "LLMPlain", "Relevance"],
         "{context}: {details}"
     );
+    let mut scored = 0;
     for m in metrics {
-        assert_score(&m["score"], &format!("{context}: {m}"));
-        assert!(m["evaluator_comment"].is_string(), "{context}: {m}");
+        if m["status"] == "failed" {
+            let kind = m["error"]["kind"].as_str().unwrap_or_default();
+            assert!(
+                ["parse", "schema", "check"].contains(&kind),
+                "{context}: a metric failed for another reason than the model's answer: {m}"
+            );
+            assert!(m["error"]["raw_output"].is_string(), "{context}: {m}");
+            eprintln!(
+                "{context}: the model's answer was refused: {}",
+                m["evaluator_comment"]
+            );
+        } else {
+            assert_score(&m["score"], &format!("{context}: {m}"));
+            assert!(m["evaluator_comment"].is_string(), "{context}: {m}");
+            scored += 1;
+        }
     }
+    assert!(scored >= 1, "{context}: no metric scored: {details}");
     assert_score(&details["overall_score"], &format!("{context}: {details}"));
 }
 
@@ -169,7 +195,9 @@ fn evaluate_scores_a_submission_with_the_built_in_metrics() {
     let v = json_of("mixseek evaluate", &out);
     assert_metrics_scored(&v, "mixseek evaluate");
     for m in v["metrics"].as_array().into_iter().flatten() {
-        assert_eq!(m["answers"][0]["judge"], "openai:smollm2", "{m}");
+        if m["status"] != "failed" {
+            assert_eq!(m["answers"][0]["judge"], "openai:smollm2", "{m}");
+        }
     }
     assert!(v["usage"]["requests"].as_u64() >= Some(4), "{v}");
 }
