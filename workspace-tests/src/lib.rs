@@ -165,6 +165,16 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A finished command's exit code, stdout and stderr, for assertion messages.
+pub fn describe(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// The repository root (for `configs/`, `docs/`).
 ///
 /// Read from `CARGO_MANIFEST_DIR` at run time (cargo sets it for every test it runs), not

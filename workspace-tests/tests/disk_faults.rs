@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
-use workspace_tests::{Sandbox, mixseek_bin};
+use workspace_tests::{Sandbox, describe, mixseek_bin};
 
 const ENOSPC: i32 = 28;
 const EROFS: i32 = 30;
@@ -379,15 +379,6 @@ async fn output(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().expect("run mixseek"))
         .await
         .expect("join")
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// The running execution's id and the round its team `solo` is at, from its progress file.

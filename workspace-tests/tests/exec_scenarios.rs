@@ -15,7 +15,7 @@ use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use workspace_tests::Sandbox;
+use workspace_tests::{Sandbox, describe};
 
 /// What the fake leader server answers to its `n`-th request (0-based).
 type Policy = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
@@ -148,15 +148,6 @@ async fn exec(sb: &Sandbox, cfg: &Path, args: &[&str]) -> (Output, Value) {
         .expect("join");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out, json)
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// The rounds stored for each team of an execution: team id → sorted round numbers.

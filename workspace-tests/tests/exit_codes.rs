@@ -8,16 +8,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Output;
-use workspace_tests::{Sandbox, write_mock_competition};
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use workspace_tests::{Sandbox, describe, write_mock_competition};
 
 /// A workspace with one finished execution of the mock competition; returns the orchestrator
 /// file and the execution id.

@@ -290,6 +290,16 @@ struct Loaded<T> {
     warnings: Issues,
 }
 
+impl<T> Loaded<T> {
+    /// Moves what loading the file found (its sources, errors and warnings) into the
+    /// caller's lists; the value and the document stay.
+    fn merge_into(&mut self, sources: &mut SourceMap, errors: &mut Issues, warnings: &mut Issues) {
+        sources.extend_prefixed("", &self.sources);
+        errors.append(std::mem::take(&mut self.errors));
+        warnings.append(std::mem::take(&mut self.warnings));
+    }
+}
+
 /// What overlaying the environment on a table and deserializing it gave.
 struct Overlaid<T> {
     value: Option<T>,
@@ -507,7 +517,7 @@ pub fn load_team(
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut local = SourceMap::default();
-    let loaded: Loaded<TeamFile> = load_file(
+    let mut loaded: Loaded<TeamFile> = load_file(
         path,
         env,
         &FileKind {
@@ -519,9 +529,7 @@ pub fn load_team(
             },
         },
     );
-    errors.append(loaded.errors);
-    warnings.append(loaded.warnings);
-    local.extend_prefixed("", &loaded.sources);
+    loaded.merge_into(&mut local, &mut errors, &mut warnings);
     let Some(file) = loaded.value else {
         sources.extend_prefixed(source_prefix, &local);
         return Part {
@@ -604,7 +612,7 @@ pub fn load_team(
             }
             Ok(mpath) => {
                 let mut mlocal = SourceMap::default();
-                let ml: Loaded<MemberFile> = load_file(
+                let mut ml: Loaded<MemberFile> = load_file(
                     &mpath,
                     env,
                     &FileKind {
@@ -613,9 +621,7 @@ pub fn load_team(
                         env_overlay: &|_, _, _| {},
                     },
                 );
-                errors.append(ml.errors);
-                warnings.append(ml.warnings);
-                mlocal.extend_prefixed("", &ml.sources);
+                ml.merge_into(&mut mlocal, &mut errors, &mut warnings);
                 if ml
                     .doc
                     .as_ref()
@@ -673,7 +679,7 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut sources = SourceMap::default();
-    let l: Loaded<MemberFile> = load_file(
+    let mut l: Loaded<MemberFile> = load_file(
         path,
         env,
         &FileKind {
@@ -684,9 +690,7 @@ pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
             },
         },
     );
-    errors.append(l.errors);
-    warnings.append(l.warnings);
-    sources.extend_prefixed("", &l.sources);
+    l.merge_into(&mut sources, &mut errors, &mut warnings);
     let value = l.value.map(|f| f.agent);
     validate_into(
         &value,
@@ -774,7 +778,7 @@ pub fn load_evaluator(
         };
     };
     let mut local = SourceMap::default();
-    let l: Loaded<EvaluatorSettings> = load_file(
+    let mut l: Loaded<EvaluatorSettings> = load_file(
         &path,
         env,
         &FileKind {
@@ -785,9 +789,7 @@ pub fn load_evaluator(
             },
         },
     );
-    errors.append(l.errors);
-    warnings.append(l.warnings);
-    local.extend_prefixed("", &l.sources);
+    l.merge_into(&mut local, &mut errors, &mut warnings);
     validate_into(
         &l.value,
         |v, i| v.validate("", i),
@@ -816,7 +818,7 @@ pub fn load_judgment(
     let mut local = SourceMap::default();
     let (value, doc) = match origin.file().map(Path::to_path_buf) {
         Some(path) => {
-            let l: Loaded<JudgmentSettings> = load_file(
+            let mut l: Loaded<JudgmentSettings> = load_file(
                 &path,
                 env,
                 &FileKind {
@@ -827,9 +829,7 @@ pub fn load_judgment(
                     },
                 },
             );
-            errors.append(l.errors);
-            warnings.append(l.warnings);
-            local.extend_prefixed("", &l.sources);
+            l.merge_into(&mut local, &mut errors, &mut warnings);
             (l.value, l.doc)
         }
         None => {
@@ -1016,7 +1016,7 @@ fn load_orchestrator_file(
     let mut errors = Issues::default();
     let mut warnings = Issues::default();
     let mut local = SourceMap::default();
-    let loaded: Loaded<OrchestratorFile> = load_file(
+    let mut loaded: Loaded<OrchestratorFile> = load_file(
         path,
         env,
         &FileKind {
@@ -1057,9 +1057,7 @@ fn load_orchestrator_file(
             },
         },
     );
-    errors.append(loaded.errors);
-    warnings.append(loaded.warnings);
-    local.extend_prefixed("", &loaded.sources);
+    loaded.merge_into(&mut local, &mut errors, &mut warnings);
     // An inline [prompt_builder] is loaded (and its problems reported) by
     // load_prompt_builder (load_sections); do not report them twice.
     for list in [&mut errors, &mut warnings] {

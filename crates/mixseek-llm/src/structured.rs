@@ -218,7 +218,25 @@ async fn run(
         usage += response.usage;
         attempts += response.attempts;
         let raw = response.text_or_empty().to_string();
-        let verdict = answer_json(&raw, &response).and_then(|json| accept(&validator, check, json));
+        let verdict = match answer_json(&raw, &response)
+            .and_then(|json| accept(&validator, check, json))
+        {
+            // The last resort once the repairs are used up (see `cut_off`).
+            Err((kind, message)) if repairs >= max_repairs => {
+                match salvage_cut_off(&raw, kind, &response, &validator, check) {
+                    Some(json) => {
+                        tracing::warn!(
+                            model = model.id(),
+                            repairs,
+                            "the answer was cut off at the output token limit (max_tokens) after every repair; kept it with its last string closed (it ends in `…`): raise max_tokens for complete answers"
+                        );
+                        Ok(json)
+                    }
+                    None => Err((kind, message)),
+                }
+            }
+            v => v,
+        };
         match verdict {
             Ok(json) => {
                 return Ok(RunOutput {
@@ -235,21 +253,6 @@ async fn run(
                     message.push_str(CUT_OFF);
                 }
                 if repairs >= max_repairs {
-                    if let Some(json) = salvage_cut_off(&raw, kind, &response, &validator, check) {
-                        tracing::warn!(
-                            model = model.id(),
-                            repairs,
-                            "the answer was cut off at the output token limit (max_tokens) after every repair; kept it with its last string closed (it ends in `…`): raise max_tokens for complete answers"
-                        );
-                        return Ok(RunOutput {
-                            json,
-                            raw,
-                            response,
-                            usage,
-                            attempts,
-                            repairs,
-                        });
-                    }
                     let provider = response
                         .model
                         .split_once(':')
