@@ -1,6 +1,6 @@
 //! Whole-run benchmarks of `mixseek exec` (a plain program: `cargo bench --workspace
 //! --profile dev --bench exec`, after `cargo build --workspace --bins`). Drives the real
-//! binary (`target/debug/mixseek`: the dev profile, our code at opt-level 0, DuckDB at 2)
+//! binary (`target/debug/mixseek`: the dev profile, optimised)
 //! against a fake OpenAI-compatible server on 127.0.0.1 running in this process, and reports
 //! the child's wall time, CPU time (user + system, from `/proc/PID/stat`) and peak RSS
 //! (`VmHWM`, sampled every 5 ms), each with PASS/MISS against its target, and the load
@@ -16,6 +16,12 @@
 //! 2. 10 teams × 5 rounds at 200 ms latency per call, all teams at once: the critical path of
 //!    a team is 5 × (leader + evaluation) + 4 × judgment = 14 × 200 ms = 2.8 s. Target: the
 //!    run within 5 % of it.
+//!
+//! 3. The original's own shape, 50 teams × 5 rounds at 0 ms, all teams at once: each team a
+//!    leader with one member (the leader delegates every round: leader, member, leader), three
+//!    LLM-judge metrics and a judgment after every round. Run as a user runs it (log file on,
+//!    default output). Target: ≤ 0.25 ms of CPU per LLM request, everything included (50×
+//!    less than the original's 21.5 s on 1,550 requests measured on this machine).
 //!
 //! The program fails (exit 1, `NOT ALL TEAMS COMPLETED`) when a run does not complete every
 //! team with 5 rounds; a missed target is reported as MISS.
@@ -93,12 +99,38 @@ fn check_complete(summary: &Value, teams: usize) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Writes a competition of `teams` one-leader teams on the `fake` provider into `dir`.
+/// What a competition looks like beyond its size.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Each team's leader has one LLM member it delegates to.
+    member: bool,
+    /// LLM-judge metrics per evaluation.
+    metrics: usize,
+    /// A judgment after the last round too.
+    judge_final: bool,
+}
+
+/// Scenarios 1 and 2: a leader alone, one metric, no judgment after the last round.
+const LEAN: Shape = Shape {
+    member: false,
+    metrics: 1,
+    judge_final: false,
+};
+
+/// Scenario 3: the original's own shape.
+const ORIGINAL: Shape = Shape {
+    member: true,
+    metrics: 3,
+    judge_final: true,
+};
+
+/// Writes a competition of `teams` teams of `shape` on the `fake` provider into `dir`.
 fn write_config(
     dir: &Path,
     url: &str,
     teams: usize,
     concurrent: usize,
+    shape: Shape,
 ) -> Result<PathBuf, BoxError> {
     let mut orch = format!(
         "[orchestrator]\nmin_rounds = 1\nmax_rounds = 5\nmax_concurrent_teams = {concurrent}\n\
@@ -110,20 +142,34 @@ fn write_config(
         orch.push_str(&format!(
             "\n[[orchestrator.teams]]\nconfig = \"team_{i:04}.toml\"\n"
         ));
-        std::fs::write(
-            dir.join(format!("team_{i:04}.toml")),
-            format!(
-                "[team]\nteam_id = \"team-{i:04}\"\nteam_name = \"Team {i}\"\n[team.leader]\nmodel = \"fake:leader\"\n"
-            ),
-        )?;
+        let mut team = format!(
+            "[team]\nteam_id = \"team-{i:04}\"\nteam_name = \"Team {i}\"\n[team.leader]\nmodel = \"fake:leader\"\n"
+        );
+        if shape.member {
+            team.push_str(
+                "\n[[team.members]]\nname = \"researcher\"\ntype = \"plain\"\n\
+                 tool_description = \"Researches the task\"\nmodel = \"fake:member\"\n",
+            );
+        }
+        std::fs::write(dir.join(format!("team_{i:04}.toml")), team)?;
     }
-    std::fs::write(
-        dir.join("evaluator.toml"),
-        "default_model = \"fake:judge\"\n[[metrics]]\nname = \"Coverage\"\n",
-    )?;
+    let mut evaluator = "default_model = \"fake:judge\"\n".to_string();
+    for name in ["Coverage", "Relevance", "ClarityCoherence"]
+        .iter()
+        .take(shape.metrics)
+    {
+        evaluator.push_str(&format!(
+            "[[metrics]]\nname = \"{name}\"\nweight = {}\n",
+            1.0 / shape.metrics as f64
+        ));
+    }
+    std::fs::write(dir.join("evaluator.toml"), evaluator)?;
     std::fs::write(
         dir.join("judgment.toml"),
-        "model = \"fake:judge\"\njudge_on_final_round = false\n",
+        format!(
+            "model = \"fake:judge\"\njudge_on_final_round = {}\n",
+            shape.judge_final
+        ),
     )?;
     if std::env::var_os("MIXSEEK_BENCH_NO_RANKING").is_some() {
         // For comparison only: prompts without the ranking of every team.
@@ -195,7 +241,15 @@ fn stat(pid: u32) -> Option<(char, u64)> {
 
 /// Runs `mixseek exec` and samples its peak RSS until it exits; its CPU time is read from
 /// the zombie's `/proc` entry before it is reaped.
-fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxError> {
+///
+/// `as_user`: run it as a user would (log file on, default verbosity); otherwise without the
+/// log file and quiet, to measure the run alone.
+fn run_exec(
+    bin: &Path,
+    cfg: &Path,
+    workspace: &Path,
+    as_user: bool,
+) -> Result<RunResult, BoxError> {
     let out_path = workspace.with_extension("stdout.json");
     let err_path = workspace.with_extension("stderr.txt");
     let start = Instant::now();
@@ -223,15 +277,12 @@ fn run_exec(bin: &Path, cfg: &Path, workspace: &Path) -> Result<RunResult, BoxEr
         .env_remove("MIXSEEK_BENCH_RSS_TRACE")
         .arg("-w")
         .arg(workspace)
-        .args([
-            "--no-log-file",
-            "-q",
-            "exec",
-            "Benchmark task",
-            "-f",
-            "json",
-            "-c",
-        ])
+        .args(if as_user {
+            &[][..]
+        } else {
+            &["--no-log-file", "-q"][..]
+        })
+        .args(["exec", "Benchmark task", "-f", "json", "-c"])
         .arg(cfg)
         .stdout(std::fs::File::create(&out_path)?)
         .stderr(std::fs::File::create(&err_path)?)
@@ -308,7 +359,7 @@ fn main() -> Result<(), BoxError> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
 
-    // `MIXSEEK_BENCH_ONLY=1` or `2` runs one scenario.
+    // `MIXSEEK_BENCH_ONLY=1`, `2` or `3` runs one scenario.
     let only = std::env::var("MIXSEEK_BENCH_ONLY").ok();
     let run = |n: &str| only.as_deref().is_none_or(|o| o == n);
     let mut all_pass = true;
@@ -318,9 +369,15 @@ fn main() -> Result<(), BoxError> {
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
         let dir = bench_dir()?;
-        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), teams, 100)?;
+        let cfg = write_config(
+            dir.path(),
+            &format!("{}/v1", server.uri()),
+            teams,
+            100,
+            LEAN,
+        )?;
         let load_before = load_average();
-        let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;
+        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), false)?;
         let load_after = load_average();
         check_complete(&r.summary, teams)?;
         let n = calls.load(Ordering::Relaxed);
@@ -346,9 +403,9 @@ fn main() -> Result<(), BoxError> {
         let calls = Arc::new(AtomicUsize::new(0));
         let server = rt.block_on(fake_server(latency, calls.clone()))?;
         let dir = bench_dir()?;
-        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), 10, 10)?;
+        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), 10, 10, LEAN)?;
         let load_before = load_average();
-        let r = run_exec(&bin, &cfg, &dir.path().join("ws"))?;
+        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), false)?;
         let load_after = load_average();
         check_complete(&r.summary, 10)?;
         // Per team: 5 leader calls, 5 evaluations, 4 judgments, one after the other.
@@ -371,6 +428,37 @@ fn main() -> Result<(), BoxError> {
             (r.wall.as_secs_f64() / critical.as_secs_f64() - 1.0) * 100.0,
             r.cpu.as_secs_f64(),
             calls.load(Ordering::Relaxed),
+        );
+    }
+    // 3. The original's shape: the CPU one LLM request costs, everything included.
+    if run("3") {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
+        let dir = bench_dir()?;
+        let cfg = write_config(
+            dir.path(),
+            &format!("{}/v1", server.uri()),
+            50,
+            50,
+            ORIGINAL,
+        )?;
+        let load_before = load_average();
+        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), true)?;
+        let load_after = load_average();
+        check_complete(&r.summary, 50)?;
+        let n = calls.load(Ordering::Relaxed);
+        let per_request_ms = r.cpu.as_secs_f64() * 1000.0 / n.max(1) as f64;
+        let ok = per_request_ms <= 0.25;
+        all_pass &= ok;
+        println!(
+            "exec: the original's shape, 50 teams × 5 rounds at 0 ms (leader + 1 member, 3 LLM-judge \
+             metrics, a judgment every round; log file on): {n} LLM calls, CPU {:.3} s = \
+             {per_request_ms:.3} ms per request [{} ≤ 0.25 ms], wall {:.2} s, peak RSS {:.0} MB; \
+             load average {load_before} before, {load_after} after",
+            r.cpu.as_secs_f64(),
+            verdict(ok),
+            r.wall.as_secs_f64(),
+            r.max_rss_mb,
         );
     }
     println!(

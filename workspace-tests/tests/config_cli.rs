@@ -475,6 +475,36 @@ fn weights_that_do_not_sum_to_one_fail_the_dry_run_and_validate() {
 }
 
 #[test]
+fn a_builtin_metric_named_twice_fails_the_dry_run_and_validate() {
+    // `coverage` is the snake_case alias of `Coverage`: the evaluator's list of built-in
+    // metrics knows it, and both commands ask the evaluator.
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["a"]);
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\n[[metrics]]\nname = \"coverage\"\n",
+    );
+    for (code, t) in [dry_run(&sb, &orch), validate(&sb, &orch)] {
+        assert_eq!(code, Some(2), "{t}");
+        assert!(
+            t.contains("Duplicate metric names found: Coverage. Each metric must have a unique name."),
+            "{t}"
+        );
+        assert!(t.contains("evaluator.toml:2:3: `metrics`"), "{t}");
+    }
+    // The metric-name category still names each metric as the original does.
+    let (_, t) = dry_run(&sb, &orch);
+    assert!(t.contains("metric_coverage: ビルトインメトリクス 'Coverage'"), "{t}");
+    // Distinct names pass.
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\n[[metrics]]\nname = \"relevance\"\n",
+    );
+    let (code, t) = dry_run(&sb, &orch);
+    assert_eq!(code, Some(0), "{t}");
+}
+
+#[test]
 fn dot_dot_and_symlink_escapes_are_refused() {
     let sb = Sandbox::new();
     let orch = write_mock_competition(&sb, &["a"]);

@@ -245,12 +245,10 @@ impl EvaluatorSettings {
         if names.iter().any(String::is_empty) {
             return; // reported as an empty name
         }
-        let reported: Vec<String> = names
-            .iter()
-            .map(|n| crate::preflight::builtin_metric(n).map_or_else(|| n.clone(), str::to_string))
-            .collect();
+        // Names as written: two names for one built-in metric (`coverage`, `Coverage`) are the
+        // evaluator's knowledge, and it checks them (`mixseek_evaluator::checks`).
         let weights: Vec<Option<f64>> = self.metrics.iter().map(|m| m.weight).collect();
-        if let Err(message) = crate::weights::resolve_weights(&names, &weights, &reported) {
+        if let Err(message) = crate::weights::resolve_weights(&names, &weights, &names) {
             issues.push(crate::issues::ConfigIssue::new(
                 if prefix.is_empty() {
                     "metrics".to_string()

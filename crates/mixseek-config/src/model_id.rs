@@ -1,41 +1,16 @@
-//! `provider:model` ids: parsing, the known providers, and the credential each one needs
-//! (presence checked without any network call, for preflight).
+//! Model ids in configuration: whether a `provider:model` id names a provider this
+//! configuration can use, and the credential each provider needs (presence checked without any
+//! network call, for preflight). The id type and the provider list are `mixseek_core`'s.
 
 use crate::providers::ProviderSettings;
+pub use mixseek_core::ModelId;
+use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
 use std::collections::BTreeMap;
-
-/// A parsed `provider:model` id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelId {
-    pub provider: String,
-    pub model: String,
-}
-
-impl std::fmt::Display for ModelId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.provider, self.model)
-    }
-}
-
-/// Built-in providers and the environment variables that may hold their key (first set wins).
-pub const BUILTIN_CREDENTIALS: &[(&str, &[&str])] = &[
-    ("openai", &["OPENAI_API_KEY"]),
-    ("anthropic", &["ANTHROPIC_API_KEY"]),
-    ("google-gla", &["GOOGLE_API_KEY", "GEMINI_API_KEY"]),
-    ("grok", &["GROK_API_KEY", "XAI_API_KEY"]),
-    ("xai", &["XAI_API_KEY", "GROK_API_KEY"]),
-    ("mock", &[]),
-];
-
-/// Ids of the original that we recognise but do not support yet.
-pub const UNSUPPORTED_PROVIDERS: &[&str] = &["google-vertex", "grok-responses"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelIdError {
-    #[error(
-        "invalid model id `{0}`: expected `provider:model` (e.g. `openai:gpt-4o`, `mock:demo`)"
-    )]
-    Format(String),
+    #[error(transparent)]
+    Format(#[from] mixseek_core::ModelIdFormatError),
     #[error(
         "model id `{id}`: provider `{provider}` is not supported yet (known providers: {known})"
     )]
@@ -55,26 +30,11 @@ pub enum ModelIdError {
     },
 }
 
-impl ModelId {
-    pub fn parse(id: &str) -> Result<Self, ModelIdError> {
-        let (p, m) = id
-            .split_once(':')
-            .ok_or_else(|| ModelIdError::Format(id.to_string()))?;
-        if p.trim().is_empty() || m.trim().is_empty() {
-            return Err(ModelIdError::Format(id.to_string()));
-        }
-        Ok(Self {
-            provider: p.to_string(),
-            model: m.to_string(),
-        })
-    }
-}
-
 /// All provider names usable in model ids: built-ins plus `[providers.<name>]`.
 pub fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<String> {
-    let mut v: Vec<String> = BUILTIN_CREDENTIALS
+    let mut v: Vec<String> = BUILTIN_PROVIDERS
         .iter()
-        .map(|(p, _)| p.to_string())
+        .map(|p| p.name.to_string())
         .collect();
     for k in custom.keys() {
         if !v.contains(k) {
@@ -94,7 +54,7 @@ pub fn resolve(
     if known.contains(&mid.provider) {
         return Ok(mid);
     }
-    if UNSUPPORTED_PROVIDERS.contains(&mid.provider.as_str()) {
+    if unsupported_provider(&mid.provider).is_some() {
         return Err(ModelIdError::Unsupported {
             id: id.into(),
             provider: mid.provider,
@@ -127,10 +87,11 @@ pub fn credential_for(provider: &str, custom: &BTreeMap<String, ProviderSettings
     if let Some(var) = custom.get(provider).and_then(|p| p.api_key_env.clone()) {
         return Credential::EnvVar(vec![var]);
     }
-    match BUILTIN_CREDENTIALS.iter().find(|(p, _)| *p == provider) {
-        Some((_, [])) => Credential::None,
-        Some((_, vars)) => Credential::EnvVar(vars.iter().map(|v| v.to_string()).collect()),
-        None => Credential::None,
+    match builtin_provider(provider) {
+        Some(p) if !p.key_vars.is_empty() => {
+            Credential::EnvVar(p.key_vars.iter().map(|v| v.to_string()).collect())
+        }
+        _ => Credential::None,
     }
 }
 
@@ -162,17 +123,6 @@ pub fn check_credential(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parse_splits_at_the_first_colon() {
-        let m = ModelId::parse("ollama:llama3.1:8b").expect("ok");
-        assert_eq!(
-            (m.provider.as_str(), m.model.as_str()),
-            ("ollama", "llama3.1:8b")
-        );
-        assert!(ModelId::parse("gpt-4o").is_err());
-        assert!(ModelId::parse(":x").is_err());
-    }
 
     #[test]
     fn unknown_and_unsupported_prefixes_are_explicit() {

@@ -9,22 +9,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Built-in metric names and their snake_case aliases.
-pub const BUILTIN_METRICS: &[(&str, &str)] = &[
-    ("ClarityCoherence", "clarity_coherence"),
-    ("Coverage", "coverage"),
-    ("LLMPlain", "llm_plain"),
-    ("Relevance", "relevance"),
-];
-
-/// The canonical built-in name for a configured metric name (exact or snake_case alias).
-pub fn builtin_metric(name: &str) -> Option<&'static str> {
-    BUILTIN_METRICS
-        .iter()
-        .find(|(c, a)| *c == name || *a == name)
-        .map(|(c, _)| *c)
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
@@ -55,6 +39,23 @@ pub struct PreflightReport {
 
 fn file_str(p: Option<&Path>) -> Option<String> {
     p.map(|p| p.display().to_string())
+}
+
+impl Check {
+    /// A check named `name` (as the original names it), with the file it is about.
+    pub fn new(
+        name: impl Into<String>,
+        status: CheckStatus,
+        message: impl Into<String>,
+        file: Option<&Path>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            status,
+            message: message.into(),
+            source_file: file_str(file),
+        }
+    }
 }
 
 fn check(
@@ -420,86 +421,8 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
     }
     out.categories.push(c);
 
-    // 7. Metric names
-    let mut c = Category {
-        category: "メトリクス名".into(),
-        checks: vec![],
-    };
-    match &e.value {
-        None => c.checks.push(check(
-            "metrics",
-            CheckStatus::Skipped,
-            "Evaluator設定が読み込めないためスキップ",
-            None,
-        )),
-        Some(ev) if ev.metrics.is_empty() => c.checks.push(check(
-            "metrics",
-            CheckStatus::Error,
-            "メトリクスが定義されていません: add at least one [[metrics]] entry",
-            file_str(e.origin.file()),
-        )),
-        Some(ev) => {
-            for m in &ev.metrics {
-                let name = format!("metric_{}", m.name);
-                if m.name.trim().is_empty() {
-                    c.checks.push(check(
-                        "metric_name_empty",
-                        CheckStatus::Error,
-                        "メトリクス名が空です",
-                        None,
-                    ));
-                } else if let Some(b) = builtin_metric(&m.name) {
-                    c.checks.push(check(
-                        name,
-                        CheckStatus::Ok,
-                        format!("ビルトインメトリクス '{b}'"),
-                        None,
-                    ));
-                } else if m.kind.as_deref() == Some("command") {
-                    c.checks.push(check(
-                        name,
-                        CheckStatus::Ok,
-                        format!("コマンドメトリクス '{}'", m.name),
-                        None,
-                    ));
-                } else if m
-                    .system_instruction
-                    .as_ref()
-                    .is_some_and(|s| !s.trim().is_empty())
-                {
-                    c.checks.push(check(
-                        name,
-                        CheckStatus::Ok,
-                        format!(
-                            "カスタムメトリクス '{}' (LLM judge with its own system_instruction)",
-                            m.name
-                        ),
-                        None,
-                    ));
-                } else {
-                    let builtins: Vec<&str> = BUILTIN_METRICS.iter().map(|(c, _)| *c).collect();
-                    let suggestion = crate::issues::closest(
-                        &m.name,
-                        BUILTIN_METRICS.iter().flat_map(|(c, a)| [*c, *a]),
-                    )
-                    .map(|s| format!(" Did you mean '{s}'?"))
-                    .unwrap_or_default();
-                    c.checks.push(check(
-                        name,
-                        CheckStatus::Error,
-                        format!(
-                            "メトリクス '{}' が見つかりません: Metric class not found: '{}'. Available metrics: {}.{suggestion} A custom metric needs a system_instruction (LLM judge) or type = \"command\".",
-                            m.name,
-                            m.name,
-                            builtins.join(", ")
-                        ),
-                        file_str(e.origin.file()),
-                    ));
-                }
-            }
-        }
-    }
-    out.categories.push(c);
+    // 7. Metric names: the evaluator knows its built-in metrics, so it adds this category
+    // (`mixseek_evaluator::checks::metric_names`, after 認証).
 
     // 8. Workspace
     let mut c = Category {
@@ -534,19 +457,4 @@ pub fn workspace_writable(ws: &Path) -> Result<(), std::io::Error> {
     let probe = ws.join(format!(".mixseek-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"ok")?;
     std::fs::remove_file(&probe)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_metric_aliases() {
-        assert_eq!(
-            builtin_metric("clarity_coherence"),
-            Some("ClarityCoherence")
-        );
-        assert_eq!(builtin_metric("LLMPlain"), Some("LLMPlain"));
-        assert_eq!(builtin_metric("Novelty"), None);
-    }
 }

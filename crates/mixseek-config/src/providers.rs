@@ -9,10 +9,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The names of the built-in providers (the prefixes of `provider:model` ids).
-pub const BUILTIN_PROVIDERS: &[&str] =
-    &["openai", "anthropic", "google-gla", "grok", "xai", "mock"];
-
 /// The wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -207,7 +203,7 @@ pub fn validate_providers(
             );
             continue;
         }
-        if !BUILTIN_PROVIDERS.contains(&name.as_str()) && settings.base_url.is_none() {
+        if mixseek_core::model_id::builtin_provider(name).is_none() && settings.base_url.is_none() {
             issues.error_hint(
                 &key_prefix,
                 "base_url",

@@ -6,6 +6,7 @@
 pub mod event;
 pub mod ids;
 pub mod member;
+pub mod model_id;
 pub mod pii;
 pub mod ranking;
 pub mod round;
@@ -20,6 +21,7 @@ pub use event::{
 };
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
+pub use model_id::{ModelId, ModelIdFormatError};
 pub use pii::{ExtraPattern, MaskingSpec, PiiError, PiiMasker};
 pub use ranking::team_order;
 pub use round::{ExitReason, Judgment, RoundState, TeamStatus, TeamStatusKind, best_round};

@@ -154,6 +154,23 @@ pub const LLM_PLAIN: &str = r#"あなたはUser Queryに対するエージェン
 - score: 0から100の間の数値
 - evaluator_comment: 採点結果の理由、フィードバックを含む簡潔なコメント"#;
 
+/// The built-in metrics: canonical names (as the original reports its classes) and their
+/// snake_case aliases. The one list; configuration checks ask for it through [`crate::checks`].
+pub const BUILTIN_METRICS: &[(&str, &str)] = &[
+    ("ClarityCoherence", "clarity_coherence"),
+    ("Coverage", "coverage"),
+    ("LLMPlain", "llm_plain"),
+    ("Relevance", "relevance"),
+];
+
+/// The canonical built-in name for a configured metric name (exact or snake_case alias).
+pub fn builtin_metric(name: &str) -> Option<&'static str> {
+    BUILTIN_METRICS
+        .iter()
+        .find(|(c, a)| *c == name || *a == name)
+        .map(|(c, _)| *c)
+}
+
 /// The built-in instruction of a canonical built-in metric name (`ClarityCoherence`,
 /// `Coverage`, `LLMPlain`, `Relevance`).
 pub fn builtin_instruction(canonical: &str) -> Option<&'static str> {
@@ -169,7 +186,6 @@ pub fn builtin_instruction(canonical: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mixseek_config::preflight::BUILTIN_METRICS;
     use sha2::{Digest, Sha256};
 
     fn sha(s: &str) -> String {
@@ -205,6 +221,16 @@ mod tests {
             (RELEVANCE.chars().count(), LLM_PLAIN.chars().count()),
             (819, 414)
         );
+    }
+
+    #[test]
+    fn builtin_metric_aliases() {
+        assert_eq!(
+            builtin_metric("clarity_coherence"),
+            Some("ClarityCoherence")
+        );
+        assert_eq!(builtin_metric("LLMPlain"), Some("LLMPlain"));
+        assert_eq!(builtin_metric("Novelty"), None);
     }
 
     #[test]

@@ -79,6 +79,7 @@
 
 pub mod aggregate;
 pub mod builtin;
+pub mod checks;
 pub mod combine;
 pub mod command;
 pub mod error;

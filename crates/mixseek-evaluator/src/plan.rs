@@ -5,10 +5,10 @@
 
 use crate::aggregate::Aggregate;
 use crate::builtin::builtin_instruction;
+use crate::builtin::{BUILTIN_METRICS, builtin_metric};
 use crate::command::ScoreRange;
 use crate::error::EvaluatorError;
 use crate::weights::resolve_weights;
-use mixseek_config::preflight::{BUILTIN_METRICS, builtin_metric};
 use mixseek_config::{EvaluatorSettings, Issues, MetricSettings};
 use mixseek_llm::{ChatModel, GenerationParams, ModelRegistry};
 use std::sync::Arc;

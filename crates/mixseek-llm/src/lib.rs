@@ -29,7 +29,6 @@ pub mod env;
 pub mod error;
 pub mod limits;
 pub mod model;
-pub mod model_id;
 pub mod observer;
 pub mod pricing;
 pub mod providers;
@@ -47,8 +46,8 @@ pub use cache::CacheStats;
 pub use direct::{DirectOutcome, DirectRequest, run_direct};
 pub use env::Env;
 pub use error::{ErrorKind, LlmError};
+pub use mixseek_core::ModelId;
 pub use model::ChatModel;
-pub use model_id::ModelId;
 pub use observer::{CallObserver, LedgerEntry, LedgerKey, UsageLedger};
 pub use registry::{ModelRegistry, RegistryConfig};
 pub use structured::{

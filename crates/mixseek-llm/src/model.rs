@@ -58,7 +58,7 @@ pub trait ChatModel: Send + Sync {
 
     /// The provider part of [`ChatModel::id`].
     fn provider(&self) -> &str {
-        self.id().split_once(':').map_or("", |(p, _)| p)
+        mixseek_core::model_id::provider_of(self.id())
     }
 
     /// True for the offline `mock:` provider, whose answers are made up (label them so).

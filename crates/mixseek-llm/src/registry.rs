@@ -7,12 +7,13 @@ use crate::cache::{CacheStats, ResponseCache};
 use crate::env::Env;
 use crate::error::LlmError;
 use crate::model::ChatModel;
-use crate::model_id::{BUILTIN_PROVIDERS, ModelId, UNSUPPORTED_PROVIDERS};
 use crate::observed::{FallbackModel, ObservedModel};
 use crate::observer::{CallObserver, UsageLedger};
 use crate::pricing::PriceTable;
 use crate::runtime::{ProviderModel, ProviderRuntime};
 use mixseek_config::providers::{CacheSettings, Price, ProviderSettings};
+use mixseek_core::ModelId;
+use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -175,7 +176,10 @@ impl ModelRegistry {
     /// Every provider prefix this registry accepts, sorted: the built-ins and the configured
     /// `[providers.<name>]`.
     pub fn known_providers(&self) -> Vec<String> {
-        let mut v: Vec<String> = BUILTIN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+        let mut v: Vec<String> = BUILTIN_PROVIDERS
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect();
         for name in self.providers.keys() {
             if !v.contains(name) {
                 v.push(name.clone());
@@ -227,7 +231,7 @@ impl ModelRegistry {
         id: &str,
         tool: &crate::types::NativeTool,
     ) -> Result<(), String> {
-        let mid = ModelId::parse(id).map_err(|e| e.message)?;
+        let mid = ModelId::parse(id).map_err(|e| e.to_string())?;
         crate::providers::native_tool_support(
             &mid.provider,
             self.providers.get(&mid.provider),
@@ -256,7 +260,7 @@ impl ModelRegistry {
     }
 
     fn provider_model(&self, id: &str) -> Result<Arc<dyn ChatModel>, LlmError> {
-        let mid = ModelId::parse(id)?;
+        let mid = ModelId::parse(id).map_err(|e| LlmError::config("", e.to_string()))?;
         let runtime = self.runtime(&mid.provider)?;
         Ok(Arc::new(ProviderModel::new(
             mid,
@@ -267,7 +271,7 @@ impl ModelRegistry {
     }
 
     fn runtime(&self, provider: &str) -> Result<Arc<ProviderRuntime>, LlmError> {
-        if let Some((_, why)) = UNSUPPORTED_PROVIDERS.iter().find(|(p, _)| *p == provider) {
+        if let Some(why) = unsupported_provider(provider) {
             return Err(LlmError::config(
                 provider,
                 format!("`{provider}:` models are not supported yet: {why}"),
@@ -281,7 +285,7 @@ impl ModelRegistry {
             return Ok(rt.clone());
         }
         let settings = self.providers.get(provider);
-        if settings.is_none() && !BUILTIN_PROVIDERS.contains(&provider) {
+        if settings.is_none() && builtin_provider(provider).is_none() {
             let known = self.known_providers();
             let suggestion = mixseek_config::closest(provider, known.iter().map(String::as_str))
                 .map(|s| format!(" (did you mean `{s}`?)"))

@@ -181,10 +181,7 @@ type JsonCheck<'a> =
     dyn Fn(&serde_json::Value) -> Result<(), (ErrorKind, String)> + Send + Sync + 'a;
 
 fn model_name(model: &dyn ChatModel) -> String {
-    model
-        .id()
-        .split_once(':')
-        .map_or_else(|| model.id().to_string(), |(_, m)| m.to_string())
+    mixseek_core::model_id::model_of(model.id()).to_string()
 }
 
 async fn run(

@@ -246,11 +246,7 @@ impl JudgmentClient {
     }
 
     fn provider(&self) -> String {
-        self.settings
-            .model
-            .split_once(':')
-            .map_or(self.settings.model.as_str(), |(p, _)| p)
-            .to_string()
+        mixseek_core::model_id::provider_of(&self.settings.model).to_string()
     }
 
     /// Judges the team's rounds in `ctx` (its `round_history` includes the round just played),

@@ -19,7 +19,6 @@
 use crate::error::AgentError;
 use mixseek_config::MemberSettings;
 use mixseek_llm::ModelRegistry;
-use mixseek_llm::model_id::BUILTIN_PROVIDERS;
 use mixseek_llm::providers::native_tool_support;
 use mixseek_llm::types::{NativeTool, WebSearchOptions};
 
@@ -40,10 +39,6 @@ fn unsupported(member: &str, agent_type: &str, message: String) -> AgentError {
         message,
         hint: Some(hint(agent_type).to_string()),
     }
-}
-
-fn provider_of(model: &str) -> &str {
-    model.split_once(':').map_or(model, |(p, _)| p).trim()
 }
 
 /// The native tool of a `web_search` / `code_execution` member, with the web search options
@@ -123,8 +118,8 @@ pub fn check(
     tool: &NativeTool,
 ) -> Result<(), AgentError> {
     for m in std::iter::once(model).chain(fallbacks.iter().map(String::as_str)) {
-        let provider = provider_of(m);
-        if BUILTIN_PROVIDERS.contains(&provider) {
+        let provider = mixseek_core::model_id::provider_of(m);
+        if mixseek_core::model_id::builtin_provider(provider).is_some() {
             native_tool_support(provider, None, tool)
                 .map_err(|why| refusal(member, agent_type, m, &why))?;
         }

@@ -49,12 +49,11 @@ pub fn load_report(
     overrides: &Overrides,
 ) -> Result<LoadReport, CliError> {
     let path = ctx.resolve_config_path(config)?;
-    Ok(mixseek_config::load(
-        &path,
-        &ctx.workspace,
-        &EnvVars::from_process(),
-        overrides,
-    ))
+    let mut report =
+        mixseek_config::load(&path, &ctx.workspace, &EnvVars::from_process(), overrides);
+    // What only the evaluator knows (its built-in metrics' names).
+    mixseek_evaluator::checks::check_loaded(&mut report);
+    Ok(report)
 }
 
 /// Flattens a JSON value into `(dotted path, value)` leaves.

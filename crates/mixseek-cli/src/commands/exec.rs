@@ -82,14 +82,14 @@ pub fn preflight(
     config: &std::path::Path,
     overrides: &Overrides,
 ) -> Result<(PreflightReport, LoadReport), CliError> {
-    let path = ctx.resolve_config_path(config)?;
-    let report = mixseek_config::load(
-        &path,
-        &ctx.workspace,
-        &mixseek_config::EnvVars::from_process(),
-        overrides,
-    );
+    let report = super::config::load_report(ctx, config, overrides)?;
     let mut pf = preflight::run(&report, |k| std::env::var(k).ok());
+    if report.orchestrator.value.is_some() {
+        pf.insert_after(
+            "認証",
+            mixseek_evaluator::checks::metric_names(&report.evaluator),
+        );
+    }
     // Templates compile and use only known variables; the time zone is valid.
     if let Some(settings) = &report.prompt_builder.value {
         let problems = mixseek_prompt::check_settings(settings);
