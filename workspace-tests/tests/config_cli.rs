@@ -487,14 +487,19 @@ fn a_builtin_metric_named_twice_fails_the_dry_run_and_validate() {
     for (code, t) in [dry_run(&sb, &orch), validate(&sb, &orch)] {
         assert_eq!(code, Some(2), "{t}");
         assert!(
-            t.contains("Duplicate metric names found: Coverage. Each metric must have a unique name."),
+            t.contains(
+                "Duplicate metric names found: Coverage. Each metric must have a unique name."
+            ),
             "{t}"
         );
         assert!(t.contains("evaluator.toml:2:3: `metrics`"), "{t}");
     }
     // The metric-name category still names each metric as the original does.
     let (_, t) = dry_run(&sb, &orch);
-    assert!(t.contains("metric_coverage: ビルトインメトリクス 'Coverage'"), "{t}");
+    assert!(
+        t.contains("metric_coverage: ビルトインメトリクス 'Coverage'"),
+        "{t}"
+    );
     // Distinct names pass.
     sb.write(
         "cfg/evaluator.toml",

@@ -37,6 +37,7 @@ pub mod retry;
 pub mod secret;
 pub mod structured;
 pub mod types;
+mod validators;
 
 mod cut_off;
 mod observed;

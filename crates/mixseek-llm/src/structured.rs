@@ -76,14 +76,30 @@ pub struct Structured<T> {
     pub repairs: u32,
 }
 
-/// The JSON schema of `T` as a value (schemars, draft 2020-12).
-pub fn schema_of<T: JsonSchema>() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Bool(true))
+/// The JSON schema of `T` as a value (schemars, draft 2020-12), generated once per type.
+pub fn schema_of<T: JsonSchema + 'static>() -> serde_json::Value {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SCHEMAS: OnceLock<Mutex<HashMap<TypeId, serde_json::Value>>> = OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(Mutex::default);
+    let lock = || {
+        schemas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    if let Some(schema) = lock().get(&TypeId::of::<T>()) {
+        return schema.clone();
+    }
+    let schema =
+        serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Bool(true));
+    lock().insert(TypeId::of::<T>(), schema.clone());
+    schema
 }
 
 /// Asks `model` for a `T`: the schema comes from `T`'s `JsonSchema` derive. See the module
 /// docs for the repair loop. `request.response_schema` is replaced.
-pub async fn generate_structured<T: JsonSchema + DeserializeOwned>(
+pub async fn generate_structured<T: JsonSchema + DeserializeOwned + 'static>(
     model: &dyn ChatModel,
     request: ChatRequest,
     options: StructuredOptions<T>,
@@ -191,7 +207,7 @@ async fn run(
     max_repairs: u32,
     check: &JsonCheck<'_>,
 ) -> Result<RunOutput, LlmError> {
-    let validator = jsonschema::validator_for(&schema.schema).map_err(|e| {
+    let validator = crate::validators::validator(&schema.schema).map_err(|e| {
         LlmError::new(
             ErrorKind::Config,
             model.provider(),

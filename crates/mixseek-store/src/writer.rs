@@ -531,6 +531,11 @@ fn stream_transaction(
             next = rx.recv().ok();
         }
     }
+    tracing::trace!(
+        jobs = batch.len(),
+        rounds = size,
+        "committing a transaction"
+    );
     if result.is_ok() {
         result = fault.check().and_then(|()| {
             conn.execute_batch("COMMIT")
