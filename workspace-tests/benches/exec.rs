@@ -348,6 +348,29 @@ fn bench_dir() -> Result<tempfile::TempDir, BoxError> {
     Ok(dir)
 }
 
+/// One scenario: a fake server answering after `latency`, a competition of `teams` teams of
+/// `shape`, and the run. Returns the run, the LLM calls the server answered, and the load
+/// average before and after.
+fn scenario(
+    rt: &tokio::runtime::Runtime,
+    bin: &Path,
+    latency: Duration,
+    (teams, concurrent): (usize, usize),
+    shape: Shape,
+    as_user: bool,
+) -> Result<(RunResult, usize, String, String), BoxError> {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let server = rt.block_on(fake_server(latency, calls.clone()))?;
+    let dir = bench_dir()?;
+    let url = format!("{}/v1", server.uri());
+    let cfg = write_config(dir.path(), &url, teams, concurrent, shape)?;
+    let load_before = load_average();
+    let r = run_exec(bin, &cfg, &dir.path().join("ws"), as_user)?;
+    let load_after = load_average();
+    check_complete(&r.summary, teams)?;
+    Ok((r, calls.load(Ordering::Relaxed), load_before, load_after))
+}
+
 fn main() -> Result<(), BoxError> {
     let bin = mixseek_bin()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -366,21 +389,8 @@ fn main() -> Result<(), BoxError> {
 
     // 1. Many teams, no latency: the orchestrator's own overhead.
     if run("1") {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
-        let dir = bench_dir()?;
-        let cfg = write_config(
-            dir.path(),
-            &format!("{}/v1", server.uri()),
-            teams,
-            100,
-            LEAN,
-        )?;
-        let load_before = load_average();
-        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), false)?;
-        let load_after = load_average();
-        check_complete(&r.summary, teams)?;
-        let n = calls.load(Ordering::Relaxed);
+        let (r, n, load_before, load_after) =
+            scenario(&rt, &bin, Duration::ZERO, (teams, 100), LEAN, false)?;
         let wall_ok = r.wall <= Duration::from_secs(10);
         let rss_ok = r.max_rss_mb <= 300.0;
         all_pass &= wall_ok && rss_ok;
@@ -400,14 +410,7 @@ fn main() -> Result<(), BoxError> {
     // 2. Ten teams at 200 ms: how close the run gets to its critical path.
     if run("2") {
         let latency = Duration::from_millis(200);
-        let calls = Arc::new(AtomicUsize::new(0));
-        let server = rt.block_on(fake_server(latency, calls.clone()))?;
-        let dir = bench_dir()?;
-        let cfg = write_config(dir.path(), &format!("{}/v1", server.uri()), 10, 10, LEAN)?;
-        let load_before = load_average();
-        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), false)?;
-        let load_after = load_average();
-        check_complete(&r.summary, 10)?;
+        let (r, n, load_before, load_after) = scenario(&rt, &bin, latency, (10, 10), LEAN, false)?;
         // Per team: 5 leader calls, 5 evaluations, 4 judgments, one after the other.
         let critical = latency * 14;
         let inside = r.summary["total_execution_time_seconds"]
@@ -427,26 +430,13 @@ fn main() -> Result<(), BoxError> {
             r.wall.as_secs_f64(),
             (r.wall.as_secs_f64() / critical.as_secs_f64() - 1.0) * 100.0,
             r.cpu.as_secs_f64(),
-            calls.load(Ordering::Relaxed),
+            n,
         );
     }
     // 3. The original's shape: the CPU one LLM request costs, everything included.
     if run("3") {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let server = rt.block_on(fake_server(Duration::ZERO, calls.clone()))?;
-        let dir = bench_dir()?;
-        let cfg = write_config(
-            dir.path(),
-            &format!("{}/v1", server.uri()),
-            50,
-            50,
-            ORIGINAL,
-        )?;
-        let load_before = load_average();
-        let r = run_exec(&bin, &cfg, &dir.path().join("ws"), true)?;
-        let load_after = load_average();
-        check_complete(&r.summary, 50)?;
-        let n = calls.load(Ordering::Relaxed);
+        let (r, n, load_before, load_after) =
+            scenario(&rt, &bin, Duration::ZERO, (50, 50), ORIGINAL, true)?;
         let per_request_ms = r.cpu.as_secs_f64() * 1000.0 / n.max(1) as f64;
         let ok = per_request_ms <= 0.25;
         all_pass &= ok;
