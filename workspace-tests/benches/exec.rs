@@ -33,8 +33,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use mixseek_testkit::fake::{Reply, Wire, respond};
-use mixseek_testkit::server::HttpServer;
+use mixseek_testkit::{HttpServer, Reply, Wire, respond};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

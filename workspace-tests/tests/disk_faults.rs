@@ -17,8 +17,7 @@
 //! shows round 2 started, which the bus writes only after the store committed round 1's
 //! decision). Round 2's answer is 256 kB of text, so no slack at the end of a file can take it.
 
-use mixseek_testkit::fake::{Reply, Wire, respond};
-use mixseek_testkit::server::HttpServer;
+use mixseek_testkit::{HttpServer, Reply, Wire, respond};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};

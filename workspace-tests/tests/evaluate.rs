@@ -2,8 +2,7 @@
 //! that answers each metric by its instruction, so the weighted score is exact; and the
 //! evaluator inside `mixseek exec` (the fallback log line, skipped metrics in the store).
 
-use mixseek_testkit::fake::{Reply, Wire, respond};
-use mixseek_testkit::server::{HttpResponse, HttpServer};
+use mixseek_testkit::{HttpResponse, HttpServer, Reply, Wire, respond};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

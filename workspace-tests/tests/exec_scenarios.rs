@@ -7,8 +7,7 @@
 //! scored); the concurrency limit as seen by the server; a budget stop; a process killed
 //! mid-run, then `--resume` (no completed round redone, the final result complete).
 
-use mixseek_testkit::fake::{Reply, Wire, respond};
-use mixseek_testkit::server::{HttpResponse, HttpServer};
+use mixseek_testkit::{HttpResponse, HttpServer, Reply, Wire, respond};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -6,8 +6,7 @@
 //! hook payloads, stdout and stderr are searched: the key appears nowhere, and no personal
 //! data appears unmasked.
 
-use mixseek_testkit::server::{HttpResponse, HttpServer};
-use mixseek_testkit::{FakeLlm, Reply};
+use mixseek_testkit::{FakeLlm, HttpResponse, HttpServer, Reply};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use workspace_tests::Sandbox;

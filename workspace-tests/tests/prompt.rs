@@ -724,7 +724,7 @@ fn system_and_user(body: &Value) -> (String, String) {
 async fn domain_context_and_suffixes_reach_all_four_phases_of_a_run() {
     // One fake OpenAI-compatible server answers everything: leaders call their member tool,
     // members and leaders answer text, judges and the judgment answer their schemas.
-    let fake = mixseek_testkit::fake::FakeLlm::openai().await;
+    let fake = mixseek_testkit::FakeLlm::openai().await;
     let sb = workspace_tests::Sandbox::new();
     let url = fake.base_url();
     sb.write(

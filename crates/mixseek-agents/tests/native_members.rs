@@ -9,8 +9,7 @@ use mixseek_agents::build_member;
 use mixseek_config::MemberSettings;
 use mixseek_core::MemberStatus;
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
-use mixseek_testkit::fake::RESPONSES_PATH;
-use mixseek_testkit::{FakeLlm, Reply, USAGE_INPUT, USAGE_OUTPUT, Wire};
+use mixseek_testkit::{FakeLlm, RESPONSES_PATH, Reply, USAGE_INPUT, USAGE_OUTPUT, Wire};
 use serde_json::json;
 use std::sync::Arc;
 

@@ -173,7 +173,7 @@ fn main() -> ExitCode {
     // configuration adds its providers' keys and its `[privacy]` masking.
     redact::install(
         mixseek_core::PiiMasker::disabled(),
-        mixseek_llm::providers::api_key_values(&Default::default(), &mixseek_llm::Env::process()),
+        mixseek_llm::api_key_values(&Default::default(), &mixseek_llm::Env::process()),
     );
     // From here on a panic is reported as a bug (one line, exit 1), see panic_hook.rs.
     panic_hook::install();

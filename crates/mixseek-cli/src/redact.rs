@@ -38,10 +38,10 @@ fn rules() -> Option<Arc<Rules>> {
 /// `s` with secrets and (when masking is on) personal data masked; borrowed when unchanged.
 pub fn text(s: &str) -> Cow<'_, str> {
     let Some(rules) = rules() else {
-        return mixseek_llm::secret::mask(s, &[]);
+        return mixseek_llm::mask(s, &[]);
     };
     let secrets: Vec<&str> = rules.secrets.iter().map(String::as_str).collect();
-    match mixseek_llm::secret::mask(s, &secrets) {
+    match mixseek_llm::mask(s, &secrets) {
         Cow::Borrowed(b) => rules.masker.mask(b),
         Cow::Owned(o) => Cow::Owned(rules.masker.mask(&o).into_owned()),
     }

@@ -6,7 +6,7 @@
 use crate::aggregate::{Aggregate, Spread};
 use crate::judge::{JudgeAnswer, check_score, excerpt};
 use mixseek_core::{MetricScore, round2};
-use mixseek_prompt::context::py_trim;
+use mixseek_prompt::py_trim;
 use serde_json::{Map, Value, json};
 
 fn spread_json(scores: &[f64]) -> Value {

@@ -394,7 +394,7 @@ async fn run_metric(
             };
             let (score, comment) =
                 command::run(c, &plan.name, &input, job.working_dir.as_deref()).await?;
-            let comment = mixseek_prompt::context::py_trim(&comment).to_string();
+            let comment = mixseek_prompt::py_trim(&comment).to_string();
             Ok(Done {
                 score: MetricScore::new(&plan.name, score2(score), comment),
                 usage: Usage::default(),

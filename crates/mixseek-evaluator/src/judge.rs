@@ -281,7 +281,7 @@ mod tests {
             "{\"score\": NaN, \"evaluator_comment\": \"\"}",
             "{\"score\": 1e999, \"evaluator_comment\": \"\"}",
         ] {
-            assert!(mixseek_llm::structured::parse_json(raw).is_err(), "{raw}");
+            assert!(mixseek_llm::parse_json(raw).is_err(), "{raw}");
         }
     }
 
@@ -295,7 +295,7 @@ mod tests {
     /// A judge's raw answer through the real steps of the structured call: tolerant JSON
     /// parsing, the output type, then the check.
     fn accepted(raw: &str) -> Option<f64> {
-        let json = mixseek_llm::structured::parse_json(raw).ok()?;
+        let json = mixseek_llm::parse_json(raw).ok()?;
         let v: JudgeVerdict = serde_json::from_value(json).ok()?;
         check_verdict(&v).ok()?;
         Some(v.score)

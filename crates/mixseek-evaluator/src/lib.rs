@@ -50,7 +50,7 @@
 //!   a skipped metric stays in place with `"status": "failed"`, weight 0 and its `error`),
 //!   `usage: Usage`, `failures: Vec<MetricFailure>` (skipped metrics) and
 //!   `metrics: Vec<MetricReport>`. The submission-history prompt of later rounds prints the
-//!   original's shape only (`mixseek_prompt::context::original_score_details`), so these
+//!   original's shape only (`mixseek_prompt::original_score_details`), so these
 //!   additions never change its bytes.
 //! * The user prompt of every judge is the prompt builder's `evaluator_user_prompt` with the
 //!   evaluator-phase user injections; its system prompt is the metric's instruction with the

@@ -9,7 +9,7 @@ use crate::evaluator::EvaluationOutcome;
 use comfy_table::{
     CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle,
 };
-use mixseek_prompt::pyjson::py_float_repr;
+use mixseek_prompt::py_float_repr;
 use serde_json::{Map, Value, json};
 
 /// Comments longer than this are cut (unless verbose), as the original does.

@@ -2,8 +2,7 @@
 //! and messages.
 
 use mixseek_config::prompt_builder::is_blank;
-use mixseek_prompt::PromptContext;
-use mixseek_prompt::context::py_trim;
+use mixseek_prompt::{PromptContext, py_trim};
 
 /// The team id the original uses for a standalone `mixseek evaluate`.
 pub const STANDALONE_TEAM_ID: &str = "standalone-evaluation";

@@ -12,8 +12,7 @@ use crate::request::{EvaluationRequest, STANDALONE_TEAM_ID};
 use mixseek_config::load::load_evaluator;
 use mixseek_config::{EnvVars, Origin, SourceMap};
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
-use mixseek_prompt::PromptBuilder;
-use mixseek_prompt::load::load_for_run;
+use mixseek_prompt::{PromptBuilder, load_for_run};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -140,7 +140,7 @@ async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_promp
     );
     // What later rounds' prompts show: the original's shape exactly.
     assert_eq!(
-        mixseek_prompt::context::original_score_details(&out.score_details)["metrics"][1],
+        mixseek_prompt::original_score_details(&out.score_details)["metrics"][1],
         json!({"metric_name": "Coverage", "score": 80.0, "evaluator_comment": "comment for 80"})
     );
     assert_eq!(out.usage.requests, 3);

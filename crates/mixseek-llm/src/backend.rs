@@ -10,17 +10,17 @@ use std::sync::atomic::AtomicU32;
 
 /// What a provider answered, before accounting.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawResponse {
-    pub text: Option<String>,
-    pub tool_calls: Vec<ToolCall>,
+pub(crate) struct RawResponse {
+    pub(crate) text: Option<String>,
+    pub(crate) tool_calls: Vec<ToolCall>,
     /// `None` when the provider reported no token counts.
-    pub usage: Option<TokenCounts>,
-    pub finish_reason: FinishReason,
+    pub(crate) usage: Option<TokenCounts>,
+    pub(crate) finish_reason: FinishReason,
 }
 
 /// One provider's wire format.
 #[async_trait::async_trait]
-pub trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// Sends one attempt of `request` to `model`. `attempts` already counts this attempt; a
     /// backend that resends internally (capability fallback) adds its extra sends to it.
     async fn send(
@@ -33,16 +33,16 @@ pub trait Backend: Send + Sync {
 
 /// Context of one HTTP exchange, for errors.
 pub(crate) struct Exchange<'a> {
-    pub provider: &'a str,
-    pub model: &'a str,
+    pub(crate) provider: &'a str,
+    pub(crate) model: &'a str,
     /// Secrets to mask in any message (the API key).
-    pub secrets: &'a [&'a str],
+    pub(crate) secrets: &'a [&'a str],
     /// The provider's base URL (never holds a key: keys go in headers), for transport errors.
-    pub base_url: &'a str,
+    pub(crate) base_url: &'a str,
 }
 
 impl Exchange<'_> {
-    pub fn error(&self, kind: ErrorKind, message: impl AsRef<str>) -> LlmError {
+    pub(crate) fn error(&self, kind: ErrorKind, message: impl AsRef<str>) -> LlmError {
         LlmError::new(
             kind,
             self.provider,
@@ -54,14 +54,17 @@ impl Exchange<'_> {
     /// Runs a wire's answer parser in a span naming the provider and model (its warnings,
     /// e.g. about implausible usage, carry them); its `Err` becomes a
     /// [`Parse`](ErrorKind::Parse) error.
-    pub fn parse<T>(&self, parse: impl FnOnce() -> Result<T, String>) -> Result<T, LlmError> {
+    pub(crate) fn parse<T>(
+        &self,
+        parse: impl FnOnce() -> Result<T, String>,
+    ) -> Result<T, LlmError> {
         tracing::warn_span!("answer", provider = %self.provider, model = %self.model)
             .in_scope(parse)
             .map_err(|m| self.error(ErrorKind::Parse, m))
     }
 
     /// Maps a reqwest error (connect, timeout, body).
-    pub fn transport(&self, e: reqwest::Error) -> LlmError {
+    pub(crate) fn transport(&self, e: reqwest::Error) -> LlmError {
         let kind = if e.is_timeout() {
             ErrorKind::Timeout
         } else {
@@ -81,7 +84,7 @@ impl Exchange<'_> {
 
     /// Posts `body` as JSON and returns the parsed JSON answer, or the classified error.
     /// The answer's body is read up to [`MAX_BODY_BYTES`].
-    pub async fn post_json(
+    pub(crate) async fn post_json(
         &self,
         builder: reqwest::RequestBuilder,
         body: &serde_json::Value,
@@ -178,7 +181,7 @@ impl Exchange<'_> {
 
 /// The largest answer body read from a server (32 MiB): a longer answer is a
 /// [`Parse`](ErrorKind::Parse) error naming the limit (an error answer is cut there).
-pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// A body read up to [`MAX_BODY_BYTES`].
 enum Body {
@@ -234,7 +237,7 @@ pub(crate) fn parse_json_body(bytes: &[u8]) -> Result<serde_json::Value, String>
 
 /// The server's error message: `error.message` (OpenAI, Anthropic, Gemini), `message`,
 /// `detail`, `error` as a string, else the start of the body.
-pub fn server_message(body: &[u8]) -> String {
+pub(crate) fn server_message(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
         let candidates = [
             v.pointer("/error/message"),
@@ -262,7 +265,7 @@ pub fn server_message(body: &[u8]) -> String {
 }
 
 /// The first 500 characters of a body.
-pub fn snippet(body: &[u8]) -> String {
+pub(crate) fn snippet(body: &[u8]) -> String {
     let s = String::from_utf8_lossy(body);
     let s = s.trim();
     match s.char_indices().nth(500) {

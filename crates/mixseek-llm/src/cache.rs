@@ -20,8 +20,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Hit and miss counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheStats {
+    /// Requests answered from the cache.
     pub hits: u64,
+    /// Requests the cache could not answer.
     pub misses: u64,
+    /// Answers stored.
     pub writes: u64,
 }
 
@@ -79,7 +82,7 @@ fn now_secs() -> u64 {
 
 impl ResponseCache {
     /// Opens (creating) the cache directory.
-    pub fn open(dir: PathBuf, ttl: Duration) -> Result<Self, LlmError> {
+    pub(crate) fn open(dir: PathBuf, ttl: Duration) -> Result<Self, LlmError> {
         std::fs::create_dir_all(&dir).map_err(|e| {
             LlmError::config(
                 "",
@@ -100,7 +103,7 @@ impl ResponseCache {
     }
 
     /// Leaves out of the cache every answer in which `masker` finds personal data.
-    pub fn with_masker(mut self, masker: Arc<PiiMasker>) -> Self {
+    pub(crate) fn with_masker(mut self, masker: Arc<PiiMasker>) -> Self {
         self.masker = masker;
         self
     }
@@ -127,7 +130,7 @@ impl ResponseCache {
     }
 
     /// The cached response for `key`, if present and fresh (counts a hit or a miss).
-    pub async fn get(&self, key: &str) -> Option<ChatResponse> {
+    pub(crate) async fn get(&self, key: &str) -> Option<ChatResponse> {
         let found = match tokio::fs::read(self.path(key)).await {
             Ok(bytes) => serde_json::from_slice::<Entry>(&bytes)
                 .ok()
@@ -149,7 +152,7 @@ impl ResponseCache {
     }
 
     /// Stores a successful response (a failed write is logged, not an error of the call).
-    pub async fn put(&self, key: &str, response: &ChatResponse) {
+    pub(crate) async fn put(&self, key: &str, response: &ChatResponse) {
         let path = self.path(key);
         let entry = Entry {
             stored_at: now_secs(),
@@ -190,7 +193,7 @@ impl ResponseCache {
         }
     }
 
-    pub fn stats(&self) -> CacheStats {
+    pub(crate) fn stats(&self) -> CacheStats {
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),

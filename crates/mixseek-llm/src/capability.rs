@@ -24,7 +24,7 @@ fn key(provider: &str, base_url: &str) -> (String, String) {
 
 /// The structured-output mode remembered for `provider` at `base_url` (0, the richest,
 /// when nothing was learnt).
-pub fn structured_mode(provider: &str, base_url: &str) -> u8 {
+pub(crate) fn structured_mode(provider: &str, base_url: &str) -> u8 {
     let g = match store().lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -33,7 +33,7 @@ pub fn structured_mode(provider: &str, base_url: &str) -> u8 {
 }
 
 /// Remembers that `provider` at `base_url` needs `mode` or a plainer one.
-pub fn downgrade_structured_mode(provider: &str, base_url: &str, mode: u8) {
+pub(crate) fn downgrade_structured_mode(provider: &str, base_url: &str, mode: u8) {
     let mut g = match store().lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),

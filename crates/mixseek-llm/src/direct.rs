@@ -16,12 +16,15 @@ use std::time::{Duration, Instant};
 pub struct DirectRequest {
     /// `provider:model`.
     pub model: String,
+    /// The user message.
     pub prompt: String,
+    /// The system prompt.
     pub system: Option<String>,
     /// `(name, JSON schema)`: ask for a structured answer.
     pub schema: Option<(String, serde_json::Value)>,
     /// Models tried in order when `model` fails.
     pub fallbacks: Vec<String>,
+    /// Sampling parameters.
     pub params: GenerationParams,
     /// Time limit of each call (retries included).
     pub timeout: Option<Duration>,
@@ -42,14 +45,19 @@ pub struct DirectOutcome {
     pub text: Option<String>,
     /// The validated object of a structured request.
     pub value: Option<serde_json::Value>,
+    /// The tool calls the model asked for.
     pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
     pub finish_reason: FinishReason,
     /// Usage of every call made (repairs included).
     pub usage: Usage,
     /// HTTP attempts over all calls.
     pub attempts: u32,
+    /// Repair rounds of a structured answer (0: the first answer was valid).
     pub repairs: u32,
+    /// Wall time of the whole call, repairs included.
     pub latency_ms: u64,
+    /// The (last) answer came from the response cache.
     pub cache_hit: bool,
     /// Hits and misses of the response cache during this call (`None`: cache off).
     pub cache: Option<CacheStats>,

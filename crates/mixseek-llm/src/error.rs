@@ -31,6 +31,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The snake_case name (`rate_limited`), as serialised and displayed.
     pub fn as_str(&self) -> &'static str {
         match self {
             ErrorKind::Transport => "transport",
@@ -65,6 +66,7 @@ impl fmt::Display for ErrorKind {
 /// key (every message built from a server answer or a transport error is masked).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct LlmError {
+    /// What went wrong, coarsely.
     pub kind: ErrorKind,
     /// Provider name (`openai`, `ollama`, …); empty when the id could not be parsed.
     pub provider: String,
@@ -72,6 +74,7 @@ pub struct LlmError {
     pub model: String,
     /// HTTP status, when the server answered.
     pub status: Option<u16>,
+    /// What went wrong, in words (API keys masked).
     pub message: String,
     /// The model's raw output (structured output failures).
     pub raw_output: Option<String>,
@@ -102,6 +105,7 @@ impl fmt::Display for LlmError {
 }
 
 impl LlmError {
+    /// An error without status, raw output, wait hint or attempts.
     pub fn new(
         kind: ErrorKind,
         provider: impl Into<String>,
@@ -123,28 +127,35 @@ impl LlmError {
     pub fn config(provider: impl Into<String>, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Config, provider, "", message)
     }
+    /// The error with an HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self
     }
+    /// The error with the model's raw output.
     pub fn with_raw_output(mut self, raw: impl Into<String>) -> Self {
         self.raw_output = Some(raw.into());
         self
     }
+    /// The error with the server's wait hint.
     pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
         self.retry_after = retry_after;
         self
     }
+    /// The error with the number of attempts made.
     pub fn with_attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts;
         self
     }
+    /// [`LlmError::kind`].
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
+    /// Whether another attempt may succeed ([`ErrorKind::is_transient`]).
     pub fn is_transient(&self) -> bool {
         self.kind.is_transient()
     }
+    /// [`LlmError::raw_output`], borrowed.
     pub fn raw_output(&self) -> Option<&str> {
         self.raw_output.as_deref()
     }

@@ -20,43 +20,49 @@
 // errors are the cold path of a network call, and a flat, public struct is easier to use
 // than a boxed one.
 #![allow(clippy::result_large_err)]
+#![warn(missing_docs, unreachable_pub)]
 
-pub mod backend;
-pub mod cache;
-pub mod capability;
-pub mod direct;
-pub mod env;
-pub mod error;
-pub mod limits;
-pub mod model;
-pub mod observer;
-pub mod pricing;
-pub mod providers;
-pub mod registry;
-pub mod retry;
-pub mod secret;
-pub mod structured;
-pub mod types;
+mod backend;
+mod cache;
+mod capability;
+mod direct;
+mod env;
+mod error;
+mod limits;
+mod model;
+mod observer;
+mod pricing;
+mod providers;
+mod registry;
+mod retry;
+mod secret;
+mod structured;
+mod types;
 mod validators;
 
 mod cut_off;
 mod observed;
 mod runtime;
 
-pub use cache::CacheStats;
+pub use backend::estimate_tokens;
+pub use cache::{CacheStats, ResponseCache, process_stats};
 pub use direct::{DirectOutcome, DirectRequest, run_direct};
 pub use env::Env;
 pub use error::{ErrorKind, LlmError};
-pub use mixseek_core::ModelId;
 pub use model::ChatModel;
 pub use observer::{CallObserver, LedgerEntry, LedgerKey, UsageLedger};
+pub use providers::anthropic::CODE_EXECUTION_BETA;
+pub use providers::{api_key_values, native_tool_support};
 pub use registry::{ModelRegistry, RegistryConfig};
+pub use retry::MAX_SERVER_WAIT;
+pub use secret::mask;
 pub use structured::{
-    Structured, StructuredOptions, generate_json, generate_structured, schema_of,
+    CheckFn, Structured, StructuredOptions, generate_json, generate_structured, parse_json,
+    schema_of,
 };
 pub use types::{
-    CallerTag, ChatRequest, ChatResponse, FinishReason, GenerationParams, Message, ResponseSchema,
-    TokenCounts, ToolCall, ToolSpec,
+    CallerTag, ChatRequest, ChatResponse, FinishReason, GenerationParams, Message, NativeTool,
+    ResponseSchema, TokenCounts, ToolCall, ToolSpec, WebSearchOptions,
 };
 
 /// Re-exported settings types of `[providers]`, `[pricing]` and `[cache]`.

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 /// A generic cell rate algorithm limiter: `per_minute` units per minute, bursts up to
 /// `per_minute`.
 #[derive(Debug)]
-pub struct Gcra {
+pub(crate) struct Gcra {
     /// Time one unit "costs".
     interval: Duration,
     /// Burst tolerance (a minute's worth).
@@ -23,7 +23,7 @@ pub struct Gcra {
 }
 
 impl Gcra {
-    pub fn per_minute(per_minute: u32) -> Self {
+    pub(crate) fn per_minute(per_minute: u32) -> Self {
         let per_minute = per_minute.max(1);
         let interval = Duration::from_secs(60) / per_minute;
         Self {
@@ -35,7 +35,7 @@ impl Gcra {
     }
 
     /// Reserves `units` and returns when they may be used (`Instant::now()` or later).
-    pub fn reserve(&self, units: u64) -> Instant {
+    pub(crate) fn reserve(&self, units: u64) -> Instant {
         let units = units.clamp(1, self.burst);
         let now = Instant::now();
         let mut tat = match self.tat.lock() {
@@ -53,7 +53,7 @@ impl Gcra {
     }
 
     /// Waits until `units` may be used.
-    pub async fn until_ready(&self, units: u64) {
+    pub(crate) async fn until_ready(&self, units: u64) {
         let at = self.reserve(units);
         if at > Instant::now() {
             tokio::time::sleep_until(at).await;
@@ -63,14 +63,14 @@ impl Gcra {
 
 /// The limits of one provider.
 #[derive(Debug)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     in_flight: Arc<Semaphore>,
     rpm: Option<Gcra>,
     tpm: Option<Gcra>,
 }
 
 impl Limiter {
-    pub fn from_settings(s: &ProviderSettings) -> Self {
+    pub(crate) fn from_settings(s: &ProviderSettings) -> Self {
         Self {
             in_flight: Arc::new(Semaphore::new(
                 usize::try_from(s.max_in_flight.max(1)).unwrap_or(64),
@@ -82,7 +82,7 @@ impl Limiter {
 
     /// Waits for the rate limits, then for a free in-flight slot (held until the permit is
     /// dropped). `tokens` is the estimated token count of the request.
-    pub async fn acquire(&self, tokens: u64) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn acquire(&self, tokens: u64) -> Option<OwnedSemaphorePermit> {
         if let Some(r) = &self.rpm {
             r.until_ready(1).await;
         }
@@ -95,7 +95,7 @@ impl Limiter {
     /// Books `tokens` more against the tokens-per-minute budget without waiting: the
     /// output tokens an answer used beyond what was reserved for it before sending. Later
     /// callers wait for them.
-    pub fn charge(&self, tokens: u64) {
+    pub(crate) fn charge(&self, tokens: u64) {
         if let Some(t) = &self.tpm
             && tokens > 0
         {
@@ -103,8 +103,9 @@ impl Limiter {
         }
     }
 
-    /// Free in-flight slots right now.
-    pub fn available(&self) -> usize {
+    /// Free in-flight slots right now (only the tests look).
+    #[cfg(test)]
+    pub(crate) fn available(&self) -> usize {
         self.in_flight.available_permits()
     }
 }

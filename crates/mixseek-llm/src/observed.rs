@@ -19,7 +19,7 @@ pub(crate) struct FallbackModel {
 }
 
 impl FallbackModel {
-    pub fn new(id: String, chain: Vec<Arc<dyn ChatModel>>) -> Self {
+    pub(crate) fn new(id: String, chain: Vec<Arc<dyn ChatModel>>) -> Self {
         Self { id, chain }
     }
 }
@@ -88,7 +88,7 @@ pub(crate) struct ObservedModel {
 }
 
 impl ObservedModel {
-    pub fn new(inner: Arc<dyn ChatModel>, observers: Arc<Observers>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn ChatModel>, observers: Arc<Observers>) -> Self {
         Self { inner, observers }
     }
 }

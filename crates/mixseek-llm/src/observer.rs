@@ -9,15 +9,20 @@ use std::sync::Mutex;
 /// Receives one record per LLM call (success or failure). Called synchronously on the
 /// calling task right after the call ends: keep it cheap (push to a channel for slow work).
 pub trait CallObserver: Send + Sync {
+    /// Receives the record of one finished call.
     fn on_call(&self, record: &LlmCallRecord);
 }
 
 /// The key the ledger books usage under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LedgerKey {
+    /// [`CallerTag::execution_id`](crate::CallerTag::execution_id).
     pub execution_id: Option<String>,
+    /// [`CallerTag::team_id`](crate::CallerTag::team_id).
     pub team_id: Option<String>,
+    /// [`CallerTag::round_number`](crate::CallerTag::round_number).
     pub round_number: Option<u32>,
+    /// [`CallerTag::role`](crate::CallerTag::role).
     pub role: Role,
 }
 
@@ -26,10 +31,13 @@ pub struct LedgerKey {
 pub struct LedgerEntry {
     /// Usage of the successful calls.
     pub usage: Usage,
+    /// Calls made.
     pub calls: u64,
+    /// Calls that ended in an error.
     pub failed_calls: u64,
     /// HTTP attempts over all calls (retries and fallbacks included).
     pub attempts: u64,
+    /// Calls answered from the response cache.
     pub cache_hits: u64,
 }
 
@@ -40,6 +48,7 @@ pub struct UsageLedger {
 }
 
 impl UsageLedger {
+    /// An empty ledger.
     pub fn new() -> Self {
         Self::default()
     }

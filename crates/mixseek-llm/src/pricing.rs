@@ -37,13 +37,13 @@ const DEFAULTS: &[(&str, f64, f64, Option<f64>)] = &[
 
 /// Prices by `provider:model`. The `mock` provider is free; `xai:` shares `grok:` prices.
 #[derive(Debug, Clone, Default)]
-pub struct PriceTable {
+pub(crate) struct PriceTable {
     prices: BTreeMap<String, Price>,
 }
 
 impl PriceTable {
     /// The shipped defaults with `overrides` on top.
-    pub fn with_overrides(overrides: &BTreeMap<String, Price>) -> Self {
+    pub(crate) fn with_overrides(overrides: &BTreeMap<String, Price>) -> Self {
         let mut prices: BTreeMap<String, Price> = DEFAULTS
             .iter()
             .map(|(id, i, o, c)| {
@@ -65,7 +65,7 @@ impl PriceTable {
 
     /// The price of `id` (exact, then without a `-YYYY-MM-DD` date suffix; `xai:` as `grok:`;
     /// `mock:` is free).
-    pub fn get(&self, id: &str) -> Option<&Price> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Price> {
         static FREE: Price = Price {
             input_per_million: 0.0,
             output_per_million: 0.0,
@@ -86,7 +86,7 @@ impl PriceTable {
     }
 
     /// The accounting view of one call: tokens, `requests = 1`, cost when priced.
-    pub fn usage(&self, id: &str, counts: Option<TokenCounts>) -> Usage {
+    pub(crate) fn usage(&self, id: &str, counts: Option<TokenCounts>) -> Usage {
         let mut u = Usage {
             requests: 1,
             ..Usage::default()
@@ -108,7 +108,7 @@ impl PriceTable {
 }
 
 /// USD cost of the token counts at price `p` (cached input tokens are part of the input).
-pub fn cost(p: &Price, c: TokenCounts) -> f64 {
+pub(crate) fn cost(p: &Price, c: TokenCounts) -> f64 {
     let cached = c.cached_tokens.min(c.input_tokens);
     let fresh = c.input_tokens - cached;
     let cached_price = p.cached_input_per_million.unwrap_or(p.input_per_million);

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// How long opening a TCP (and TLS) connection to a provider may take.
-pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Everything a registry is built from.
 #[derive(Clone, Default)]
@@ -56,17 +56,21 @@ impl std::fmt::Debug for RegistryConfig {
 }
 
 impl RegistryConfig {
+    /// No provider tables or price overrides, the default `[cache]`, the process environment.
     pub fn new() -> Self {
         Self::default()
     }
+    /// The config with these `[providers]` tables.
     pub fn with_providers(mut self, providers: BTreeMap<String, ProviderSettings>) -> Self {
         self.providers = providers;
         self
     }
+    /// The config with these `[pricing]` overrides.
     pub fn with_pricing(mut self, pricing: BTreeMap<String, Price>) -> Self {
         self.pricing = pricing;
         self
     }
+    /// The config with `[cache]` and the workspace a relative cache dir is under.
     pub fn with_cache(mut self, cache: CacheSettings, workspace: Option<PathBuf>) -> Self {
         self.cache = cache;
         self.workspace = workspace;
@@ -78,10 +82,12 @@ impl RegistryConfig {
         self.masker = Some(masker);
         self
     }
+    /// The config reading API keys and base URLs from `env`.
     pub fn with_env(mut self, env: Env) -> Self {
         self.env = env;
         self
     }
+    /// The config with one more call observer.
     pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
         self.observers.push(observer);
         self
@@ -90,12 +96,12 @@ impl RegistryConfig {
 
 /// The observers of a registry: its ledger plus the configured ones.
 pub(crate) struct Observers {
-    pub ledger: Arc<UsageLedger>,
-    pub extra: Vec<Arc<dyn CallObserver>>,
+    pub(crate) ledger: Arc<UsageLedger>,
+    pub(crate) extra: Vec<Arc<dyn CallObserver>>,
 }
 
 impl Observers {
-    pub fn notify(&self, record: &mixseek_core::LlmCallRecord) {
+    pub(crate) fn notify(&self, record: &mixseek_core::LlmCallRecord) {
         self.ledger.on_call(record);
         for o in &self.extra {
             o.on_call(record);

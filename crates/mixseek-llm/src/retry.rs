@@ -37,11 +37,11 @@ fn hint_secs(secs: f64) -> Option<Duration> {
 
 /// Attempts and backoff of one provider.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Attempts per call, the first included.
-    pub max_attempts: u32,
-    pub initial: Duration,
-    pub max: Duration,
+    pub(crate) max_attempts: u32,
+    pub(crate) initial: Duration,
+    pub(crate) max: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -55,7 +55,7 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    pub fn from_settings(s: &ProviderSettings) -> Self {
+    pub(crate) fn from_settings(s: &ProviderSettings) -> Self {
         Self {
             max_attempts: s.max_attempts.max(1),
             initial: clamped_secs(s.backoff_initial_seconds, 0.0, 3600.0),
@@ -66,7 +66,7 @@ impl RetryPolicy {
     /// The wait after the `failed`-th failed attempt (1-based): `base = initial *
     /// 2^(failed-1)`, plus a random jitter of up to half of it (so between `base` and
     /// `1.5 × base`: the first wait is at least `initial`), never more than `max`.
-    pub fn backoff(&self, failed: u32) -> Duration {
+    pub(crate) fn backoff(&self, failed: u32) -> Duration {
         let exp = failed.saturating_sub(1).min(30);
         let base = self.initial.saturating_mul(1u32 << exp).min(self.max);
         base.saturating_add((base / 2).mul_f64(fastrand::f64()))
@@ -75,14 +75,14 @@ impl RetryPolicy {
 
     /// The wait before the next attempt: the backoff, or the server's hint when it asks
     /// for longer (a hint is a floor: `Retry-After: 0` still backs off).
-    pub fn wait(&self, failed: u32, hint: Option<Duration>) -> Duration {
+    pub(crate) fn wait(&self, failed: u32, hint: Option<Duration>) -> Duration {
         let backoff = self.backoff(failed);
         hint.map_or(backoff, |h| h.max(backoff))
     }
 }
 
 /// The error kind of an HTTP status that is not a success.
-pub fn classify_status(status: u16) -> ErrorKind {
+pub(crate) fn classify_status(status: u16) -> ErrorKind {
     match status {
         429 => ErrorKind::RateLimited,
         408 | 500 | 502 | 503 | 504 | 529 => ErrorKind::Server,
@@ -92,7 +92,7 @@ pub fn classify_status(status: u16) -> ErrorKind {
 
 /// How long the server asked us to wait, from the response headers (see the module docs:
 /// never more than [`MAX_SERVER_WAIT`]; invalid values are ignored).
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     // Every value of a header sent several times, as text (values that are not visible
     // ASCII are skipped).
     let values = |name: &str| {
@@ -155,7 +155,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// Parses durations like `1s`, `6m0s`, `20ms`, `1.5s`, `1h2m` (OpenAI's reset headers); a
 /// bare number is seconds. `None` for anything else (a sign, an unknown unit, NaN, an
 /// infinite value); a duration too long to represent saturates at [`Duration::MAX`].
-pub fn parse_go_duration(s: &str) -> Option<Duration> {
+pub(crate) fn parse_go_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     if s.is_empty() {
         return None;
@@ -196,7 +196,7 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
 }
 
 /// How a wait reads in a message: `12.5 s`, or the cap for a hint that reached it.
-pub fn describe_wait(wait: Duration) -> String {
+pub(crate) fn describe_wait(wait: Duration) -> String {
     if wait >= MAX_SERVER_WAIT {
         format!(
             "{} s or more (mixseek caps a server's hint at {} s)",

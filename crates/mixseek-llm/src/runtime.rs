@@ -29,8 +29,8 @@ fn after(at: Instant, d: Duration) -> Instant {
 
 /// A provider with its shared state.
 pub(crate) struct ProviderRuntime {
-    pub name: String,
-    pub base_url: String,
+    pub(crate) name: String,
+    pub(crate) base_url: String,
     backend: Arc<dyn Backend>,
     limiter: Limiter,
     retry: RetryPolicy,
@@ -42,7 +42,7 @@ pub(crate) struct ProviderRuntime {
 }
 
 impl ProviderRuntime {
-    pub fn build(
+    pub(crate) fn build(
         name: &str,
         settings: Option<&ProviderSettings>,
         env: &Env,
@@ -91,7 +91,7 @@ pub(crate) struct ProviderModel {
 }
 
 impl ProviderModel {
-    pub fn new(
+    pub(crate) fn new(
         id: ModelId,
         runtime: Arc<ProviderRuntime>,
         prices: Arc<PriceTable>,

@@ -45,10 +45,12 @@ impl<T> std::fmt::Debug for StructuredOptions<T> {
 }
 
 impl<T> StructuredOptions<T> {
+    /// The options with [`StructuredOptions::max_repairs`] set.
     pub fn with_max_repairs(mut self, n: u32) -> Self {
         self.max_repairs = n;
         self
     }
+    /// The options with a check on the parsed value.
     pub fn with_check(
         mut self,
         check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static,
@@ -61,6 +63,7 @@ impl<T> StructuredOptions<T> {
 /// A successful structured answer.
 #[derive(Debug, Clone)]
 pub struct Structured<T> {
+    /// The parsed value.
     pub value: T,
     /// The validated JSON value.
     pub json: serde_json::Value,
@@ -370,7 +373,7 @@ fn answer_json(
 }
 
 /// The message asking the model to fix its previous answer.
-pub fn repair_instruction(kind: ErrorKind, error: &str) -> String {
+pub(crate) fn repair_instruction(kind: ErrorKind, error: &str) -> String {
     let what = match kind {
         ErrorKind::Parse => "was not valid JSON",
         ErrorKind::Schema => "did not follow the required JSON schema",

@@ -8,9 +8,13 @@ use std::time::Duration;
 /// identical calls it is, so the cache keeps repeated samples apart.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CallerTag {
+    /// The run's execution, when the call is made inside one.
     pub execution_id: Option<String>,
+    /// The team the call is made for, if any.
     pub team_id: Option<String>,
+    /// The round the call is made in, if any.
     pub round_number: Option<u32>,
+    /// What the call is for (leader, member, judge, …).
     pub role: Role,
     /// Index of this call among identical repeated calls (e.g. judge samples); 0 by default.
     pub repeat: u32,
@@ -51,6 +55,7 @@ impl CallerTag {
             repeat: 0,
         }
     }
+    /// The tag with [`CallerTag::repeat`] set.
     pub fn with_repeat(mut self, repeat: u32) -> Self {
         self.repeat = repeat;
         self
@@ -62,6 +67,7 @@ impl CallerTag {
 pub struct ToolCall {
     /// Provider-assigned id; the tool result must quote it.
     pub id: String,
+    /// The name of the tool called (one of the request's [`ToolSpec`]s).
     pub name: String,
     /// The arguments as a JSON value (an object for every provider we support).
     pub arguments: serde_json::Value,
@@ -92,19 +98,27 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
+    /// What the user (the caller) says.
     User {
+        /// The text.
         content: String,
     },
+    /// An earlier answer of the model, replayed.
     Assistant {
+        /// Its text, if it had any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
+        /// The tool calls it asked for.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
     /// The result of a tool call, answering the assistant message that asked for it.
     Tool {
+        /// The [`ToolCall::id`] answered.
         call_id: String,
+        /// The tool's name.
         name: String,
+        /// What the tool returned (or its error message).
         content: String,
         /// The tool failed: Anthropic gets `is_error: true` on the `tool_result`; the other
         /// wires only see the text.
@@ -114,23 +128,27 @@ pub enum Message {
 }
 
 impl Message {
+    /// A [`Message::User`].
     pub fn user(content: impl Into<String>) -> Self {
         Message::User {
             content: content.into(),
         }
     }
+    /// A [`Message::Assistant`] with text and no tool calls.
     pub fn assistant(content: impl Into<String>) -> Self {
         Message::Assistant {
             content: Some(content.into()),
             tool_calls: Vec::new(),
         }
     }
+    /// A [`Message::Assistant`] that asked for tool calls.
     pub fn assistant_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
         Message::Assistant {
             content,
             tool_calls,
         }
     }
+    /// The result of a tool call that succeeded.
     pub fn tool_result(
         call_id: impl Into<String>,
         name: impl Into<String>,
@@ -161,7 +179,9 @@ impl Message {
 /// A tool (function) the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The name the model calls it by.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
     /// JSON schema of the arguments object.
     pub parameters: serde_json::Value,
@@ -231,16 +251,22 @@ pub struct WebSearchOptions {
 pub struct ResponseSchema {
     /// A short identifier (`[A-Za-z0-9_-]`, as OpenAI requires), e.g. `JudgmentResult`.
     pub name: String,
+    /// The JSON schema itself.
     pub schema: serde_json::Value,
 }
 
 /// Sampling parameters. `None` leaves the provider's default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerationParams {
+    /// Sampling temperature.
     pub temperature: Option<f64>,
+    /// Most tokens in the answer.
     pub max_tokens: Option<u32>,
+    /// Nucleus sampling.
     pub top_p: Option<f64>,
+    /// Sampling seed, for providers that honour one.
     pub seed: Option<u64>,
+    /// Stop sequences (none: the provider's default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
 }
@@ -248,19 +274,25 @@ pub struct GenerationParams {
 /// One chat call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// The system prompt.
     pub system: Option<String>,
+    /// The conversation so far.
     pub messages: Vec<Message>,
+    /// Functions the model may call (the caller runs them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
     /// Tools the provider runs itself (web search, code execution); see [`NativeTool`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub native_tools: Vec<NativeTool>,
+    /// The schema of a structured answer (see [`ResponseSchema`]).
     pub response_schema: Option<ResponseSchema>,
+    /// Sampling parameters.
     pub params: GenerationParams,
     /// Time limit of the whole call, retries and backoff included (`None`: the provider's
     /// `timeout_seconds`).
     #[serde(skip)]
     pub timeout: Option<Duration>,
+    /// Who makes the call (usage booking, cache key). Never sent.
     #[serde(skip)]
     pub caller: CallerTag,
     /// Exact substrings of the rendered prompt (the system prompt and the first user message)
@@ -279,10 +311,12 @@ impl ChatRequest {
             ..Self::default()
         }
     }
+    /// The request with a system prompt.
     pub fn with_system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
         self
     }
+    /// The request with [`ChatRequest::caller`] set.
     pub fn with_caller(mut self, caller: CallerTag) -> Self {
         self.caller = caller;
         self
@@ -292,6 +326,7 @@ impl ChatRequest {
         self.cache_volatile = volatile;
         self
     }
+    /// The request asking for a structured answer following `schema`.
     pub fn with_schema(mut self, name: impl Into<String>, schema: serde_json::Value) -> Self {
         self.response_schema = Some(ResponseSchema {
             name: name.into(),
@@ -299,14 +334,17 @@ impl ChatRequest {
         });
         self
     }
+    /// The request offering `tools`.
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
         self
     }
+    /// The request with provider-run tools.
     pub fn with_native_tools(mut self, tools: Vec<NativeTool>) -> Self {
         self.native_tools = tools;
         self
     }
+    /// The request with a time limit for the whole call.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -317,19 +355,26 @@ impl ChatRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
+    /// The model finished its answer.
     Stop,
     /// The token limit was reached (the answer may be cut).
     Length,
+    /// The model stopped to have tools called.
     ToolCalls,
+    /// The provider's content filter cut the answer.
     ContentFilter,
+    /// Any other reason, as the provider named it.
     Other(String),
 }
 
 /// Token counts as a provider reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenCounts {
+    /// Prompt tokens.
     pub input_tokens: u64,
+    /// Answer tokens.
     pub output_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache.
     pub cached_tokens: u64,
 }
 
@@ -338,10 +383,12 @@ pub struct TokenCounts {
 pub struct ChatResponse {
     /// The text answer (with a response schema: the raw JSON document).
     pub text: Option<String>,
+    /// The tool calls the model asked for.
     pub tool_calls: Vec<ToolCall>,
     /// Accounting view of this call: tokens, `requests = 1`, cost when the model has a price,
     /// `requests_without_usage = 1` when the provider reported no token counts.
     pub usage: Usage,
+    /// Why the model stopped.
     pub finish_reason: FinishReason,
     /// Wall time of the call, retries included.
     #[serde(with = "duration_ms")]
@@ -351,6 +398,7 @@ pub struct ChatResponse {
     pub attempts: u32,
     /// `provider:model` that answered (differs from the requested one after a fallback).
     pub model: String,
+    /// Answered from the response cache.
     pub cache_hit: bool,
 }
 
@@ -365,10 +413,10 @@ mod duration_ms {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         Ok(Duration::from_millis(u64::deserialize(d)?))
     }
 }

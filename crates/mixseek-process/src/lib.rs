@@ -15,6 +15,8 @@
 //! Used by command members (`mixseek-agents`), command metrics (`mixseek-evaluator`) and hook
 //! commands (`mixseek-orchestrator`).
 
+#![warn(missing_docs, unreachable_pub)]
+
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -23,12 +25,15 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 /// One run of a program.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec<'a> {
+    /// The program: a path, or a bare name looked up on `PATH`.
     pub program: &'a Path,
+    /// Its arguments, passed as they are (no shell).
     pub args: &'a [String],
     /// Working directory; `None`: ours.
     pub cwd: Option<&'a Path>,
     /// Written to the program's stdin, which is then closed.
     pub input: &'a [u8],
+    /// How long the whole run may take before the process group is killed.
     pub timeout: Duration,
     /// The most bytes read from stdout.
     pub max_stdout: usize,
@@ -39,9 +44,11 @@ pub struct Spec<'a> {
 /// A program that ran to its end.
 #[derive(Debug)]
 pub struct Finished {
+    /// How it ended (see [`describe_status`] for a failure).
     pub status: ExitStatus,
     /// Everything it printed on stdout (at most `max_stdout` bytes).
     pub stdout: Vec<u8>,
+    /// The end of what it printed on stderr.
     pub stderr: StderrTail,
 }
 
@@ -83,8 +90,11 @@ pub enum RunError {
     /// reason with what to do, to follow "cannot start `…`: ".
     #[error("{}", spawn_reason(.source, .program, .cwd.as_deref()))]
     Spawn {
+        /// The program as given in [`Spec::program`].
         program: std::path::PathBuf,
+        /// The working directory as given in [`Spec::cwd`].
         cwd: Option<std::path::PathBuf>,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -96,7 +106,10 @@ pub enum RunError {
     Timeout(Duration),
     /// It printed more than the cap on stdout; it was killed with its process group.
     #[error("printed more than {} on stdout and was stopped", bytes_text(*.limit))]
-    StdoutTooLarge { limit: usize },
+    StdoutTooLarge {
+        /// The cap, [`Spec::max_stdout`].
+        limit: usize,
+    },
 }
 
 /// `4 MiB`, `512 KiB`, `100 bytes`.
@@ -175,7 +188,7 @@ pub fn describe_status(status: &ExitStatus) -> String {
 
 /// The name of signal `n` on this system (`SIGKILL`), for the common ones.
 #[cfg(unix)]
-pub fn signal_name(n: i32) -> Option<&'static str> {
+fn signal_name(n: i32) -> Option<&'static str> {
     use rustix::process::Signal as S;
     const NAMES: &[(S, &str)] = &[
         (S::HUP, "SIGHUP"),

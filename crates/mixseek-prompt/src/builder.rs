@@ -38,7 +38,7 @@ pub struct PromptBuilder {
 }
 
 /// `\r\n` and lone `\r` in a template source become `\n` (the original's engine does this).
-pub fn normalize_newlines(source: &str) -> String {
+pub(crate) fn normalize_newlines(source: &str) -> String {
     if source.contains('\r') {
         source.replace("\r\n", "\n").replace('\r', "\n")
     } else {
@@ -276,6 +276,7 @@ impl PromptBuilder {
         self
     }
 
+    /// The time zone `current_datetime` is shown in.
     pub fn time_zone(&self) -> Tz {
         self.tz
     }

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 /// Where the builder gets "now" from. Tests and `mixseek prompt render --now` fix it.
 pub trait Clock: Send + Sync + fmt::Debug {
+    /// The current instant.
     fn now(&self) -> DateTime<Utc>;
 }
 
 /// The system clock.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {

@@ -12,8 +12,11 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryRound {
+    /// The round's number (1-based).
     pub round_number: u32,
+    /// What the team submitted in that round.
     pub submission_content: String,
+    /// The round's overall evaluation score.
     pub evaluation_score: f64,
     /// Any JSON object; in a run it is the round's `ScoreDetails`
     /// (`{"overall_score", "metrics": [...]}`), printed in its key order.
@@ -60,9 +63,13 @@ pub fn original_score_details(details: &ScoreDetails) -> serde_json::Value {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RankingEntry {
+    /// The team's id.
     pub team_id: String,
+    /// The team's display name.
     pub team_name: String,
+    /// The team's best round score so far.
     pub max_score: f64,
+    /// How many rounds the team has completed.
     pub total_rounds: u32,
 }
 
@@ -75,11 +82,13 @@ mod shared_ranking {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::sync::Arc;
 
-    pub fn serialize<S: Serializer>(r: &Option<Ranking>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(r: &Option<Ranking>, s: S) -> Result<S::Ok, S::Error> {
         r.as_deref().serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Ranking>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Ranking>, D::Error> {
         Ok(Option::<Vec<RankingEntry>>::deserialize(d)?.map(Arc::new))
     }
 }
@@ -106,9 +115,13 @@ pub struct PromptContext {
     /// The original user prompt (`user_query` is accepted as its name in JSON).
     #[serde(alias = "user_query")]
     pub user_prompt: String,
+    /// The current round (1-based).
     pub round_number: u32,
+    /// The id of the team the prompt is for.
     pub team_id: String,
+    /// The display name of that team.
     pub team_name: String,
+    /// The execution the round belongs to, when known.
     pub execution_id: Option<String>,
     /// The team's completed rounds, in order (team prompt of round N: rounds 1..N-1;
     /// judgment after round N: rounds 1..N).
@@ -137,7 +150,7 @@ impl PromptContext {
     }
 
     /// The original's checks for the round prompts (team, judgment), first failure wins.
-    pub fn validate_round(&self) -> Result<(), PromptError> {
+    pub(crate) fn validate_round(&self) -> Result<(), PromptError> {
         if is_blank(&self.user_prompt) {
             return Err(PromptError::InvalidContext(
                 "user_prompt cannot be empty".into(),
@@ -167,7 +180,7 @@ impl PromptContext {
     }
 
     /// The original's checks for the evaluator prompt.
-    pub fn validate_evaluator(&self) -> Result<(), PromptError> {
+    pub(crate) fn validate_evaluator(&self) -> Result<(), PromptError> {
         if is_blank(&self.user_prompt) {
             return Err(PromptError::InvalidContext(
                 "user_query cannot be empty".into(),

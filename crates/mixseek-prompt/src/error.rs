@@ -7,12 +7,16 @@ use std::fmt;
 /// The three user-prompt templates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TemplateKind {
+    /// The team leader's user prompt of a round.
     Team,
+    /// The evaluator's user prompt for one submission.
     Evaluator,
+    /// The judgment's user prompt (continue or stop) after a round.
     Judgment,
 }
 
 impl TemplateKind {
+    /// Every kind, in the order above.
     pub const ALL: [TemplateKind; 3] = [
         TemplateKind::Team,
         TemplateKind::Evaluator,
@@ -37,6 +41,7 @@ impl TemplateKind {
         }
     }
 
+    /// The kind named by `s`, either [`as_str`](Self::as_str) or [`key`](Self::key).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL
             .into_iter()
@@ -95,7 +100,9 @@ impl fmt::Display for TimeZoneSource {
 /// ` (line 3, column 5)`, or nothing when unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Location {
+    /// The 1-based line, when known.
     pub line: Option<u32>,
+    /// The 1-based column, when known.
     pub column: Option<u32>,
 }
 
@@ -109,13 +116,17 @@ impl fmt::Display for Location {
     }
 }
 
+/// Why building, rendering or injecting a prompt failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PromptError {
     /// The template does not parse.
     #[error("Jinja2 template error: {template}{location}: {detail}")]
     Syntax {
+        /// The template at fault.
         template: TemplateName,
+        /// Where in it.
         location: Location,
+        /// The template engine's message.
         detail: String,
     },
 
@@ -125,13 +136,16 @@ pub enum PromptError {
         available.join(", ")
     )]
     UndefinedVariable {
+        /// The template at fault.
         template: TemplateName,
+        /// Where in it.
         location: Location,
         /// Names the template uses that are not available (may be empty, e.g. for
         /// `user_prompt.foo`).
         unknown: Vec<String>,
         /// Every variable this template can use.
         available: Vec<String>,
+        /// The template engine's message.
         detail: String,
     },
 
@@ -139,8 +153,11 @@ pub enum PromptError {
     /// `int + str`, …).
     #[error("Jinja2 template error: {template}{location}: {detail}")]
     Render {
+        /// The template at fault.
         template: TemplateName,
+        /// Where in it.
         location: Location,
+        /// The template engine's message.
         detail: String,
     },
 
@@ -154,25 +171,43 @@ pub enum PromptError {
         "Invalid timezone in {origin}: {value}. Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'"
     )]
     InvalidTimeZone {
+        /// Where the name came from.
         origin: TimeZoneSource,
+        /// The name as given.
         value: String,
     },
 
     /// Position message with an impossible total.
     #[error("Invalid total_teams: {total}")]
-    InvalidTotalTeams { total: usize },
+    InvalidTotalTeams {
+        /// The total given.
+        total: usize,
+    },
 
     /// Position message with a position outside 1..=total.
     #[error("Invalid position: {position} (total_teams: {total})")]
-    InvalidPosition { position: usize, total: usize },
+    InvalidPosition {
+        /// The position given.
+        position: usize,
+        /// The total given.
+        total: usize,
+    },
 
     /// The settings do not validate (blank template, bad rule, …); one line per problem.
     #[error("invalid [prompt_builder] settings:\n{}", issues.join("\n"))]
-    InvalidSettings { issues: Vec<String> },
+    InvalidSettings {
+        /// One message per problem.
+        issues: Vec<String>,
+    },
 
     /// A file given to the builder (settings or context) cannot be read or parsed.
     #[error("{path}: {message}")]
-    File { path: String, message: String },
+    File {
+        /// The file, as given.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl PromptError {

@@ -7,11 +7,11 @@ use crate::pyjson::dumps_pretty_into;
 use std::fmt::Write as _;
 
 /// `submission_history` when there is no completed round.
-pub const NO_HISTORY: &str = "まだ過去のSubmissionはありません。";
+pub(crate) const NO_HISTORY: &str = "まだ過去のSubmissionはありません。";
 /// `ranking_table` when there is no ranking (no store, round 1, or an empty ranking).
-pub const NO_RANKING: &str = "まだランキング情報がありません。";
+pub(crate) const NO_RANKING: &str = "まだランキング情報がありません。";
 /// `team_position_message` when the team's position is unknown.
-pub const NO_POSITION: &str = "まだあなたのチームの順位はありません。";
+pub(crate) const NO_POSITION: &str = "まだあなたのチームの順位はありません。";
 
 /// All rounds, each as `## ラウンド n` / `### スコア: x.xx/100` / `### スコア詳細:` / JSON /
 /// `### あなたの提出内容:` / the submission, rounds separated by one blank line, no
@@ -45,7 +45,7 @@ pub fn format_submission_history(rounds: &[HistoryRound]) -> String {
 /// One line per team in ranking order, `#{i}` = 1-based position (ties get distinct
 /// numbers), the current team's line bold with `(あなたのチーム)`; `None` or empty ⇒
 /// `まだランキング情報がありません。`.
-pub fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> String {
+pub(crate) fn format_ranking_table(ranking: Option<&[RankingEntry]>, team_id: &str) -> String {
     let ranking = match ranking {
         Some(r) if !r.is_empty() => r,
         _ => return NO_RANKING.to_string(),
@@ -107,7 +107,7 @@ pub(crate) fn push_fixed2(out: &mut String, x: f64) {
 /// The position message; unknown position or total ⇒ `まだあなたのチームの順位はありません。`.
 /// Errors: total < 1 (`Invalid total_teams: …`, checked first), position outside 1..=total
 /// (`Invalid position: … (total_teams: …)`).
-pub fn format_position_message(
+pub(crate) fn format_position_message(
     position: Option<usize>,
     total: Option<usize>,
 ) -> Result<String, PromptError> {
@@ -130,7 +130,7 @@ pub fn format_position_message(
 
 /// The ranking as the prompt uses it: only from round 2 and when a store is present
 /// (`ranking` is `Some`); otherwise `None`.
-pub fn effective_ranking(
+pub(crate) fn effective_ranking(
     round_number: u32,
     ranking: Option<&[RankingEntry]>,
 ) -> Option<&[RankingEntry]> {
@@ -139,7 +139,7 @@ pub fn effective_ranking(
 
 /// Position (1-based index of the first entry with `team_id`) and total, when the ranking is
 /// non-empty; a team absent from it has an unknown position.
-pub fn position_in(
+pub(crate) fn position_in(
     ranking: Option<&[RankingEntry]>,
     team_id: &str,
 ) -> (Option<usize>, Option<usize>) {

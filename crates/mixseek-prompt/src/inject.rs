@@ -25,8 +25,8 @@ pub struct Injected {
 /// inputs of the two suffix rules when the context sets none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Suffixes {
-    pub system: Option<String>,
-    pub user: Option<String>,
+    pub(crate) system: Option<String>,
+    pub(crate) user: Option<String>,
 }
 
 /// The built-in rules.
@@ -135,7 +135,7 @@ impl Builtin {
 
 /// English name of a language code (`ja` → `Japanese`); other values are used as given
 /// (`language = "Japanese"` works too).
-pub fn language_name(code: &str) -> String {
+pub(crate) fn language_name(code: &str) -> String {
     let norm = code.trim().to_ascii_lowercase().replace('_', "-");
     let name = match norm.as_str() {
         "ja" | "jp" | "ja-jp" => "Japanese",
@@ -175,18 +175,18 @@ pub(crate) enum RuleText {
 /// A rule ready to run.
 #[derive(Debug, Clone)]
 pub(crate) struct Rule {
-    pub name: String,
-    pub priority: i64,
-    pub side: InjectionSide,
-    pub phases: Vec<InjectionPhase>,
-    pub builtin: Option<Builtin>,
+    pub(crate) name: String,
+    pub(crate) priority: i64,
+    pub(crate) side: InjectionSide,
+    pub(crate) phases: Vec<InjectionPhase>,
+    pub(crate) builtin: Option<Builtin>,
     /// Name of the condition template (`{% if (EXPR) %}1{% endif %}`) in the environment.
-    pub when: Option<String>,
+    pub(crate) when: Option<String>,
     /// The raw `when` expression (for error positions).
-    pub when_expr: Option<String>,
-    pub text: RuleText,
+    pub(crate) when_expr: Option<String>,
+    pub(crate) text: RuleText,
     /// The raw text template source.
-    pub text_source: Option<String>,
+    pub(crate) text_source: Option<String>,
 }
 
 /// Prefix of the wrapper that turns a `when` expression into a template.

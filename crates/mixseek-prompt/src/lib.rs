@@ -41,8 +41,8 @@
 //! * [`PromptBuilder::inject`] (or `inject_system` / `inject_user`) for a phase (team, member,
 //!   evaluator, judgment) returns [`Injected`]: the prompt and the names of the rules applied.
 //!   [`PromptBuilder::render_with_injections`] renders and applies the user-side rules.
-//! * Formatters: [`format_submission_history`], [`format_ranking_table`],
-//!   [`format_position_message`], [`format_current_datetime`].
+//! * Formatters: [`format_submission_history`], [`format_current_datetime`] (the ranking
+//!   table and position message are rendered through the templates' variables).
 //! * Preflight: [`check_settings`] reports every template/rule problem at once, including
 //!   every name a template or rule reads that is not one of its variables (with the nearest
 //!   valid one; names only tested with `is defined` / `is undefined` or given a `default`
@@ -50,10 +50,10 @@
 //! * Applied rules: every application is logged at debug level (execution, team, round,
 //!   phase, side, rules); [`PromptBuilder::take_applied`] returns a round's rule names per
 //!   phase and side (`mixseek_core::AppliedInjection`) for the round record. Clones share them.
-//! * Outside a run: [`load::load_for_run`] loads the settings exactly as a run does;
-//!   [`load::parse_context`] reads a strict context JSON.
+//! * Outside a run: [`load_for_run`] loads the settings exactly as a run does;
+//!   [`parse_context`] reads a strict context JSON.
 //! * History: [`PromptContext::with_rounds`] shows stored rounds' score details in the
-//!   original's shape only ([`context::original_score_details`]).
+//!   original's shape only ([`original_score_details`]).
 //! * [`DEFAULT_PROMPT_BUILDER_TOML`] is the bundled default file (`mixseek init` writes it).
 //!
 //! Built-in injection rules (override key by key with a same-named
@@ -65,33 +65,41 @@
 //! system_prompt_suffix` / `prompt_suffix` when the context sets none. Blocks are joined with `system_separator`
 //! (`"\n\n---\n\n"`) or `user_separator` (`"\n\n"`).
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod applied;
-pub mod builder;
-pub mod clock;
-pub mod context;
-pub mod error;
-pub mod formatters;
-pub mod inject;
-pub mod load;
+mod builder;
+mod clock;
+mod context;
+mod error;
+mod formatters;
+mod inject;
+mod load;
 mod names;
-pub mod pyjson;
-pub mod vars;
+mod pyjson;
+mod vars;
 
 #[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
 mod injection_tests;
 
-pub use builder::{PromptBuilder, check_settings, normalize_newlines};
+pub use builder::{PromptBuilder, check_settings};
 pub use clock::{
-    Clock, FixedClock, SharedClock, SystemClock, env_tz, format_current_datetime, parse_time_zone,
+    Clock, FixedClock, SharedClock, env_tz, format_current_datetime, parse_time_zone,
     resolve_time_zone,
 };
-pub use context::{HistoryRound, PromptContext, Ranking, RankingEntry};
+pub use context::{
+    HistoryRound, PromptContext, Ranking, RankingEntry, original_score_details, py_trim,
+};
 pub use error::{Location, PromptError, TemplateKind, TemplateName, TimeZoneSource};
-pub use formatters::{format_position_message, format_ranking_table, format_submission_history};
-pub use inject::{Injected, language_name};
+pub use formatters::format_submission_history;
+pub use inject::Injected;
+pub use load::{
+    CONTEXT_KEYS, LoadedSettings, load_for_run, parse_context, required_fields, settings_from_toml,
+};
 pub use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+pub use pyjson::py_float_repr;
 pub use vars::{INJECTION_VARS, VarInfo, template_variables};
 
 /// The bundled default prompt-builder file, verbatim (what `mixseek init` and

@@ -55,6 +55,7 @@ fn settings_from_doc(doc: &TomlDoc) -> Result<PromptBuilderSettings, PromptError
 /// Prompt-builder settings loaded outside a run, and how they were found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSettings {
+    /// The settings themselves.
     pub settings: PromptBuilderSettings,
     /// Where they came from: a file, an orchestrator file's inline table, or the built-in
     /// defaults.

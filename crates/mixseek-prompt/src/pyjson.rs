@@ -8,15 +8,17 @@
 use serde_json::{Number, Value};
 use std::fmt::Write as _;
 
-/// Pretty-prints `value` like Python's `json.dumps(value, ensure_ascii=False, indent=2)`.
-pub fn dumps_pretty(value: &Value) -> String {
+/// [`dumps_pretty_into`] into a new string (only the tests need it).
+#[cfg(test)]
+pub(crate) fn dumps_pretty(value: &Value) -> String {
     let mut out = String::with_capacity(256);
     dumps_pretty_into(&mut out, value);
     out
 }
 
-/// [`dumps_pretty`] appending to `out`.
-pub fn dumps_pretty_into(out: &mut String, value: &Value) {
+/// Pretty-prints `value` like Python's `json.dumps(value, ensure_ascii=False, indent=2)`,
+/// appending to `out`.
+pub(crate) fn dumps_pretty_into(out: &mut String, value: &Value) {
     write_value(out, value, 0);
 }
 
@@ -125,7 +127,7 @@ pub fn py_float_repr(x: f64) -> String {
 }
 
 /// [`py_float_repr`] appending to `out`.
-pub fn write_py_float(out: &mut String, x: f64) {
+pub(crate) fn write_py_float(out: &mut String, x: f64) {
     let Some(n) = Number::from_f64(x) else {
         out.push_str(if x.is_nan() {
             "NaN"

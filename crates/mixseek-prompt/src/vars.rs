@@ -15,7 +15,9 @@ use minijinja::Value;
 /// A template variable and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VarInfo {
+    /// The name templates use.
     pub name: &'static str,
+    /// What it holds (shown by `mixseek prompt vars`).
     pub description: &'static str,
 }
 
@@ -92,7 +94,7 @@ pub fn template_variables(kind: TemplateKind) -> &'static [VarInfo] {
 }
 
 /// The variable names of a template kind.
-pub fn variable_names(kind: TemplateKind) -> Vec<&'static str> {
+pub(crate) fn variable_names(kind: TemplateKind) -> Vec<&'static str> {
     template_variables(kind).iter().map(|v| v.name).collect()
 }
 

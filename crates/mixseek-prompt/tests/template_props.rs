@@ -2,10 +2,9 @@
 //! prompt gives a prompt or an error that names the template and its line (or the context
 //! file), never a panic.
 
-use mixseek_prompt::load::{CONTEXT_KEYS, parse_context};
 use mixseek_prompt::{
-    FixedClock, PromptBuilder, PromptBuilderSettings, PromptContext, PromptError, TemplateKind,
-    TemplateName, check_settings,
+    CONTEXT_KEYS, FixedClock, PromptBuilder, PromptBuilderSettings, PromptContext, PromptError,
+    TemplateKind, TemplateName, check_settings, parse_context,
 };
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -235,7 +234,7 @@ proptest! {
         doc.insert("prompt_builder".into(), toml::Value::Table(pb));
         let text = toml::to_string(&doc).expect("toml");
         // A rule the settings checks refuse (a blank `text`, …) is a settings error.
-        let settings = match mixseek_prompt::load::settings_from_toml(&text, "pb.toml") {
+        let settings = match mixseek_prompt::settings_from_toml(&text, "pb.toml") {
             Ok(s) => s,
             Err(e) => {
                 prop_assert!(matches!(e, PromptError::InvalidSettings { .. }), "{}", e);

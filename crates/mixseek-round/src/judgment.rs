@@ -428,7 +428,7 @@ mod tests {
     /// A judgment answer through the real steps of the structured call: tolerant JSON
     /// parsing, the output type, then the check.
     fn accepted(raw: &str) -> Option<f64> {
-        let json = mixseek_llm::structured::parse_json(raw).ok()?;
+        let json = mixseek_llm::parse_json(raw).ok()?;
         let j: ImprovementJudgment = serde_json::from_value(json).ok()?;
         check_judgment(&j).ok()?;
         Some(j.confidence_score)

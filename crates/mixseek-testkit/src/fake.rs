@@ -39,8 +39,11 @@ pub const USAGE_OUTPUT: u64 = 5;
 /// The wire format a fake server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
+    /// OpenAI Chat Completions (and the Responses API on [`RESPONSES_PATH`]).
     OpenAi,
+    /// Anthropic Messages.
     Anthropic,
+    /// Google Gemini `generateContent`.
     Gemini,
 }
 
@@ -56,12 +59,20 @@ pub enum Reply {
     ToolCalls(Vec<(String, Value)>),
     /// An error status with the wire's error body and extra headers.
     Error {
+        /// The HTTP status.
         status: u16,
+        /// The error message inside the wire's error body.
         message: String,
+        /// Extra response headers (e.g. `retry-after`).
         headers: Vec<(String, String)>,
     },
     /// Any status and body (e.g. a malformed 200).
-    Body { status: u16, body: String },
+    Body {
+        /// The HTTP status.
+        status: u16,
+        /// The body, sent as it is.
+        body: String,
+    },
     /// Never answers.
     Hang,
     /// Answers after a delay.
@@ -73,19 +84,28 @@ pub enum Reply {
     /// A web search the provider ran for `query`, then `text` citing `sources`
     /// (`(url, title)`).
     WebSearch {
+        /// The query the provider searched for.
         query: String,
+        /// The sources found, `(url, title)`.
         sources: Vec<(String, String)>,
+        /// The final answer.
         text: String,
     },
     /// Python `code` the provider ran, its `output`, then `text`.
     CodeExecution {
+        /// The code the provider ran.
         code: String,
+        /// What it printed.
         output: String,
+        /// The final answer.
         text: String,
     },
     /// Anthropic: a server-tool turn the API paused (`stop_reason: "pause_turn"`) after a
     /// web search for `query`; other wires: an empty text.
-    PauseTurn { query: String },
+    PauseTurn {
+        /// The query of the paused web search.
+        query: String,
+    },
     /// Tool calls `(name, arguments)`; on Gemini the first call's part carries
     /// `thoughtSignature: "fake-signature-<n>"` (the n-th request); elsewhere like
     /// [`Reply::ToolCalls`].
@@ -95,15 +115,19 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// [`Reply::Text`].
     pub fn text(s: impl Into<String>) -> Self {
         Reply::Text(s.into())
     }
+    /// [`Reply::Json`].
     pub fn json(v: Value) -> Self {
         Reply::Json(v)
     }
+    /// [`Reply::ToolCalls`] with one call.
     pub fn tool_call(name: &str, args: Value) -> Self {
         Reply::ToolCalls(vec![(name.to_string(), args)])
     }
+    /// [`Reply::Error`] with `status`, `message` and no extra headers.
     pub fn status(status: u16, message: impl Into<String>) -> Self {
         Reply::Error {
             status,
@@ -126,15 +150,19 @@ impl Reply {
             body: "{\"choices\": [ this is not json".into(),
         }
     }
+    /// [`Reply::Hang`].
     pub fn hang() -> Self {
         Reply::Hang
     }
+    /// [`Reply::Delayed`]: `inner` after `d`.
     pub fn delayed(d: Duration, inner: Reply) -> Self {
         Reply::Delayed(d, Box::new(inner))
     }
+    /// [`Reply::NoUsage`]: `inner` without usage.
     pub fn without_usage(inner: Reply) -> Self {
         Reply::NoUsage(Box::new(inner))
     }
+    /// [`Reply::WebSearch`].
     pub fn web_search(query: &str, sources: &[(&str, &str)], text: &str) -> Self {
         Reply::WebSearch {
             query: query.into(),
@@ -145,6 +173,7 @@ impl Reply {
             text: text.into(),
         }
     }
+    /// [`Reply::CodeExecution`].
     pub fn code_execution(code: &str, output: &str, text: &str) -> Self {
         Reply::CodeExecution {
             code: code.into(),
@@ -162,7 +191,9 @@ pub fn fake_signature(n: usize) -> String {
 /// A request the fake server received.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
+    /// The path without the query.
     pub path: String,
+    /// The query string, if any (without `?`).
     pub query: Option<String>,
     /// Header names lower-case.
     pub headers: Vec<(String, String)>,
@@ -171,6 +202,7 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// The value of header `name` (any case), if it was sent.
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
@@ -195,7 +227,7 @@ pub enum FormatRejection {
 
 /// The error body llama-cpp-python's server (0.3.16, `python -m llama_cpp.server`) answers
 /// with HTTP 500 to a `response_format` of type `format` (recorded from a real server).
-pub fn llama_cpp_python_rejection(format: &str) -> Value {
+pub(crate) fn llama_cpp_python_rejection(format: &str) -> Value {
     json!({"error": {
         "message": format!("1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': '{format}', 'ctx': {{'expected': \"'text' or 'json_object'\"}}}}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions"),
         "type": "internal_server_error",
@@ -277,12 +309,15 @@ impl FakeLlm {
         };
         Self { server, state }
     }
+    /// [`FakeLlm::start`] for [`Wire::OpenAi`].
     pub async fn openai() -> Self {
         Self::start(Wire::OpenAi).await
     }
+    /// [`FakeLlm::start`] for [`Wire::Anthropic`].
     pub async fn anthropic() -> Self {
         Self::start(Wire::Anthropic).await
     }
+    /// [`FakeLlm::start`] for [`Wire::Gemini`].
     pub async fn gemini() -> Self {
         Self::start(Wire::Gemini).await
     }
@@ -327,6 +362,7 @@ impl FakeLlm {
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.state.requests).clone()
     }
+    /// How many requests were received so far.
     pub fn request_count(&self) -> usize {
         lock(&self.state.requests).len()
     }
@@ -435,14 +471,9 @@ async fn resolve(reply: Reply, usage: bool, auto: impl Fn() -> Reply) -> Option<
     }
 }
 
-/// The OpenAI Responses API answer for `reply` to a request `body` (the `n`-th request).
-/// A [`Reply::Hostile`] that breaks the HTTP exchange itself needs [`answer_responses`].
-pub async fn respond_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> HttpResponse {
-    answer_responses(reply, body, n, usage).await.response
-}
-
-/// [`respond_responses`] with how the answer goes on the wire.
-pub async fn answer_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> Answer {
+/// The OpenAI Responses API answer for `reply` to a request `body` (the `n`-th request),
+/// with how it goes on the wire.
+pub(crate) async fn answer_responses(reply: Reply, body: &Value, n: usize, usage: bool) -> Answer {
     let Some((reply, usage)) = resolve(reply, usage, || auto_reply_responses(body, n)).await else {
         return HttpResponse::text(504, "hung").into();
     };
@@ -504,7 +535,7 @@ pub(crate) fn responses_body(reply: &Reply, body: &Value, n: usize, usage: bool)
 
 /// What [`Reply::Auto`] answers on the Responses API: a schema sample (`text.format`), a
 /// call of each function tool not called yet, else a text answer.
-pub fn auto_reply_responses(body: &Value, n: usize) -> Reply {
+pub(crate) fn auto_reply_responses(body: &Value, n: usize) -> Reply {
     if let Some(schema) = body.pointer("/text/format/schema") {
         return Reply::Json(sample(schema));
     }
@@ -551,7 +582,13 @@ pub async fn respond(
 }
 
 /// [`respond`] with how the answer goes on the wire.
-pub async fn answer(wire: Wire, reply: Reply, body: &Value, n: usize, usage: bool) -> Answer {
+pub(crate) async fn answer(
+    wire: Wire,
+    reply: Reply,
+    body: &Value,
+    n: usize,
+    usage: bool,
+) -> Answer {
     let Some((reply, usage)) = resolve(reply, usage, || auto_reply(wire, body, n)).await else {
         return HttpResponse::text(504, "hung").into();
     };
@@ -769,7 +806,7 @@ pub(crate) fn success_body(wire: Wire, reply: &Reply, req: &Value, n: usize, usa
 }
 
 /// What [`Reply::Auto`] answers to `body`.
-pub fn auto_reply(wire: Wire, body: &Value, n: usize) -> Reply {
+pub(crate) fn auto_reply(wire: Wire, body: &Value, n: usize) -> Reply {
     let (schema, tools, called): (Option<Value>, Vec<(String, Value)>, Vec<String>) = match wire {
         Wire::OpenAi => {
             // `json_schema`, or llama.cpp's `json_object` with a `schema`.

@@ -22,9 +22,9 @@ pub const UNKNOWN_FINISH_REASON: &str = "cosmic_ray";
 /// The arguments of [`Hostile::InvalidArguments`]: JSON cut short.
 pub const INVALID_ARGUMENTS: &str = "{\"task\": ";
 /// The size of [`Hostile::HugeBody`]'s body: 50 MB.
-pub const HUGE_BODY_BYTES: usize = 50 * 1000 * 1000;
+pub(crate) const HUGE_BODY_BYTES: usize = 50 * 1000 * 1000;
 /// How long [`Hostile::Trickle`] waits between two bytes.
-pub const TRICKLE_INTERVAL: Duration = Duration::from_millis(200);
+pub(crate) const TRICKLE_INTERVAL: Duration = Duration::from_millis(200);
 
 /// One way a server can misbehave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,7 +122,7 @@ impl Hostile {
 
 /// The API an answer is shaped for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
+pub(crate) enum Api {
     /// One of the chat wires.
     Chat(Wire),
     /// The OpenAI Responses API.
@@ -258,7 +258,7 @@ fn json_response(status: u16, v: &Value) -> HttpResponse {
 }
 
 /// The answer of `api` to `req` (the `n`-th request) broken as `h` says.
-pub fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize) -> Answer {
+pub(crate) fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize) -> Answer {
     let main = api.main_field();
     let mut v = normal(api, req, n);
     let json_answer = |v: &Value| Answer::from(json_response(200, v));

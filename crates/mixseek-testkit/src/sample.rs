@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 /// A value valid for `schema` (for the common keywords).
-pub fn sample(schema: &Value) -> Value {
+pub(crate) fn sample(schema: &Value) -> Value {
     gen_value(schema, schema, "", 0)
 }
 

@@ -28,12 +28,15 @@ use tokio::task::JoinHandle;
 /// A request as the handler sees it (body read in full).
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
+    /// `GET`, `POST`, …
     pub method: String,
     /// Path without the query.
     pub path: String,
+    /// The query string, if any (without `?`).
     pub query: Option<String>,
     /// Header names lower-case.
     pub headers: Vec<(String, String)>,
+    /// The whole body.
     pub body: Bytes,
 }
 
@@ -45,6 +48,7 @@ impl HttpRequest {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
 
+    /// The value of header `name` (any case), if it was sent.
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
@@ -57,12 +61,16 @@ impl HttpRequest {
 /// A response to send.
 #[derive(Debug, Clone)]
 pub struct HttpResponse {
+    /// The HTTP status.
     pub status: u16,
+    /// Response headers.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: Bytes,
 }
 
 impl HttpResponse {
+    /// A JSON body (`content-type: application/json`).
     pub fn json(status: u16, value: &serde_json::Value) -> Self {
         Self {
             status,
@@ -70,6 +78,7 @@ impl HttpResponse {
             body: Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
         }
     }
+    /// A plain-text body.
     pub fn text(status: u16, body: impl Into<String>) -> Self {
         Self {
             status,
@@ -77,6 +86,7 @@ impl HttpResponse {
             body: Bytes::from(body.into()),
         }
     }
+    /// The response with one more header.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_string(), value.to_string()));
         self
@@ -85,7 +95,7 @@ impl HttpResponse {
 
 /// How a response goes on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// As an ordinary HTTP/1.1 response with Content-Length.
     #[default]
     Normal,
@@ -106,9 +116,9 @@ pub enum Delivery {
 
 /// A response with how to deliver it.
 #[derive(Debug, Clone)]
-pub struct Answer {
-    pub response: HttpResponse,
-    pub delivery: Delivery,
+pub(crate) struct Answer {
+    pub(crate) response: HttpResponse,
+    pub(crate) delivery: Delivery,
 }
 
 impl From<HttpResponse> for Answer {
@@ -347,7 +357,7 @@ impl HttpServer {
 
     /// [`HttpServer::start`] with a handler that also says how each response goes on the
     /// wire ([`Delivery`]).
-    pub async fn start_with_delivery<F, Fut>(port: u16, handler: F) -> std::io::Result<Self>
+    pub(crate) async fn start_with_delivery<F, Fut>(port: u16, handler: F) -> std::io::Result<Self>
     where
         F: Fn(HttpRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Answer> + Send + 'static,
@@ -447,6 +457,7 @@ impl HttpServer {
         Ok(Self { addr, task })
     }
 
+    /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

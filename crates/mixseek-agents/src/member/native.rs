@@ -18,9 +18,7 @@
 
 use crate::error::AgentError;
 use mixseek_config::MemberSettings;
-use mixseek_llm::ModelRegistry;
-use mixseek_llm::providers::native_tool_support;
-use mixseek_llm::types::{NativeTool, WebSearchOptions};
+use mixseek_llm::{ModelRegistry, NativeTool, WebSearchOptions, native_tool_support};
 
 fn hint(agent_type: &str) -> &'static str {
     match agent_type {

@@ -251,10 +251,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             .privacy
             .masker()
             .map_err(|e| CliError::from_error(&e, 2))?,
-        mixseek_llm::providers::api_key_values(
-            &config.file.providers,
-            &mixseek_llm::Env::process(),
-        ),
+        mixseek_llm::api_key_values(&config.file.providers, &mixseek_llm::Env::process()),
     );
     let user_prompt = read_prompt(&args)?;
     if args.resume.is_none() && user_prompt.trim().is_empty() {
@@ -348,7 +345,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         TextOrJson::Json => println!("{}", to_json_pretty(&summary)),
     }
     // The response cache's hits and misses over the run (when it was on).
-    let cache = mixseek_llm::cache::process_stats();
+    let cache = mixseek_llm::process_stats();
     if args.cache || cache.hits + cache.misses > 0 {
         match args.format {
             TextOrJson::Text => println!("cache: {}", cache.summary()),

@@ -107,7 +107,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             .ok_or_else(|| CliError::usage(format!("cannot read {}", path.display())))?;
         crate::redact::install(
             mixseek_core::PiiMasker::disabled(),
-            mixseek_llm::providers::api_key_values(&file.providers, &Env::process()),
+            mixseek_llm::api_key_values(&file.providers, &Env::process()),
         );
         registry_config = registry_config
             .with_providers(file.providers)

@@ -6,10 +6,9 @@ use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::TextOrJson;
 use chrono::{DateTime, Utc};
-use mixseek_prompt::load::{load_for_run, parse_context};
 use mixseek_prompt::{
     FixedClock, INJECTION_VARS, PromptBuilder, PromptError, TemplateKind, TimeZoneSource, env_tz,
-    parse_time_zone, resolve_time_zone, template_variables,
+    load_for_run, parse_context, parse_time_zone, resolve_time_zone, template_variables,
 };
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -175,7 +174,7 @@ fn render(args: RenderArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
         prompt_error(e, kind).with_hint(format!(
             "--kind {} needs {}; see `mixseek prompt render --help` for the format",
             kind.as_str(),
-            mixseek_prompt::load::required_fields(kind).join(", ")
+            mixseek_prompt::required_fields(kind).join(", ")
         ))
     })?;
 

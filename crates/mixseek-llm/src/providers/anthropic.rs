@@ -29,19 +29,19 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `max_tokens` when the request sets none.
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-pub const API_VERSION: &str = "2023-06-01";
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 4096;
+pub(crate) const API_VERSION: &str = "2023-06-01";
 /// The server tool type of web search.
-pub const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+pub(crate) const WEB_SEARCH_TOOL: &str = "web_search_20250305";
 /// The server tool type of code execution.
-pub const CODE_EXECUTION_TOOL: &str = "code_execution_20250825";
+pub(crate) const CODE_EXECUTION_TOOL: &str = "code_execution_20250825";
 /// The `anthropic-beta` value code execution needs.
 pub const CODE_EXECUTION_BETA: &str = "code-execution-2025-08-25";
 /// How many times a `pause_turn` answer is continued within one attempt.
-pub const MAX_CONTINUATIONS: u32 = 4;
+pub(crate) const MAX_CONTINUATIONS: u32 = 4;
 
 /// The server-tool object of a native tool.
-pub fn native_tool_json(tool: &NativeTool) -> Value {
+pub(crate) fn native_tool_json(tool: &NativeTool) -> Value {
     match tool {
         NativeTool::WebSearch(o) => {
             let mut t = json!({"type": WEB_SEARCH_TOOL, "name": "web_search"});
@@ -61,7 +61,7 @@ pub fn native_tool_json(tool: &NativeTool) -> Value {
 }
 
 /// The `anthropic-beta` header value `request` needs, if any.
-pub fn beta_header(request: &ChatRequest) -> Option<&'static str> {
+pub(crate) fn beta_header(request: &ChatRequest) -> Option<&'static str> {
     request
         .native_tools
         .iter()
@@ -74,7 +74,7 @@ pub(crate) struct AnthropicBackend {
 }
 
 impl AnthropicBackend {
-    pub fn new(c: HttpCommon) -> Self {
+    pub(crate) fn new(c: HttpCommon) -> Self {
         Self { c }
     }
 }
@@ -84,7 +84,7 @@ fn is_object_schema(schema: &Value) -> bool {
 }
 
 /// The Messages body of `request` for `model`.
-pub fn request_body(model: &str, request: &ChatRequest) -> Value {
+pub(crate) fn request_body(model: &str, request: &ChatRequest) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     // Consecutive blocks of the same role are merged into one message (the API requires
     // alternating roles; several tool results answer one assistant turn).
@@ -193,7 +193,7 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
 
 /// Parses a Messages answer. With a response schema, the forced tool's input becomes the
 /// text.
-pub fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, String> {
+pub(crate) fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResponse, String> {
     let content = fields::main_list(v, "content", "Anthropic Messages")?;
     let schema_tool = request.response_schema.as_ref();
     let mut text = NativeText::default();

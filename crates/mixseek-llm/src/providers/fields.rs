@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 /// The most tokens one count of one answer may report: larger counts (or counts that are
 /// not non-negative integers) are not believed, and the call's usage is recorded as
 /// unknown.
-pub const MAX_TOKEN_COUNT: u64 = 1_000_000_000_000;
+pub(crate) const MAX_TOKEN_COUNT: u64 = 1_000_000_000_000;
 
 /// The JSON type of `v` in words, for messages.
 pub(crate) fn kind_of(v: &Value) -> &'static str {

@@ -35,7 +35,7 @@ pub(crate) struct GeminiBackend {
 }
 
 impl GeminiBackend {
-    pub fn new(c: HttpCommon) -> Self {
+    pub(crate) fn new(c: HttpCommon) -> Self {
         Self { c }
     }
 }
@@ -61,7 +61,7 @@ const KEPT: &[&str] = &[
 ];
 
 /// Converts a JSON schema to Gemini's `Schema` dialect (see the module docs).
-pub fn to_gemini_schema(schema: &Value) -> Value {
+pub(crate) fn to_gemini_schema(schema: &Value) -> Value {
     convert(schema, schema, 0)
 }
 
@@ -220,10 +220,10 @@ fn c_to_string(v: &Value) -> String {
 }
 
 /// The part key of a function call's signature, kept in [`ToolCall::provider_data`].
-pub const THOUGHT_SIGNATURE: &str = "thoughtSignature";
+pub(crate) const THOUGHT_SIGNATURE: &str = "thoughtSignature";
 
 /// The `tools` entry of a native tool.
-pub fn native_tool_json(tool: &NativeTool) -> Value {
+pub(crate) fn native_tool_json(tool: &NativeTool) -> Value {
     match tool {
         NativeTool::WebSearch(_) => json!({"google_search": {}}),
         NativeTool::CodeExecution => json!({"code_execution": {}}),
@@ -231,7 +231,7 @@ pub fn native_tool_json(tool: &NativeTool) -> Value {
 }
 
 /// The generateContent body of `request`.
-pub fn request_body(request: &ChatRequest) -> Value {
+pub(crate) fn request_body(request: &ChatRequest) -> Value {
     let mut contents: Vec<Value> = Vec::new();
     let mut push = |role: &str, part: Value| {
         if let Some(last) = contents.last_mut()
@@ -327,7 +327,7 @@ pub fn request_body(request: &ChatRequest) -> Value {
 }
 
 /// Parses a generateContent answer.
-pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
+pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
     let blocked = v
         .pointer("/promptFeedback/blockReason")
         .and_then(|r| r.as_str());

@@ -49,17 +49,17 @@ use std::time::Duration;
 
 /// Options parsed from a mock model name.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MockOptions {
-    pub should_continue: bool,
-    pub latency: Duration,
+pub(crate) struct MockOptions {
+    pub(crate) should_continue: bool,
+    pub(crate) latency: Duration,
     /// Failure rate in percent (0..=100).
-    pub fail_pct: u32,
-    pub tools: bool,
-    pub usage: bool,
+    pub(crate) fail_pct: u32,
+    pub(crate) tools: bool,
+    pub(crate) usage: bool,
 }
 
 impl MockOptions {
-    pub fn parse(model: &str) -> Self {
+    pub(crate) fn parse(model: &str) -> Self {
         let mut o = MockOptions {
             should_continue: true,
             latency: Duration::ZERO,
@@ -93,7 +93,7 @@ impl MockOptions {
 pub(crate) struct MockBackend;
 
 impl MockBackend {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self
     }
 }
@@ -160,7 +160,7 @@ fn called_tools(request: &ChatRequest) -> Vec<&str> {
 }
 
 /// The deterministic answer of `mock:<model>` to `request`.
-pub fn answer(model: &str, request: &ChatRequest) -> RawResponse {
+pub(crate) fn answer(model: &str, request: &ChatRequest) -> RawResponse {
     let opts = MockOptions::parse(model);
     let seed = request_seed(model, request);
     let (text, tool_calls) = if let Some(schema) = &request.response_schema {

@@ -36,12 +36,12 @@
 //! `openai-compatible`) is refused: Chat Completions has no such tools, and whether a
 //! server also speaks the Responses API cannot be known. [`native_tool_support`] says which.
 
-pub mod anthropic;
+pub(crate) mod anthropic;
 pub(crate) mod fields;
-pub mod gemini;
-pub mod mock;
-pub mod openai;
-pub mod responses;
+pub(crate) mod gemini;
+pub(crate) mod mock;
+pub(crate) mod openai;
+pub(crate) mod responses;
 
 use crate::backend::Backend;
 use crate::env::Env;
@@ -268,21 +268,21 @@ pub(crate) fn build_backend(
 
 /// What every HTTP backend holds.
 pub(crate) struct HttpCommon {
-    pub provider: String,
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub http: reqwest::Client,
+    pub(crate) provider: String,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) http: reqwest::Client,
 }
 
 impl HttpCommon {
     /// The secrets to mask in messages.
-    pub fn secrets(&self) -> Vec<&str> {
+    pub(crate) fn secrets(&self) -> Vec<&str> {
         self.api_key.iter().map(String::as_str).collect()
     }
 
     /// A POST with the extra headers.
-    pub fn post(&self, url: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn post(&self, url: &str) -> reqwest::RequestBuilder {
         let mut b = self.http.post(url);
         for (k, v) in &self.headers {
             b = b.header(k, v);
@@ -339,7 +339,7 @@ pub(crate) struct NativeText {
 
 impl NativeText {
     /// A piece of the model's text.
-    pub fn text(&mut self, t: &str) {
+    pub(crate) fn text(&mut self, t: &str) {
         self.has_text = true;
         self.text.push_str(t);
     }
@@ -358,20 +358,20 @@ impl NativeText {
     }
 
     /// Code the provider ran (`lang` for the fence: `python`, `bash`, …).
-    pub fn code(&mut self, lang: &str, code: &str) {
+    pub(crate) fn code(&mut self, lang: &str, code: &str) {
         let lang = lang.to_ascii_lowercase();
         self.block(format!("```{lang}\n{}\n```", code.trim_end()));
     }
 
     /// The output of the code run just before.
-    pub fn output(&mut self, output: &str) {
+    pub(crate) fn output(&mut self, output: &str) {
         let out = output.trim_end();
         let out = if out.is_empty() { "(no output)" } else { out };
         self.block(format!("Output:\n```\n{out}\n```"));
     }
 
     /// A page the answer cites (kept once, in first-seen order).
-    pub fn source(&mut self, url: &str, title: Option<&str>) {
+    pub(crate) fn source(&mut self, url: &str, title: Option<&str>) {
         let url = url.trim();
         if url.is_empty() || self.sources.iter().any(|(u, _)| u == url) {
             return;
@@ -385,7 +385,7 @@ impl NativeText {
 
     /// The text (`None` when the model wrote none and no tool ran). Without tool activity,
     /// exactly the concatenated text pieces.
-    pub fn finish(mut self) -> Option<String> {
+    pub(crate) fn finish(mut self) -> Option<String> {
         if !self.blocks && self.sources.is_empty() {
             return self.has_text.then_some(self.text);
         }

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum StructuredMode {
+pub(crate) enum StructuredMode {
     /// `response_format: {"type": "json_schema", …}`.
     JsonSchema = 0,
     /// `response_format: {"type": "json_object", "schema": …}` (llama.cpp's grammar).
@@ -67,12 +67,12 @@ pub(crate) struct OpenAiBackend {
 }
 
 impl OpenAiBackend {
-    pub fn new(c: HttpCommon) -> Self {
+    pub(crate) fn new(c: HttpCommon) -> Self {
         Self { c }
     }
 
     /// The structured-output mode this provider currently starts with.
-    pub fn structured_mode(&self) -> StructuredMode {
+    pub(crate) fn structured_mode(&self) -> StructuredMode {
         StructuredMode::from_u8(crate::capability::structured_mode(
             &self.c.provider,
             &self.c.base_url,
@@ -85,7 +85,7 @@ impl OpenAiBackend {
 }
 
 /// The instruction that carries the schema when the server cannot enforce it.
-pub fn schema_instruction(schema: &Value) -> String {
+pub(crate) fn schema_instruction(schema: &Value) -> String {
     format!(
         "Respond with only a JSON object (no code fences, no text around it) that follows this JSON schema:\n{}",
         serde_json::to_string(schema).unwrap_or_default()
@@ -93,7 +93,7 @@ pub fn schema_instruction(schema: &Value) -> String {
 }
 
 /// The Chat Completions body of `request` for `model`.
-pub fn request_body(
+pub(crate) fn request_body(
     model: &str,
     request: &ChatRequest,
     mode: StructuredMode,
@@ -181,7 +181,7 @@ pub fn request_body(
 }
 
 /// Parses a Chat Completions answer. `Err` says which field was missing or wrong.
-pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
+pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
     let choice = fields::main_list(v, "choices", "OpenAI Chat Completions")?
         .first()
         .ok_or_else(|| "the answer's `choices` list is empty".to_string())?;

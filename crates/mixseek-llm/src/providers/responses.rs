@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 /// Which Responses API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
+pub(crate) enum Flavour {
     /// OpenAI's.
     OpenAi,
     /// xAI's (OpenAI-compatible, with its own tool options).
@@ -38,7 +38,7 @@ pub enum Flavour {
 }
 
 /// The Responses API of provider `name`, if it has one we send native tools to.
-pub fn flavour(name: &str) -> Option<Flavour> {
+pub(crate) fn flavour(name: &str) -> Option<Flavour> {
     match name {
         "openai" => Some(Flavour::OpenAi),
         "grok" | "xai" => Some(Flavour::Xai),
@@ -47,7 +47,7 @@ pub fn flavour(name: &str) -> Option<Flavour> {
 }
 
 /// The tool object of a native tool.
-pub fn native_tool_json(tool: &NativeTool, flavour: Flavour) -> Value {
+pub(crate) fn native_tool_json(tool: &NativeTool, flavour: Flavour) -> Value {
     match (tool, flavour) {
         (NativeTool::WebSearch(o), Flavour::OpenAi) => {
             let mut t = json!({"type": "web_search"});
@@ -72,7 +72,7 @@ pub fn native_tool_json(tool: &NativeTool, flavour: Flavour) -> Value {
 }
 
 /// The Responses body of `request` for `model`.
-pub fn request_body(model: &str, request: &ChatRequest, flavour: Flavour) -> Value {
+pub(crate) fn request_body(model: &str, request: &ChatRequest, flavour: Flavour) -> Value {
     let mut input: Vec<Value> = Vec::with_capacity(request.messages.len() + 1);
     if let Some(s) = request.system.as_deref().filter(|s| !s.is_empty()) {
         input.push(json!({"role": "system", "content": s}));
@@ -150,7 +150,7 @@ pub fn request_body(model: &str, request: &ChatRequest, flavour: Flavour) -> Val
 }
 
 /// Parses a Responses answer.
-pub fn parse_response(v: &Value) -> Result<RawResponse, String> {
+pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
     let status = v.get("status").and_then(|s| s.as_str());
     if status == Some("failed") {
         let why = v

@@ -4,12 +4,12 @@
 //! and the result is a sensible answer or an error that says what was wrong.
 
 use super::*;
-use mixseek_llm::types::NativeTool;
 use mixseek_llm::{
-    ChatModel, ChatRequest, ChatResponse, ErrorKind, FinishReason, LlmError, ToolSpec,
+    ChatModel, ChatRequest, ChatResponse, ErrorKind, FinishReason, LlmError, NativeTool, ToolSpec,
 };
-use mixseek_testkit::hostile::{INVALID_ARGUMENTS, UNKNOWN_FINISH_REASON, UNKNOWN_TOOL};
-use mixseek_testkit::{Hostile, Reply, Wire};
+use mixseek_testkit::{
+    Hostile, INVALID_ARGUMENTS, Reply, UNKNOWN_FINISH_REASON, UNKNOWN_TOOL, Wire,
+};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

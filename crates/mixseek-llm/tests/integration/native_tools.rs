@@ -3,11 +3,11 @@
 //! Gemini thought signature echoed back.
 
 use super::*;
-use mixseek_llm::providers::anthropic::CODE_EXECUTION_BETA;
-use mixseek_llm::types::{NativeTool, WebSearchOptions};
-use mixseek_llm::{ChatRequest, ErrorKind, FinishReason, Message, ProviderKind, ToolSpec};
-use mixseek_testkit::fake::{RESPONSES_PATH, fake_signature};
-use mixseek_testkit::{Reply, USAGE_INPUT, USAGE_OUTPUT};
+use mixseek_llm::{
+    CODE_EXECUTION_BETA, ChatRequest, ErrorKind, FinishReason, Message, NativeTool, ProviderKind,
+    ToolSpec, WebSearchOptions,
+};
+use mixseek_testkit::{RESPONSES_PATH, Reply, USAGE_INPUT, USAGE_OUTPUT, fake_signature};
 use serde_json::json;
 
 fn search_options() -> NativeTool {
@@ -341,7 +341,7 @@ async fn native_tools_are_part_of_the_cache_key() {
     let a = ChatRequest::user("same");
     let b = ChatRequest::user("same").with_native_tools(vec![NativeTool::web_search()]);
     assert_ne!(
-        mixseek_llm::cache::ResponseCache::key("openai", "http://x", "m", &a),
-        mixseek_llm::cache::ResponseCache::key("openai", "http://x", "m", &b)
+        mixseek_llm::ResponseCache::key("openai", "http://x", "m", &a),
+        mixseek_llm::ResponseCache::key("openai", "http://x", "m", &b)
     );
 }

@@ -158,7 +158,7 @@ async fn absurd_retry_hints_fail_at_once_naming_the_wait_instead_of_panicking() 
         assert_eq!(err.kind, ErrorKind::RateLimited, "{header}: {value}");
         assert_eq!(
             err.retry_after,
-            Some(mixseek_llm::retry::MAX_SERVER_WAIT),
+            Some(mixseek_llm::MAX_SERVER_WAIT),
             "{header}: {value}"
         );
         assert!(
@@ -516,7 +516,7 @@ async fn default_limits_let_many_calls_run_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn output_tokens_count_against_the_tokens_per_minute_budget() {
-    use mixseek_llm::backend::estimate_tokens;
+    use mixseek_llm::estimate_tokens;
     use tokio::time::Instant as TokioInstant;
     // 10 tokens a minute: one token "costs" 6 s, a minute's worth may burst.
     let reg = registry(

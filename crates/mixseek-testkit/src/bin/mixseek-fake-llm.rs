@@ -10,8 +10,7 @@
 //! yet called, else `fake answer N`. `--fault-rate 0.3` answers 30 % of requests with HTTP
 //! 503; `--latency-ms` delays every answer.
 
-use mixseek_testkit::fake::{Reply, Wire, error_response, respond};
-use mixseek_testkit::server::HttpServer;
+use mixseek_testkit::{HttpServer, Reply, Wire, error_response, respond};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
