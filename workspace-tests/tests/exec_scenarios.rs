@@ -156,7 +156,7 @@ fn stored_rounds(sb: &Sandbox, execution_id: &str) -> Vec<(String, Vec<u32>)> {
     let mut by_team: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     for row in store.history(execution_id, None).expect("history") {
         by_team
-            .entry(row.team_id)
+            .entry(row.team_id.into_string())
             .or_default()
             .push(row.round_number);
     }

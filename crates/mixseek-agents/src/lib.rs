@@ -22,7 +22,7 @@
 //! let ctx = RoundContext::new(PromptContext {
 //!     user_prompt: "Summarise the news".into(),
 //!     round_number: 1,
-//!     team_id: team.settings.team_id.clone(),
+//!     team_id: team.settings.team_id.to_string(),
 //!     team_name: team.settings.team_name.clone(),
 //!     execution_id: Some("exec-1".into()),
 //!     ..Default::default()

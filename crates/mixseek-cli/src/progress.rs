@@ -134,8 +134,8 @@ fn team_of(event: &Event) -> Option<&str> {
         Event::RoundStarted { team_id, .. }
         | Event::SubmissionReady { team_id, .. }
         | Event::Judged { team_id, .. }
-        | Event::TeamFinished { team_id, .. } => Some(team_id),
-        Event::Evaluated(r) => Some(&r.team_id),
+        | Event::TeamFinished { team_id, .. } => Some(team_id.as_str()),
+        Event::Evaluated(r) => Some(r.team_id.as_str()),
         Event::LlmCall(c) => c.team_id.as_deref(),
         Event::ExecutionStarted { .. } | Event::ExecutionFinished(_) => None,
     }
@@ -217,7 +217,7 @@ impl EventSink for ProgressBars {
                 *lock(&self.max_rounds) = u64::from(*max_rounds).max(1);
                 let mut map = lock(&self.teams);
                 for t in teams {
-                    self.bar_for(&mut map, &t.team_id);
+                    self.bar_for(&mut map, t.team_id.as_str());
                 }
             }
             Event::ExecutionFinished(_) => self.finish_all(),

@@ -1127,7 +1127,7 @@ fn load_teams(
     sources: &mut SourceMap,
 ) -> Vec<(String, Part<LoadedTeam>)> {
     let mut teams = Vec::new();
-    let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen_ids: BTreeMap<mixseek_core::TeamId, usize> = BTreeMap::new();
     for (i, entry) in file.orchestrator.teams.iter().enumerate() {
         let mut part = match ws.resolve_ref("team config", &entry.config, path) {
             Ok(tp) => load_team(

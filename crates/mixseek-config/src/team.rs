@@ -1,6 +1,7 @@
 //! Team TOML (`[team]`, `[team.leader]`, `[[team.members]]`) and member agent TOML (`[agent]`).
 
 use crate::issues::Issues;
+use mixseek_core::TeamId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -364,7 +365,8 @@ pub fn reference_entry_extra_keys(entry: &toml::Table) -> Vec<String> {
 #[serde(default)]
 pub struct TeamSettings {
     /// Unique id of the team within an execution.
-    pub team_id: String,
+    #[schemars(with = "String")]
+    pub team_id: TeamId,
     /// Display name.
     pub team_name: String,
     /// Maximum number of members (1..=50, default 15); also bounds how many member tool calls
@@ -397,7 +399,7 @@ impl TeamSettings {
 
     /// Validates the team with its members already resolved (references loaded).
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        issues.non_blank(prefix, "team_id", &self.team_id);
+        issues.non_blank(prefix, "team_id", self.team_id.as_str());
         issues.non_blank(prefix, "team_name", &self.team_name);
         if let Some(m) = self.max_concurrent_members {
             issues.range_i64(prefix, "max_concurrent_members", m as i64, 1, 50);

@@ -2,6 +2,7 @@
 //! files and hooks; the store writer acknowledges a round only after committing it, so nothing
 //! downstream ever claims more than the database holds.
 
+use crate::ids::{ExecutionId, TeamId};
 use crate::member::MemberSubmissionsRecord;
 use crate::round::{ExitReason, Judgment, TeamStatusKind};
 use crate::score::ScoreDetails;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// A team as announced at the start of an execution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeamRef {
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
 }
 
@@ -24,8 +25,8 @@ pub struct TeamRef {
 /// best round, played again on resume — until [`Event::Evaluated`] commits it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubmittedRound {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     /// The rendered team prompt the leader received.
@@ -47,8 +48,8 @@ pub struct SubmittedRound {
 /// `round_status` rows), committed in one transaction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRecord {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     /// The rendered team prompt the leader received.
@@ -108,7 +109,10 @@ pub struct Decision {
 /// One LLM call, for the `llm_calls` table and cost accounting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmCallRecord {
+    /// The execution of the call, as a plain string: the record is built by mixseek-llm from
+    /// its caller tag, which carries ids as strings.
     pub execution_id: Option<String>,
+    /// The team of the call (a plain string, as `execution_id`).
     pub team_id: Option<String>,
     pub round_number: Option<u32>,
     pub role: Role,
@@ -127,7 +131,7 @@ pub struct LlmCallRecord {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     ExecutionStarted {
-        execution_id: String,
+        execution_id: ExecutionId,
         user_prompt: String,
         teams: Vec<TeamRef>,
         /// Hash of the effective configuration (resume refuses a changed config).
@@ -137,8 +141,8 @@ pub enum Event {
         at: DateTime<Utc>,
     },
     RoundStarted {
-        execution_id: String,
-        team_id: String,
+        execution_id: ExecutionId,
+        team_id: TeamId,
         team_name: String,
         round_number: u32,
         #[serde(with = "crate::time::utc")]
@@ -146,8 +150,8 @@ pub enum Event {
     },
     /// The leader produced its submission; evaluation starts.
     SubmissionReady {
-        execution_id: String,
-        team_id: String,
+        execution_id: ExecutionId,
+        team_id: TeamId,
         team_name: String,
         round_number: u32,
         submission_chars: usize,
@@ -163,8 +167,8 @@ pub enum Event {
     Evaluated(Box<RoundRecord>),
     /// The continuation decision for a round.
     Judged {
-        execution_id: String,
-        team_id: String,
+        execution_id: ExecutionId,
+        team_id: TeamId,
         team_name: String,
         round_number: u32,
         decision: Decision,
@@ -173,8 +177,8 @@ pub enum Event {
     },
     LlmCall(Box<LlmCallRecord>),
     TeamFinished {
-        execution_id: String,
-        team_id: String,
+        execution_id: ExecutionId,
+        team_id: TeamId,
         team_name: String,
         status: TeamStatusKind,
         /// The best round, marked final (`None` when no round completed).
@@ -199,16 +203,18 @@ impl Event {
             _ => None,
         }
     }
+    /// The id of the execution the event belongs to (`None` only for an LLM call made
+    /// outside one).
     pub fn execution_id(&self) -> Option<&str> {
         match self {
             Event::ExecutionStarted { execution_id, .. }
             | Event::RoundStarted { execution_id, .. }
             | Event::SubmissionReady { execution_id, .. }
             | Event::Judged { execution_id, .. }
-            | Event::TeamFinished { execution_id, .. } => Some(execution_id),
-            Event::Evaluated(r) => Some(&r.execution_id),
+            | Event::TeamFinished { execution_id, .. } => Some(execution_id.as_str()),
+            Event::Evaluated(r) => Some(r.execution_id.as_str()),
             Event::LlmCall(c) => c.execution_id.as_deref(),
-            Event::ExecutionFinished(s) => Some(&s.execution_id),
+            Event::ExecutionFinished(s) => Some(s.execution_id.as_str()),
         }
     }
 }

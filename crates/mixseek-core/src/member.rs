@@ -1,5 +1,6 @@
 //! What member agents return to the leader, as recorded per round.
 
+use crate::ids::{ExecutionId, TeamId};
 use crate::usage::Usage;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -34,8 +35,8 @@ pub struct MemberSubmission {
 /// All member submissions of one team round, with the original's computed counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberSubmissionsRecord {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     pub submissions: Vec<MemberSubmission>,

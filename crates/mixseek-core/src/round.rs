@@ -1,5 +1,6 @@
 //! Rounds, judgments, exit reasons and team status.
 
+use crate::ids::TeamId;
 use crate::score::ScoreDetails;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -116,7 +117,7 @@ impl TeamStatusKind {
 /// `TeamStatus` of the original.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeamStatus {
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
     pub status: TeamStatusKind,
     pub current_round: u32,

@@ -1,5 +1,6 @@
 //! Leaderboard entries and the execution summary (the JSON that `mixseek exec -f json` prints).
 
+use crate::ids::{ExecutionId, TeamId};
 use crate::score::ScoreDetails;
 use crate::usage::{Usage, UsageByRole};
 use chrono::{DateTime, Utc};
@@ -11,8 +12,8 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaderboardEntry {
     pub id: Option<i64>,
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     pub submission_content: String,
@@ -30,7 +31,7 @@ pub struct LeaderboardEntry {
 /// `FailedTeamInfo`: a team that failed (partial teams appear here and in `team_results`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailedTeamInfo {
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
     pub error_message: String,
 }
@@ -75,10 +76,10 @@ impl ExecutionStatus {
 /// `stop_reason`, `stopped_team_ids`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ExecutionSummary {
-    pub execution_id: String,
+    pub execution_id: ExecutionId,
     pub user_prompt: String,
     pub team_results: Vec<LeaderboardEntry>,
-    pub best_team_id: Option<String>,
+    pub best_team_id: Option<TeamId>,
     pub best_score: Option<f64>,
     pub total_execution_time_seconds: f64,
     pub failed_teams_info: Vec<FailedTeamInfo>,
@@ -98,7 +99,7 @@ pub struct ExecutionSummary {
     /// started, or interrupted. In team-config order. Neither completed nor failed; counted in
     /// `total_teams`.
     #[serde(default)]
-    pub stopped_team_ids: Vec<String>,
+    pub stopped_team_ids: Vec<TeamId>,
 }
 
 impl ExecutionSummary {
@@ -109,7 +110,7 @@ impl ExecutionSummary {
             .iter()
             .map(|e| e.team_id.as_str())
             .chain(self.failed_teams_info.iter().map(|f| f.team_id.as_str()))
-            .chain(self.stopped_team_ids.iter().map(String::as_str))
+            .chain(self.stopped_team_ids.iter().map(TeamId::as_str))
             .collect();
         ids.len()
     }
@@ -120,13 +121,13 @@ impl ExecutionSummary {
         self.failed_teams_info.len()
     }
     /// Ids present in both results and failures, sorted.
-    pub fn partial_team_ids(&self) -> Vec<String> {
+    pub fn partial_team_ids(&self) -> Vec<TeamId> {
         let failed: BTreeSet<&str> = self
             .failed_teams_info
             .iter()
             .map(|f| f.team_id.as_str())
             .collect();
-        let mut ids: Vec<String> = self
+        let mut ids: Vec<TeamId> = self
             .team_results
             .iter()
             .filter(|e| failed.contains(e.team_id.as_str()))

@@ -180,8 +180,8 @@ impl Evaluator {
             });
         }
         let caller = CallerTag {
-            execution_id: request.execution_id.clone(),
-            team_id: request.team_id.clone(),
+            execution_id: request.execution_id.as_ref().map(ToString::to_string),
+            team_id: request.team_id.as_ref().map(ToString::to_string),
             round_number: request.round_number,
             role: Role::Evaluator,
             repeat: 0,
@@ -387,8 +387,8 @@ async fn run_metric(
             let input = CommandInput {
                 user_prompt: &r.user_prompt,
                 submission: &r.submission,
-                execution_id: r.execution_id.as_deref(),
-                team_id: r.team_id.as_deref(),
+                execution_id: r.execution_id.as_ref().map(|id| id.as_str()),
+                team_id: r.team_id.as_ref().map(|id| id.as_str()),
                 round_number: r.round_number,
                 metric: &plan.configured_name,
             };

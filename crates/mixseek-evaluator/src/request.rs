@@ -2,6 +2,7 @@
 //! and messages.
 
 use mixseek_config::prompt_builder::is_blank;
+use mixseek_core::{ExecutionId, TeamId};
 use mixseek_prompt::{PromptContext, py_trim};
 
 /// The team id the original uses for a standalone `mixseek evaluate`.
@@ -14,8 +15,8 @@ pub struct EvaluationRequest {
     pub user_prompt: String,
     /// The submission (the leader's output).
     pub submission: String,
-    pub execution_id: Option<String>,
-    pub team_id: Option<String>,
+    pub execution_id: Option<ExecutionId>,
+    pub team_id: Option<TeamId>,
     pub team_name: Option<String>,
     /// ≥ 1 when given.
     pub round_number: Option<u32>,
@@ -51,21 +52,31 @@ impl EvaluationRequest {
                     .into(),
             );
         }
-        if self.execution_id.as_deref().is_some_and(is_blank) {
+        if self
+            .execution_id
+            .as_ref()
+            .is_some_and(|id| is_blank(id.as_str()))
+        {
             return Err("Execution ID cannot be empty or whitespace-only when provided".into());
         }
-        if self.team_id.as_deref().is_some_and(is_blank) {
+        if self
+            .team_id
+            .as_ref()
+            .is_some_and(|id| is_blank(id.as_str()))
+        {
             return Err("Team ID cannot be empty or whitespace-only when provided".into());
         }
         if self.round_number == Some(0) {
             return Err("round_number must be >= 1 when provided".into());
         }
-        let trim = |s: &Option<String>| s.as_deref().map(|v| py_trim(v).to_string());
         Ok(Self {
             user_prompt: py_trim(&self.user_prompt).to_string(),
             submission: py_trim(&self.submission).to_string(),
-            execution_id: trim(&self.execution_id),
-            team_id: trim(&self.team_id),
+            execution_id: self
+                .execution_id
+                .as_ref()
+                .map(|id| py_trim(id.as_str()).into()),
+            team_id: self.team_id.as_ref().map(|id| py_trim(id.as_str()).into()),
             ..self.clone()
         })
     }
@@ -75,9 +86,13 @@ impl EvaluationRequest {
         PromptContext {
             user_prompt: self.user_prompt.clone(),
             round_number: self.round_number.unwrap_or(0),
-            team_id: self.team_id.clone().unwrap_or_default(),
+            team_id: self
+                .team_id
+                .as_ref()
+                .map(TeamId::to_string)
+                .unwrap_or_default(),
             team_name: self.team_name.clone().unwrap_or_default(),
-            execution_id: self.execution_id.clone(),
+            execution_id: self.execution_id.as_ref().map(ExecutionId::to_string),
             submission: Some(self.submission.clone()),
             domain_context: self.domain_context.clone(),
             language: self.language.clone(),
@@ -137,6 +152,6 @@ mod tests {
         }
         .validated()
         .expect("valid");
-        assert_eq!(v.team_id.as_deref(), Some("t1"));
+        assert_eq!(v.team_id.as_ref().map(TeamId::as_str), Some("t1"));
     }
 }

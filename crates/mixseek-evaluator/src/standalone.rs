@@ -156,7 +156,7 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
         .iter()
         .any(|m| matches!(&m.kind, MetricKind::Llm(l) if l.uses_mock()));
     let request = EvaluationRequest {
-        team_id: Some(STANDALONE_TEAM_ID.to_string()),
+        team_id: Some(STANDALONE_TEAM_ID.into()),
         ..EvaluationRequest::new(args.prompt, args.submission)
     };
     let outcome = evaluator.evaluate(&request).await.map_err(from_evaluator)?;

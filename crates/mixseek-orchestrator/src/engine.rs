@@ -12,8 +12,8 @@ use crate::resume::{self, PriorTeam};
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::{LoadedConfig, LoadedTeam};
 use mixseek_core::{
-    Event, EventSink, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo,
-    LeaderboardEntry, LlmCallRecord, TeamRef,
+    Event, EventSink, ExecutionId, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo,
+    LeaderboardEntry, LlmCallRecord, TeamId, TeamRef,
 };
 use mixseek_llm::{CallObserver, Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
@@ -121,7 +121,7 @@ enum TeamOutcome {
 }
 
 struct Shared {
-    execution_id: String,
+    execution_id: ExecutionId,
     user_prompt: String,
     config: LoadedConfig,
     registry: Arc<ModelRegistry>,
@@ -240,11 +240,11 @@ impl Orchestrator {
         drop(shared);
         // This process's calls, plus those of earlier processes of a resumed execution.
         let mut usage_by_role = earlier.usage.clone();
-        usage_by_role.merge(
-            &registry
-                .ledger()
-                .usage_by_role(Some(&execution_id), None, None),
-        );
+        usage_by_role.merge(&registry.ledger().usage_by_role(
+            Some(execution_id.as_str()),
+            None,
+            None,
+        ));
         drop(registry);
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
         // The store could not record: nothing more is written (the execution stays
@@ -279,7 +279,7 @@ impl Orchestrator {
         let _ = writer.flush().await;
         hooks.finish().await;
         tracing::info!(
-            execution_id = summary.execution_id,
+            execution_id = summary.execution_id.as_str(),
             completed = summary.completed_teams(),
             failed = summary.failed_teams(),
             "Orchestration completed"
@@ -319,7 +319,7 @@ fn open_store(cfg: &LoadedConfig) -> Result<Store, OrchestratorError> {
 
 /// The execution a run plays: a new one, or the one being resumed.
 struct Begin {
-    execution_id: String,
+    execution_id: ExecutionId,
     user_prompt: String,
     /// The rounds earlier processes committed (resume only).
     prior: Vec<mixseek_store::CompletedRound>,
@@ -341,7 +341,7 @@ fn begin(
             return Err(OrchestratorError::EmptyPrompt);
         }
         return Ok(Begin {
-            execution_id: mixseek_core::ExecutionId::new_v4().to_string(),
+            execution_id: ExecutionId::new_v4(),
             user_prompt: p.to_string(),
             prior: Vec::new(),
             earlier: Earlier::default(),
@@ -372,7 +372,7 @@ fn begin(
         seconds,
     };
     Ok(Begin {
-        execution_id: id,
+        execution_id: id.into(),
         user_prompt: state.user_prompt,
         prior,
         earlier,
@@ -472,7 +472,7 @@ fn pipeline(
 async fn record_start(
     cfg: &LoadedConfig,
     bus: &EventBus,
-    execution_id: &str,
+    execution_id: &ExecutionId,
     user_prompt: &str,
     config_hash: String,
 ) -> Result<(), OrchestratorError> {
@@ -486,7 +486,7 @@ async fn record_start(
         })
         .collect();
     bus.emit(&Event::ExecutionStarted {
-        execution_id: execution_id.to_string(),
+        execution_id: execution_id.clone(),
         user_prompt: user_prompt.to_string(),
         teams,
         config_hash,
@@ -499,7 +499,7 @@ async fn record_start(
         source,
     })?;
     tracing::info!(
-        execution_id,
+        execution_id = execution_id.as_str(),
         teams = cfg.teams.len(),
         timeout_s = o.timeout_per_team_seconds,
         "Starting orchestration"
@@ -538,10 +538,10 @@ async fn play_teams(
     let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
     let mut previous_turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
     for team in &cfg.teams {
-        let id = team.settings.team_id.clone();
+        let id = &team.settings.team_id;
         let name = &team.settings.team_name;
-        let rounds = resume::team_rounds(prior, &id);
-        match resume::prior_team(prior, earlier_summary, &shared.execution_id, &id, name) {
+        let rounds = resume::team_rounds(prior, id);
+        match resume::prior_team(prior, earlier_summary, &shared.execution_id, id, name) {
             PriorTeam::Finished { best, exit_reason } => {
                 outcomes.push(Some(TeamOutcome::Done(best, exit_reason)));
                 handles.push(None);
@@ -609,7 +609,7 @@ async fn team_task(
     match (shared.stop)() {
         Some(ExitReason::Interrupted) => return TeamOutcome::Interrupted,
         Some(reason) if rounds.is_empty() => {
-            tracing::info!(team_id = team.settings.team_id, %reason, "team not started");
+            tracing::info!(team_id = team.settings.team_id.as_str(), %reason, "team not started");
             return TeamOutcome::Skipped;
         }
         _ => {}
@@ -625,8 +625,8 @@ async fn team_task(
             // A panic outside the round loop (setting the team up or ending it).
             Err(panic) => {
                 let team_id = &team.settings.team_id;
-                let message = internal_error_message(team_id, &panic);
-                tracing::error!(team_id, error = %message, "team task panicked");
+                let message = internal_error_message(team_id.as_str(), &panic);
+                tracing::error!(team_id = team_id.as_str(), error = %message, "team task panicked");
                 TeamOutcome::Failed {
                     best: mixseek_round::best_entry(
                         &shared.execution_id,
@@ -649,7 +649,7 @@ struct Tally {
     failed: Vec<FailedTeamInfo>,
     /// Teams that did not finish and are continued on resume (interrupted, or stopped by the
     /// budget before their first round).
-    stopped: Vec<String>,
+    stopped: Vec<TeamId>,
     /// Whether Ctrl-C ended some team.
     interrupted: bool,
 }
@@ -697,7 +697,7 @@ impl Tally {
     /// wins over what the teams' results say), the budget's stop reason.
     fn summary(
         self,
-        execution_id: String,
+        execution_id: ExecutionId,
         user_prompt: String,
         elapsed_seconds: f64,
         usage_by_role: mixseek_core::UsageByRole,
@@ -736,12 +736,12 @@ fn team_usage(shared: &Shared, team_id: &str) -> mixseek_core::Usage {
     shared
         .registry
         .ledger()
-        .usage_by_role(Some(&shared.execution_id), Some(team_id), None)
+        .usage_by_role(Some(shared.execution_id.as_str()), Some(team_id), None)
         .total()
 }
 
 fn team_setup_failure(team: &LoadedTeam, message: String) -> TeamOutcome {
-    tracing::error!(team_id = team.settings.team_id, error = %message, "team could not start");
+    tracing::error!(team_id = team.settings.team_id.as_str(), error = %message, "team could not start");
     TeamOutcome::Failed {
         best: None,
         message,
@@ -774,7 +774,8 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
     .with_context(o.domain_context.clone(), o.language.clone())
     .with_stop_check(shared.stop.clone())
     .without_records();
-    let team_id = team.settings.team_id.clone();
+    let tid = &team.settings.team_id;
+    let team_id = tid.as_str();
     let deadline = tokio::time::Instant::now() + shared.deadline_per_team;
     let mut completed = prior;
     let mut attempt: u32 = 0;
@@ -817,7 +818,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                         &failure.rounds,
                         &message,
                         false,
-                        team_usage(shared, &team_id),
+                        team_usage(shared, team_id),
                     )
                     .await;
                 let best = best.unwrap_or_else(|e| {
@@ -828,12 +829,12 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
             }
             Ok(Err(panic)) => {
                 // A bug: the team fails with what it committed; the other teams go on.
-                let message = internal_error_message(&team_id, &panic);
+                let message = internal_error_message(team_id, &panic);
                 tracing::error!(team_id, error = %message, "team task panicked");
                 return fail_with_stored_rounds(
                     shared,
                     &controller,
-                    &team_id,
+                    tid,
                     &completed,
                     message,
                     false,
@@ -846,7 +847,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
                 return fail_with_stored_rounds(
                     shared,
                     &controller,
-                    &team_id,
+                    tid,
                     &completed,
                     message,
                     true,
@@ -872,17 +873,18 @@ fn internal_error_message(team_id: &str, panic: &panics::Panic) -> String {
 async fn fail_with_stored_rounds(
     shared: &Shared,
     controller: &RoundController,
-    team_id: &str,
+    team: &TeamId,
     known: &[CompletedRound],
     message: String,
     timed_out: bool,
 ) -> TeamOutcome {
+    let team_id = team.as_str();
     if let Err(e) = shared.writer.flush().await {
         tracing::warn!(team_id, error = %e, "cannot flush the store writer after the team was cut off");
     }
     let rounds = match shared
         .store
-        .team_rounds_async(&shared.execution_id, team_id)
+        .team_rounds_async(shared.execution_id.as_str(), team_id)
         .await
     {
         Ok(r) => {
@@ -923,7 +925,7 @@ async fn fail_with_stored_rounds(
             };
             mixseek_round::best_entry(
                 &shared.execution_id,
-                team_id,
+                team,
                 controller.team_name(),
                 &rounds,
                 reason,

@@ -1,7 +1,7 @@
 //! Why an execution could not run, with its cause chain, a hint, and whether the user's input
 //! or the environment is to blame ([`ErrorClass`]: the CLI's exit code follows it).
 
-use mixseek_core::SinkError;
+use mixseek_core::{ExecutionId, SinkError};
 use mixseek_store::StoreError;
 use std::path::PathBuf;
 
@@ -61,7 +61,7 @@ pub enum OrchestratorError {
     /// are kept and `mixseek exec --resume` continues the execution.
     #[error("execution {execution_id} stopped: cannot record {what}")]
     Stopped {
-        execution_id: String,
+        execution_id: ExecutionId,
         what: String,
         #[source]
         source: SinkError,
@@ -138,7 +138,7 @@ impl OrchestratorError {
     }
 
     /// The execution a failure left resumable (`mixseek exec --resume ID`), if any.
-    pub fn resumable_execution(&self) -> Option<&str> {
+    pub fn resumable_execution(&self) -> Option<&ExecutionId> {
         match self {
             OrchestratorError::Stopped { execution_id, .. } => Some(execution_id),
             _ => None,

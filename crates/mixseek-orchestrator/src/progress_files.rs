@@ -4,7 +4,7 @@
 //! and its best round in `best_round`, and a failed team always ends in status `failed`.
 
 use chrono::{SecondsFormat, Utc};
-use mixseek_core::{Event, EventSink, SinkError, TeamStatusKind};
+use mixseek_core::{Event, EventSink, ExecutionId, SinkError, TeamId, TeamStatusKind};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,13 +20,13 @@ struct TeamProgress {
 pub struct ProgressFiles {
     dir: PathBuf,
     total_rounds: Mutex<u32>,
-    teams: Mutex<HashMap<String, TeamProgress>>,
+    teams: Mutex<HashMap<TeamId, TeamProgress>>,
 }
 
 /// What one progress file says about a team.
 struct Snapshot<'a> {
-    execution_id: &'a str,
-    team_id: &'a str,
+    execution_id: &'a ExecutionId,
+    team_id: &'a TeamId,
     team_name: &'a str,
     /// `running`, `completed` or `failed`.
     status: &'a str,
@@ -46,7 +46,8 @@ impl ProgressFiles {
         }
     }
 
-    pub fn path(&self, execution_id: &str, team_id: &str) -> PathBuf {
+    /// The progress file of team `team_id` in execution `execution_id`.
+    pub fn path(&self, execution_id: &ExecutionId, team_id: &TeamId) -> PathBuf {
         self.dir
             .join(format!("{execution_id}.{team_id}.progress.json"))
     }
@@ -92,12 +93,12 @@ impl ProgressFiles {
         }
     }
 
-    fn remember(&self, team_id: &str, team_name: &str, round: Option<u32>) -> TeamProgress {
+    fn remember(&self, team_id: &TeamId, team_name: &str, round: Option<u32>) -> TeamProgress {
         let mut teams = match self.teams.lock() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
         };
-        let e = teams.entry(team_id.to_string()).or_default();
+        let e = teams.entry(team_id.clone()).or_default();
         e.team_name = team_name.to_string();
         if let Some(r) = round {
             e.current_round = r;
@@ -241,9 +242,10 @@ mod tests {
         })
         .await
         .expect("emit");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file"))
-                .expect("json");
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(pf.path(&"e".into(), &"t".into())).expect("file"),
+        )
+        .expect("json");
         assert_eq!(
             (
                 v["status"].as_str(),
@@ -274,9 +276,10 @@ mod tests {
         })
         .await
         .expect("emit");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(pf.path("e", "t")).expect("file"))
-                .expect("json");
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(pf.path(&"e".into(), &"t".into())).expect("file"),
+        )
+        .expect("json");
         assert_eq!(
             (v["status"].as_str(), v["error_message"].as_str()),
             (Some("failed"), Some("boom"))

@@ -12,7 +12,7 @@
 //! while its commit was in flight (the team timeout) is read back from the store with
 //! [`LiveRanking::set_team`].
 
-use mixseek_core::{Event, EventSink, SinkError};
+use mixseek_core::{Event, EventSink, ExecutionId, SinkError};
 use mixseek_prompt::RankingEntry;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -79,7 +79,7 @@ impl Board {
 /// The in-memory ranking of one execution (see the module docs).
 #[derive(Debug)]
 pub struct LiveRanking {
-    execution_id: String,
+    execution_id: ExecutionId,
     board: Mutex<Board>,
 }
 
@@ -90,7 +90,7 @@ impl LiveRanking {
     /// The ranking of `execution_id`, holding the rounds already stored (none for a new
     /// execution).
     pub fn new<'a>(
-        execution_id: impl Into<String>,
+        execution_id: impl Into<ExecutionId>,
         stored: impl IntoIterator<Item = StoredRound<'a>>,
     ) -> Self {
         let mut board = Board::default();
@@ -146,7 +146,7 @@ impl LiveRanking {
         match event {
             Event::Evaluated(r) if r.execution_id == self.execution_id => {
                 self.board().set_round(
-                    &r.team_id,
+                    r.team_id.as_str(),
                     r.round_number,
                     r.score_details.overall_score,
                     &r.team_name,
@@ -165,7 +165,12 @@ impl LiveRanking {
                     .is_some_and(|r| r.contains_key(&best.round_number));
                 if !known {
                     // the store inserts a final round it did not have
-                    board.set_round(team_id, best.round_number, best.score, &best.team_name);
+                    board.set_round(
+                        team_id.as_str(),
+                        best.round_number,
+                        best.score,
+                        &best.team_name,
+                    );
                 }
             }
             _ => {}
@@ -186,9 +191,9 @@ impl EventSink for LiveRanking {
 impl mixseek_round::RankingSource for LiveRanking {
     async fn ranking(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
     ) -> Result<Option<mixseek_prompt::Ranking>, mixseek_round::RankingError> {
-        if execution_id != self.execution_id {
+        if *execution_id != self.execution_id {
             return Err(mixseek_round::RankingError(format!(
                 "the live ranking is of execution {}, not {execution_id}",
                 self.execution_id

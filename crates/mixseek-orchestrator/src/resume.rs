@@ -1,7 +1,9 @@
 //! Turning stored rounds back into the round controller's input, for `--resume` and for
 //! retries after a team timed out; and deciding, per team, what an earlier process left.
 
-use mixseek_core::{Decision, ExecutionSummary, ExitReason, LeaderboardEntry, Usage};
+use mixseek_core::{
+    Decision, ExecutionId, ExecutionSummary, ExitReason, LeaderboardEntry, TeamId, Usage,
+};
 use mixseek_round::{CompletedRound, best_entry};
 
 /// A stored round as the round controller's `CompletedRound` (its decision when judged).
@@ -22,9 +24,9 @@ pub fn to_completed(r: &mixseek_store::CompletedRound) -> CompletedRound {
 }
 
 /// Stored rounds of one team, in round order.
-pub fn team_rounds(all: &[mixseek_store::CompletedRound], team_id: &str) -> Vec<CompletedRound> {
+pub fn team_rounds(all: &[mixseek_store::CompletedRound], team_id: &TeamId) -> Vec<CompletedRound> {
     let mut v: Vec<&mixseek_store::CompletedRound> =
-        all.iter().filter(|r| r.team_id == team_id).collect();
+        all.iter().filter(|r| r.team_id == *team_id).collect();
     v.sort_by_key(|r| r.state.round_number);
     v.into_iter().map(to_completed).collect()
 }
@@ -58,14 +60,14 @@ pub enum PriorTeam {
 pub fn prior_team(
     all: &[mixseek_store::CompletedRound],
     summary: Option<&ExecutionSummary>,
-    execution_id: &str,
-    team_id: &str,
+    execution_id: &ExecutionId,
+    team_id: &TeamId,
     team_name: &str,
 ) -> PriorTeam {
-    let failure = summary.and_then(|s| s.failed_teams_info.iter().find(|f| f.team_id == team_id));
+    let failure = summary.and_then(|s| s.failed_teams_info.iter().find(|f| f.team_id == *team_id));
     let final_reason = all
         .iter()
-        .find(|r| r.team_id == team_id && r.final_submission)
+        .find(|r| r.team_id == *team_id && r.final_submission)
         .map(|r| {
             r.decision
                 .exit_reason
@@ -149,7 +151,7 @@ mod tests {
             round("stopped", 1, 60.0, Some("interrupted")),
             round("killed", 1, 20.0, None),
         ];
-        let classify = |t: &str| prior_team(&all, None, "e", t, t);
+        let classify = |t: &str| prior_team(&all, None, &"e".into(), &t.into(), t);
         assert!(matches!(
             classify("done"),
             PriorTeam::Finished { best: Some(b), exit_reason: ExitReason::MaxRoundsReached } if b.round_number == 2
@@ -195,14 +197,14 @@ mod tests {
             stopped_team_ids: vec![],
         };
         assert_eq!(
-            prior_team(&[], Some(&summary), "e", "broken", "Broken"),
+            prior_team(&[], Some(&summary), &"e".into(), &"broken".into(), "Broken"),
             PriorTeam::Failed {
                 best: None,
                 message: "401 invalid api key".into()
             }
         );
         assert_eq!(
-            prior_team(&[], Some(&summary), "e", "other", "Other"),
+            prior_team(&[], Some(&summary), &"e".into(), &"other".into(), "Other"),
             PriorTeam::Unfinished
         );
     }

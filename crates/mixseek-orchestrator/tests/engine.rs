@@ -49,7 +49,7 @@ fn config(dir: &Path, teams: &[(&str, &str)], orchestrator: &str) -> LoadedConfi
 fn rounds_of(config: &LoadedConfig, summary: &ExecutionSummary, team: &str) -> Vec<u32> {
     let store = mixseek_store::Store::open(config.workspace.db_path()).expect("open");
     let mut r: Vec<u32> = store
-        .team_rounds(&summary.execution_id, team)
+        .team_rounds(summary.execution_id.as_str(), team)
         .expect("rounds")
         .iter()
         .map(|r| r.state.round_number)
@@ -125,7 +125,7 @@ async fn interrupted_teams_are_counted_and_continued_on_resume() {
 
     // Resuming runs every team from the start, with the stored task.
     let mut opts = RunOptions::new("");
-    opts.resume = Some(first.execution_id.clone());
+    opts.resume = Some(first.execution_id.to_string());
     let resumed = Orchestrator::new(cfg.clone())
         .run(opts)
         .await
@@ -140,7 +140,7 @@ async fn interrupted_teams_are_counted_and_continued_on_resume() {
 
     // Finished: refused.
     let mut opts = RunOptions::new("");
-    opts.resume = Some(first.execution_id.clone());
+    opts.resume = Some(first.execution_id.to_string());
     let err = Orchestrator::new(cfg)
         .run(opts)
         .await
@@ -194,7 +194,7 @@ async fn a_resumed_summary_adds_the_earlier_usage_and_time() {
     assert!(first.usage.requests > 0);
 
     let mut opts = RunOptions::new("");
-    opts.resume = Some(first.execution_id.clone());
+    opts.resume = Some(first.execution_id.to_string());
     let resumed = Orchestrator::new(cfg.clone())
         .run(opts)
         .await

@@ -29,9 +29,9 @@ use chrono::Utc;
 use mixseek_agents::{RoundContext, TeamAgents};
 use mixseek_config::OrchestratorSettings;
 use mixseek_core::{
-    Decision, Event, EventSink, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, NullSink,
-    Role, RoundRecord, RoundState, SinkError, SubmittedRound, TeamStatusKind, Usage, UsageByRole,
-    best_round,
+    Decision, Event, EventSink, ExecutionId, ExitReason, LeaderboardEntry, MemberSubmissionsRecord,
+    NullSink, Role, RoundRecord, RoundState, SinkError, SubmittedRound, TeamId, TeamStatusKind,
+    Usage, UsageByRole, best_round,
 };
 use mixseek_prompt::{PromptBuilder, PromptContext, Ranking, RankingEntry, TemplateKind};
 use std::sync::Arc;
@@ -81,8 +81,8 @@ pub struct CompletedRound {
 /// A team that finished normally.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TeamResult {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     /// Every completed round (resumed ones included), in order.
     pub rounds: Vec<CompletedRound>,
@@ -242,7 +242,8 @@ impl RoundController {
     pub fn settings(&self) -> &RoundSettings {
         &self.settings
     }
-    pub fn team_id(&self) -> &str {
+    /// The id of the team this controller plays.
+    pub fn team_id(&self) -> &TeamId {
         &self.agents.settings().team_id
     }
     pub fn team_name(&self) -> &str {
@@ -251,7 +252,7 @@ impl RoundController {
 
     fn context(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         user_prompt: &str,
         round_number: u32,
         rounds: &[CompletedRound],
@@ -261,7 +262,7 @@ impl RoundController {
         PromptContext {
             user_prompt: user_prompt.to_string(),
             round_number,
-            team_id: team.team_id.clone(),
+            team_id: team.team_id.to_string(),
             team_name: team.team_name.clone(),
             execution_id: Some(execution_id.to_string()),
             ranking,
@@ -277,7 +278,7 @@ impl RoundController {
 
     async fn ranking_for(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         round_number: u32,
     ) -> Result<Option<Ranking>, RoundError> {
         if round_number <= 1 {
@@ -296,7 +297,7 @@ impl RoundController {
 
     async fn emit_progress_ref(&self, event: &Event) {
         if let Err(e) = self.sink.emit(event).await {
-            tracing::warn!(team_id = self.team_id(), error = %e, "an event sink failed on a progress event");
+            tracing::warn!(team_id = self.team_id().as_str(), error = %e, "an event sink failed on a progress event");
         }
     }
 
@@ -305,13 +306,13 @@ impl RoundController {
     /// again: a last round without a decision gets its decision first.
     pub async fn run(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         user_prompt: &str,
         completed: Vec<CompletedRound>,
     ) -> Result<TeamResult, TeamFailure> {
         let span = tracing::info_span!(
             "team",
-            execution_id,
+            execution_id = execution_id.as_str(),
             team_id = %self.team_id(),
             max_rounds = self.settings.max_rounds,
             min_rounds = self.settings.min_rounds
@@ -323,7 +324,7 @@ impl RoundController {
 
     async fn run_rounds(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         user_prompt: &str,
         completed: Vec<CompletedRound>,
     ) -> Result<TeamResult, TeamFailure> {
@@ -364,7 +365,7 @@ impl RoundController {
         let start = run.rounds.last().map_or(1, |r| r.state.round_number + 1);
         for n in start..=self.settings.max_rounds {
             if let Some(reason) = self.stop_check.as_ref().and_then(|c| c()) {
-                tracing::info!(team_id = self.team_id(), round = n, reason = %reason, "not starting another round");
+                tracing::info!(team_id = self.team_id().as_str(), round = n, reason = %reason, "not starting another round");
                 if let Err(e) = self.commit_decision(decided.take(), &mut run).await {
                     return Err(run.fail(e));
                 }
@@ -402,13 +403,13 @@ impl RoundController {
     /// Plays round `n` and records it.
     async fn play(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         user_prompt: &str,
         n: u32,
         run: &mut Run,
         pending: Option<PendingDecision>,
     ) -> Result<Event, RoundError> {
-        let team_id = self.team_id().to_string();
+        let team_id = self.team_id().clone();
         let team_name = self.team_name().to_string();
         let started_at = Utc::now();
         let prepared = match self.ranking_for(execution_id, n).await {
@@ -543,7 +544,11 @@ impl RoundController {
             },
             agent_usage,
             evaluation_usage: evaluation.usage,
-            applied_injections: self.prompts.take_applied(execution_id, self.team_id(), n),
+            applied_injections: self.prompts.take_applied(
+                execution_id.as_str(),
+                self.team_id().as_str(),
+                n,
+            ),
         };
         // the record goes to `run.records` once its commit succeeded (see `commit`)
         let evaluated = Event::Evaluated(Box::new(record));
@@ -564,7 +569,7 @@ impl RoundController {
         Ok(evaluated)
     }
 
-    async fn announce_round(&self, execution_id: &str, n: u32) {
+    async fn announce_round(&self, execution_id: &ExecutionId, n: u32) {
         self.emit_progress(Event::RoundStarted {
             execution_id: execution_id.into(),
             team_id: self.team_id().into(),
@@ -578,7 +583,7 @@ impl RoundController {
     /// Commits the previous round's decision, then announces round `n`.
     async fn announce_after(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         n: u32,
         pending: &PendingDecision,
     ) -> Result<(), RoundError> {
@@ -596,7 +601,7 @@ impl RoundController {
     /// [`Self::announce_after`] on its own (when round `n` fails before its leader runs).
     async fn announce(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         n: u32,
         pending: Option<PendingDecision>,
         run: &mut Run,
@@ -647,7 +652,7 @@ impl RoundController {
                 }
                 if let Some(last) = run.rounds.last() {
                     tracing::info!(
-                        team_id = self.team_id(),
+                        team_id = self.team_id().as_str(),
                         round = n,
                         score = last.state.evaluation_score,
                         "round evaluated"
@@ -674,7 +679,7 @@ impl RoundController {
     /// commit fails the round whatever the judgment said.
     async fn decide(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         user_prompt: &str,
         n: u32,
         run: &mut Run,
@@ -699,7 +704,12 @@ impl RoundController {
                 let ranking = match self.ranking_for(execution_id, n).await {
                     Ok(r) => r.map(|r| {
                         if evaluated.is_some() {
-                            with_own_rounds(r, self.team_id(), self.team_name(), &run.rounds)
+                            with_own_rounds(
+                                r,
+                                self.team_id().as_str(),
+                                self.team_name(),
+                                &run.rounds,
+                            )
                         } else {
                             r
                         }
@@ -725,7 +735,7 @@ impl RoundController {
                 match answer {
                     Ok(answer) => from_judgment(n, s.max_rounds, answer.judgment, answer.usage),
                     Err(e) if e.is_call_failure() => {
-                        tracing::warn!(team_id = self.team_id(), round = n, error = %e, policy = policy.as_str(), "judgment failed");
+                        tracing::warn!(team_id = self.team_id().as_str(), round = n, error = %e, policy = policy.as_str(), "judgment failed");
                         from_judgment_error(n, s.max_rounds, e, policy)
                             .map_err(|source| RoundError::Judgment { round: n, source })?
                     }
@@ -759,7 +769,7 @@ impl RoundController {
 
     async fn finish(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         run: Run,
         exit_reason: ExitReason,
     ) -> Result<TeamResult, TeamFailure> {
@@ -787,7 +797,7 @@ impl RoundController {
             return Err(run.fail(RoundError::Sink { round, source: e }));
         }
         tracing::info!(
-            team_id = self.team_id(),
+            team_id = self.team_id().as_str(),
             exit_reason = %exit_reason,
             best_round = best.as_ref().map(|b| b.round_number),
             best_score = best.as_ref().map(|b| b.score),
@@ -811,7 +821,7 @@ impl RoundController {
     /// the best round, if any round completed.
     pub async fn finish_failed(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         rounds: &[CompletedRound],
         error_message: &str,
         timed_out: bool,
@@ -857,8 +867,8 @@ fn rounds_completed(rounds: &[CompletedRound]) -> u32 {
 
 /// The best round (highest score, the later round on ties) as the final leaderboard entry.
 pub fn best_entry(
-    execution_id: &str,
-    team_id: &str,
+    execution_id: &ExecutionId,
+    team_id: &TeamId,
     team_name: &str,
     rounds: &[CompletedRound],
     exit_reason: ExitReason,

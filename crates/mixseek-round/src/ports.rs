@@ -3,7 +3,7 @@
 //! implements them with the evaluator crate and the DuckDB store; `mixseek team` runs with
 //! [`NoRanking`].
 
-use mixseek_core::{ScoreDetails, Usage};
+use mixseek_core::{ExecutionId, ScoreDetails, TeamId, Usage};
 use mixseek_prompt::Ranking;
 
 /// What is evaluated: the **original** user prompt (not the rendered team prompt) and the
@@ -12,8 +12,8 @@ use mixseek_prompt::Ranking;
 pub struct EvaluationRequest {
     pub user_query: String,
     pub submission: String,
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     /// The domain context in effect (the team's, else the orchestrator's).
@@ -69,7 +69,7 @@ pub struct RankingError(pub String);
 #[async_trait::async_trait]
 pub trait RankingSource: Send + Sync {
     /// `None` when there is no store (the prompts then show no ranking).
-    async fn ranking(&self, execution_id: &str) -> Result<Option<Ranking>, RankingError>;
+    async fn ranking(&self, execution_id: &ExecutionId) -> Result<Option<Ranking>, RankingError>;
 }
 
 /// No store: no ranking.
@@ -78,7 +78,7 @@ pub struct NoRanking;
 
 #[async_trait::async_trait]
 impl RankingSource for NoRanking {
-    async fn ranking(&self, _execution_id: &str) -> Result<Option<Ranking>, RankingError> {
+    async fn ranking(&self, _execution_id: &ExecutionId) -> Result<Option<Ranking>, RankingError> {
         Ok(None)
     }
 }

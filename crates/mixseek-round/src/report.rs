@@ -3,16 +3,16 @@
 
 use crate::controller::{CompletedRound, TeamFailure, TeamResult};
 use mixseek_core::{
-    Decision, ExitReason, LeaderboardEntry, MemberStatus, RoundRecord, ScoreDetails,
-    TeamStatusKind, Usage, UsageByRole,
+    Decision, ExecutionId, ExitReason, LeaderboardEntry, MemberStatus, RoundRecord, ScoreDetails,
+    TeamId, TeamStatusKind, Usage, UsageByRole,
 };
 use serde::Serialize;
 
 /// One team run, for output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TeamReport {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub status: TeamStatusKind,
     pub exit_reason: Option<ExitReason>,
@@ -118,8 +118,8 @@ impl TeamReport {
 
     /// A failed run; `best` is what [`crate::RoundController::finish_failed`] returned.
     pub fn from_failure(
-        execution_id: &str,
-        team_id: &str,
+        execution_id: &ExecutionId,
+        team_id: &TeamId,
         team_name: &str,
         f: &TeamFailure,
         best: Option<LeaderboardEntry>,

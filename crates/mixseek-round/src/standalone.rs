@@ -204,10 +204,10 @@ pub async fn run_team(options: StandaloneOptions) -> Result<StandaloneRun, Stand
         RoundSettings::new(&orchestrator),
     );
 
-    let execution_id = ExecutionId::new_v4().to_string();
+    let execution_id = ExecutionId::new_v4();
     tracing::info!(
-        execution_id,
-        team_id = controller.team_id(),
+        execution_id = execution_id.as_str(),
+        team_id = controller.team_id().as_str(),
         max_rounds,
         min_rounds,
         "running one team"

@@ -63,7 +63,7 @@ async fn final_round_skip_calls_the_judgment_once() {
         sink.clone(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(s.judge.request_count(), 1);
@@ -116,7 +116,7 @@ async fn judged_final_round_is_overridden_to_stop() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(s.judge.request_count(), 2);
@@ -171,7 +171,7 @@ async fn minimum_rounds_then_judgments_until_stop() {
         sink.clone(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(r.rounds.len(), 4);
@@ -246,7 +246,7 @@ async fn first_judgment_stop_ends_after_one_round() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(r.rounds.len(), 1);
@@ -272,7 +272,7 @@ async fn a_run_without_records_leaves_the_transcripts_to_the_sink() {
             c = c.without_records();
         }
         let r = c
-            .run("exec-1", "Write a report", Vec::new())
+            .run(&"exec-1".into(), "Write a report", Vec::new())
             .await
             .expect("completed");
         (r, sink.events())
@@ -314,7 +314,7 @@ async fn ties_go_to_the_later_round() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(s.judge.request_count(), 0);
@@ -340,7 +340,7 @@ async fn judgment_error_policy_stop_ends_the_team_with_its_best_round() {
         sink.clone(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("stop policy keeps the team");
     assert_eq!(
@@ -383,7 +383,7 @@ async fn judgment_error_policy_continue_plays_on() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(r.rounds.len(), 3);
@@ -419,7 +419,7 @@ async fn judgment_error_policy_fail_fails_the_team_with_partial_results() {
         sink.clone(),
     );
     let f = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect_err("fail policy");
     assert!(
@@ -444,7 +444,7 @@ async fn judgment_error_policy_fail_fails_the_team_with_partial_results() {
 
     let best = c
         .finish_failed(
-            "exec-1",
+            &"exec-1".into(),
             &f.rounds,
             &f.error.to_string(),
             false,
@@ -477,7 +477,7 @@ async fn judgment_error_policy_fail_fails_the_team_with_partial_results() {
         other => panic!("{other:?}"),
     }
     c.finish_failed(
-        "exec-1",
+        &"exec-1".into(),
         &f.rounds,
         "Timeout after 10s",
         true,
@@ -510,7 +510,7 @@ async fn invalid_structured_answers_are_repaired_within_max_retries() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(
@@ -537,7 +537,7 @@ async fn invalid_structured_answers_are_repaired_within_max_retries() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(r.exit_reason, ExitReason::JudgmentFailed);
@@ -570,7 +570,7 @@ async fn judgment_timeout_is_a_judgment_failure() {
     );
     let started = std::time::Instant::now();
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -604,7 +604,7 @@ async fn submission_timeout_fails_the_round() {
         RecordingSink::new(),
     );
     let f = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect_err("timeout");
     assert!(
@@ -635,7 +635,7 @@ async fn evaluation_and_store_failures_fail_the_round() {
         RecordingSink::new(),
     );
     let f = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect_err("evaluation failed");
     assert_eq!(
@@ -657,7 +657,7 @@ async fn evaluation_and_store_failures_fail_the_round() {
     );
     let judge_calls = s.judge.request_count();
     let f = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect_err("store failed");
     assert_eq!(
@@ -696,7 +696,7 @@ async fn the_evaluator_gets_the_original_prompt_and_ids() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-9", "  The original task  ", Vec::new())
+        .run(&"exec-9".into(), "  The original task  ", Vec::new())
         .await
         .expect("completed");
     let req = &evaluator.requests()[0];
@@ -755,7 +755,11 @@ async fn round_two_prompts_carry_round_one_and_the_ranking_exactly() {
         Some("en".into()),
     );
     let r = c
-        .run("exec-7", "Summarise this week's chip news", Vec::new())
+        .run(
+            &"exec-7".into(),
+            "Summarise this week's chip news",
+            Vec::new(),
+        )
         .await
         .expect("completed");
     let round1 = r.rounds[0].state.clone();
@@ -933,7 +937,7 @@ async fn resume_continues_after_the_last_completed_round() {
         }),
     };
     let r = c
-        .run("exec-1", "Write a report", vec![round1.clone()])
+        .run(&"exec-1".into(), "Write a report", vec![round1.clone()])
         .await
         .expect("completed");
     assert_eq!(
@@ -964,7 +968,7 @@ async fn resume_continues_after_the_last_completed_round() {
         ..round1.clone()
     };
     let r = c
-        .run("exec-1", "Write a report", vec![undecided])
+        .run(&"exec-1".into(), "Write a report", vec![undecided])
         .await
         .expect("completed");
     assert_eq!(
@@ -996,7 +1000,7 @@ async fn resume_continues_after_the_last_completed_round() {
         ..round1
     };
     let r = c
-        .run("exec-1", "Write a report", vec![stopped])
+        .run(&"exec-1".into(), "Write a report", vec![stopped])
         .await
         .expect("completed");
     assert_eq!(sink.names(), ["team_finished"]);
@@ -1023,7 +1027,7 @@ async fn a_stop_check_ends_the_team_before_the_next_round() {
         (seen.fetch_add(1, Ordering::SeqCst) >= 1).then_some(ExitReason::BudgetExceeded)
     }));
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(
@@ -1052,7 +1056,7 @@ async fn a_mock_team_plays_offline_with_members() {
         sink.clone(),
     );
     let r = c
-        .run("exec-1", "Explain tokio", Vec::new())
+        .run(&"exec-1".into(), "Explain tokio", Vec::new())
         .await
         .expect("completed");
     assert_eq!(
@@ -1092,7 +1096,7 @@ async fn the_evaluator_crate_scores_rounds_through_the_adapter() {
     )
     .with_sink(sink.clone());
     let r = c
-        .run("exec-1", "Explain tokio", Vec::new())
+        .run(&"exec-1".into(), "Explain tokio", Vec::new())
         .await
         .expect("completed");
     let details = &r.rounds[0].state.score_details;
@@ -1121,7 +1125,7 @@ async fn a_judgment_failure_on_the_final_round_stops_with_max_rounds_reached() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(s.judge.request_count(), 2);
@@ -1160,7 +1164,7 @@ async fn a_judgment_failure_on_the_final_round_stops_with_max_rounds_reached() {
         RecordingSink::new(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(r.exit_reason, ExitReason::MaxRoundsReached);
@@ -1183,7 +1187,7 @@ async fn an_interruption_before_the_first_round_plays_nothing() {
     )
     .with_stop_check(Arc::new(|| Some(ExitReason::Interrupted)));
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(
@@ -1254,7 +1258,7 @@ async fn member_submissions_are_recorded_with_the_providers_token_counts() {
         sink.clone(),
     );
     let r = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     let record = &r.records[0];
@@ -1342,7 +1346,7 @@ async fn a_round_whose_evaluation_fails_keeps_its_submission_transcript_and_memb
         sink.clone(),
     );
     let f = c
-        .run("exec-1", "Explain tokio", Vec::new())
+        .run(&"exec-1".into(), "Explain tokio", Vec::new())
         .await
         .expect_err("round 2's evaluation failed");
     assert_eq!(f.rounds.len(), 1, "round 2 is not completed");
@@ -1398,7 +1402,13 @@ async fn a_round_whose_evaluation_fails_keeps_its_submission_transcript_and_memb
     );
 
     // The team report of `mixseek team` shows it, marked as not evaluated.
-    let report = mixseek_round::TeamReport::from_failure("exec-1", "alpha", "Alpha Team", &f, None);
+    let report = mixseek_round::TeamReport::from_failure(
+        &"exec-1".into(),
+        &"alpha".into(),
+        "Alpha Team",
+        &f,
+        None,
+    );
     let text = report.to_text();
     assert!(
         text.contains(
@@ -1432,7 +1442,7 @@ async fn a_decision_the_store_refuses_fails_the_team_and_is_decided_again_on_res
         sink.clone(),
     );
     let f = c
-        .run("exec-1", "Write a report", Vec::new())
+        .run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect_err("store failed");
     // the commit of round 1's decision ran alongside round 2's leader, and failed
@@ -1463,7 +1473,7 @@ async fn a_decision_the_store_refuses_fails_the_team_and_is_decided_again_on_res
     );
     let judged_before = s.judge.request_count();
     let r = c
-        .run("exec-1", "Write a report", f.rounds)
+        .run(&"exec-1".into(), "Write a report", f.rounds)
         .await
         .expect("completed");
     assert_eq!(r.rounds.len(), 2);
@@ -1485,7 +1495,7 @@ async fn decisions_reach_the_sink_before_the_next_round_starts() {
         settings(1, 3),
         sink.clone(),
     );
-    c.run("exec-1", "Write a report", Vec::new())
+    c.run(&"exec-1".into(), "Write a report", Vec::new())
         .await
         .expect("completed");
     assert_eq!(
@@ -1524,7 +1534,7 @@ async fn a_nan_or_infinite_confidence_is_a_judgment_failure_quoting_the_answer()
             RecordingSink::new(),
         );
         let r = c
-            .run("exec-1", "Write a report", Vec::new())
+            .run(&"exec-1".into(), "Write a report", Vec::new())
             .await
             .expect("stop policy keeps the team");
         assert_eq!(r.exit_reason, ExitReason::JudgmentFailed, "{confidence}");

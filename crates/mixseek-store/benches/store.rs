@@ -75,8 +75,8 @@ fn record(e: u32, team: u32, round: u32) -> RoundRecord {
     let execution_id = exec_id(e);
     let team_id = format!("team-{team:03}");
     RoundRecord {
-        execution_id: execution_id.clone(),
-        team_id: team_id.clone(),
+        execution_id: execution_id.clone().into(),
+        team_id: team_id.clone().into(),
         team_name: format!("Team {team}"),
         round_number: round,
         prompt: "prompt ".repeat(20),
@@ -95,8 +95,8 @@ fn record(e: u32, team: u32, round: u32) -> RoundRecord {
         round_ended_at: start + chrono::Duration::seconds(30),
         leader_messages: Vec::new(),
         member_submissions: MemberSubmissionsRecord {
-            execution_id,
-            team_id,
+            execution_id: execution_id.into(),
+            team_id: team_id.into(),
             team_name: format!("Team {team}"),
             round_number: round,
             submissions: Vec::new(),
@@ -190,11 +190,11 @@ fn percentiles(mut times: Vec<Duration>) -> (Duration, Duration) {
 /// The `ExecutionStarted` of execution `e`.
 fn started(e: u32, teams: u32, rounds: u32) -> Event {
     Event::ExecutionStarted {
-        execution_id: exec_id(e),
+        execution_id: exec_id(e).into(),
         user_prompt: "bench".into(),
         teams: (0..teams)
             .map(|t| TeamRef {
-                team_id: format!("team-{t:03}"),
+                team_id: format!("team-{t:03}").into(),
                 team_name: format!("Team {t}"),
             })
             .collect(),
@@ -233,7 +233,7 @@ fn live_run(
             let t_eval = t.elapsed();
             let t = Instant::now();
             rt.block_on(writer.write(&Event::Judged {
-                execution_id: execution_id.clone(),
+                execution_id: execution_id.clone().into(),
                 team_id: r.team_id.clone(),
                 team_name: r.team_name.clone(),
                 round_number: round,
@@ -278,8 +278,8 @@ fn live_run(
         });
         let t = Instant::now();
         rt.block_on(writer.write(&Event::TeamFinished {
-            execution_id: execution_id.clone(),
-            team_id: format!("team-{team:03}"),
+            execution_id: execution_id.clone().into(),
+            team_id: format!("team-{team:03}").into(),
             team_name: format!("Team {team}"),
             status: TeamStatusKind::Completed,
             best,
@@ -448,7 +448,7 @@ fn run_load() -> Result<(), Box<dyn std::error::Error>> {
                 let _permit = permits.acquire().await?;
                 for round in 1..=ROUNDS {
                     let mut r = record(e, team, round);
-                    r.team_id = format!("team-{team:04}");
+                    r.team_id = format!("team-{team:04}").into();
                     r.member_submissions.team_id = r.team_id.clone();
                     r.prompt = ranking_prompt(TEAMS, round, team);
                     r.leader_messages = vec![
@@ -477,8 +477,8 @@ fn run_load() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 writer
                     .emit(&Event::TeamFinished {
-                        execution_id: exec_id(e),
-                        team_id: format!("team-{team:04}"),
+                        execution_id: exec_id(e).into(),
+                        team_id: format!("team-{team:04}").into(),
                         team_name: format!("Team {team}"),
                         status: TeamStatusKind::Completed,
                         best: None,

@@ -316,9 +316,9 @@ fn push_submissions(out: &mut String, subs: &[MemberSubmission], only: Option<Me
 /// (the fields, then the computed lists, counts and `total_usage`).
 pub(crate) fn push_member_record(out: &mut String, r: &MemberSubmissionsRecord) {
     out.push_str("{\"execution_id\":");
-    push_str(out, &r.execution_id);
+    push_str(out, r.execution_id.as_str());
     out.push_str(",\"team_id\":");
-    push_str(out, &r.team_id);
+    push_str(out, r.team_id.as_str());
     out.push_str(",\"team_name\":");
     push_str(out, &r.team_name);
     out.push_str(",\"round_number\":");

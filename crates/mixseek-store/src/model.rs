@@ -2,14 +2,14 @@
 //! commands) with UTC timestamps in the core crate's format.
 
 use chrono::{DateTime, Utc};
-use mixseek_core::{AppliedInjection, Judgment, RoundState, TeamRef, Usage};
+use mixseek_core::{AppliedInjection, ExecutionId, Judgment, RoundState, TeamId, TeamRef, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
 /// One line of the ranking shown in team prompts: a team's best score in one execution.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingEntry {
-    pub team_id: String,
+    pub team_id: TeamId,
     /// The name of the team's latest round (a rename does not split the team).
     pub team_name: String,
     pub max_score: f64,
@@ -19,7 +19,7 @@ pub struct RankingEntry {
 /// What `mixseek exec --resume` needs to know about a stored execution.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExecutionState {
-    pub execution_id: String,
+    pub execution_id: ExecutionId,
     /// `running` (started, not finished — or interrupted without a summary), `completed`,
     /// `partial_failure`, `failed`, `interrupted`.
     pub status: String,
@@ -66,7 +66,7 @@ impl RoundUsage {
 /// A committed round of one team, as prompts and `--resume` need it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompletedRound {
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
     pub state: RoundState,
     pub decision: StoredDecision,
@@ -82,8 +82,8 @@ pub struct CompletedRound {
 /// usage is that of its recorded LLM calls (`llm_calls`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoundDetail {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     /// False for a round whose leader answered but that has no evaluation.
@@ -190,11 +190,11 @@ fn metric_line(m: &Value) -> MetricLine {
 /// One stored execution (`mixseek executions`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExecutionRow {
-    pub execution_id: String,
+    pub execution_id: ExecutionId,
     pub user_prompt: String,
     pub status: String,
     pub total_teams: u32,
-    pub best_team_id: Option<String>,
+    pub best_team_id: Option<TeamId>,
     pub best_score: Option<f64>,
     pub total_execution_time_seconds: Option<f64>,
     /// Evaluated rounds stored for the execution.
@@ -223,7 +223,7 @@ pub enum LeaderboardScope {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeaderboardRow {
     pub rank: u32,
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
     pub score: f64,
     /// The round that scored it (ties: the later round within an execution; the earlier
@@ -232,7 +232,7 @@ pub struct LeaderboardRow {
     /// Rounds the team played (in the execution, or in all executions).
     pub total_rounds: u32,
     /// The execution the best round came from.
-    pub execution_id: String,
+    pub execution_id: ExecutionId,
     pub final_submission: bool,
     pub exit_reason: Option<String>,
     #[serde(with = "mixseek_core::time::utc_opt")]
@@ -244,8 +244,8 @@ pub struct LeaderboardRow {
 /// tokens and cost of such a round are those of its recorded LLM calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryRow {
-    pub execution_id: String,
-    pub team_id: String,
+    pub execution_id: ExecutionId,
+    pub team_id: TeamId,
     pub team_name: String,
     pub round_number: u32,
     /// `None` when not evaluated.
@@ -268,7 +268,7 @@ pub struct HistoryRow {
 /// One team's line in an execution overview.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TeamOverview {
-    pub team_id: String,
+    pub team_id: TeamId,
     pub team_name: String,
     /// Evaluated rounds.
     pub rounds: u32,

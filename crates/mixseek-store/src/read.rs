@@ -11,7 +11,7 @@ use duckdb::types::ValueRef;
 use duckdb::{Row, params};
 use mixseek_core::{
     ExecutionStatus, ExecutionSummary, FailedTeamInfo, Judgment, LeaderboardEntry, RoundState,
-    ScoreDetails, TeamRef, Usage, UsageByRole,
+    ScoreDetails, TeamId, TeamRef, Usage, UsageByRole,
 };
 use serde_json::Value;
 
@@ -97,7 +97,7 @@ impl Store {
             [execution_id],
             |r| {
                 Ok(RankingEntry {
-                    team_id: r.get(0)?,
+                    team_id: r.get::<_, String>(0)?.into(),
                     team_name: r.get(1)?,
                     max_score: r.get(2)?,
                     total_rounds: u32_of(r.get(3)?),
@@ -191,7 +191,7 @@ impl Store {
                         confidence_score: decision.confidence_score.unwrap_or(j.confidence_score),
                     });
                     Ok(CompletedRound {
-                        team_id,
+                        team_id: team_id.into(),
                         team_name,
                         state: RoundState {
                             round_number: u32_of(round),
@@ -297,8 +297,8 @@ impl Store {
         let rows: Vec<Raw> = self.query_rows("unevaluated rounds", &sql, params, |r| {
             Ok((
                 RoundDetail {
-                    execution_id: r.get(0)?,
-                    team_id: r.get(1)?,
+                    execution_id: r.get::<_, String>(0)?.into(),
+                    team_id: r.get::<_, String>(1)?.into(),
                     team_name: r.get(2)?,
                     round_number: u32_of(r.get(3)?),
                     evaluated: false,
@@ -344,7 +344,7 @@ impl Store {
                 if d.prompt.is_none() {
                     d.prompt = crate::rounds::leader_prompt(&d.leader_messages).map(str::to_string);
                 }
-                if let Some(u) = usage.get(&(d.team_id.clone(), d.round_number)) {
+                if let Some(u) = usage.get(&(d.team_id.to_string(), d.round_number)) {
                     d.usage = u.clone();
                 }
                 Ok(d)
@@ -432,8 +432,8 @@ impl Store {
         let rows: Vec<Raw> = self.query_rows("rounds", &sql, params, |r| {
             Ok((
                 RoundDetail {
-                    execution_id: r.get(20)?,
-                    team_id: r.get(21)?,
+                    execution_id: r.get::<_, String>(20)?.into(),
+                    team_id: r.get::<_, String>(21)?.into(),
                     team_name: r.get(0)?,
                     round_number: u32_of(r.get(22)?),
                     evaluated: true,
@@ -539,11 +539,11 @@ impl Store {
         );
         let map = |r: &Row<'_>| {
             Ok(ExecutionRow {
-                execution_id: r.get(0)?,
+                execution_id: r.get::<_, String>(0)?.into(),
                 user_prompt: r.get(1)?,
                 status: r.get(2)?,
                 total_teams: u32_of(r.get(3)?),
-                best_team_id: r.get(4)?,
+                best_team_id: r.get::<_, Option<String>>(4)?.map(TeamId::from),
                 best_score: r.get(5)?,
                 total_execution_time_seconds: r.get(6)?,
                 created_at: ts(r, 7)?.unwrap_or_else(epoch),
@@ -631,7 +631,7 @@ impl Store {
             |r| {
                 Ok((
                     ExecutionState {
-                        execution_id: r.get(0)?,
+                        execution_id: r.get::<_, String>(0)?.into(),
                         status: r.get(1)?,
                         user_prompt: r.get(2)?,
                         config_hash: r.get(3)?,
@@ -797,7 +797,7 @@ impl Store {
         let failed_teams_info: Vec<FailedTeamInfo> = serde_json::from_str(&failed)
             .map_err(|e| StoreError::decode("execution_summary.failed_teams_info", e))?;
         // Teams that neither finished nor failed: the run stopped before they did.
-        let stopped_team_ids: Vec<String> = serde_json::from_str::<Vec<TeamRef>>(&teams)
+        let stopped_team_ids: Vec<TeamId> = serde_json::from_str::<Vec<TeamRef>>(&teams)
             .unwrap_or_default()
             .into_iter()
             .map(|t| t.team_id)
@@ -807,10 +807,10 @@ impl Store {
             })
             .collect();
         Ok(Some(ExecutionSummary {
-            execution_id: execution_id.to_string(),
+            execution_id: execution_id.into(),
             user_prompt,
             team_results,
-            best_team_id,
+            best_team_id: best_team_id.map(TeamId::from),
             best_score,
             total_execution_time_seconds: time.unwrap_or(0.0),
             failed_teams_info,
@@ -922,7 +922,7 @@ impl Store {
                 Some(i) => i,
                 None => {
                     teams.push(TeamOverview {
-                        team_id,
+                        team_id: team_id.into(),
                         team_name,
                         rounds: 0,
                         unevaluated_rounds: 0,
@@ -1029,12 +1029,12 @@ impl Store {
         let mapper = |r: &Row<'_>| {
             Ok(LeaderboardRow {
                 rank: 0,
-                team_id: r.get(0)?,
+                team_id: r.get::<_, String>(0)?.into(),
                 team_name: r.get(1)?,
                 score: r.get(2)?,
                 round_number: u32_of(r.get(3)?),
                 total_rounds: u32_of(r.get(4)?),
-                execution_id: r.get(5)?,
+                execution_id: r.get::<_, String>(5)?.into(),
                 final_submission: r.get(6)?,
                 exit_reason: r.get(7)?,
                 round_ended_at: ts(r, 8)?,
@@ -1082,8 +1082,8 @@ impl Store {
         );
         self.query_rows("the history", &sql, params![execution_id, team_id], |r| {
             Ok(HistoryRow {
-                execution_id: r.get(0)?,
-                team_id: r.get(1)?,
+                execution_id: r.get::<_, String>(0)?.into(),
+                team_id: r.get::<_, String>(1)?.into(),
                 team_name: r.get(2)?,
                 round_number: u32_of(r.get(3)?),
                 score: r.get(4)?,

@@ -79,7 +79,9 @@ impl StageRound<'_> {
     pub(crate) fn validate(&self) -> Result<i32> {
         match self {
             StageRound::Evaluated(r) | StageRound::EvaluatedOnly(r) => validate(r),
-            StageRound::Submitted(r) => validate_key(&r.execution_id, &r.team_id, r.round_number),
+            StageRound::Submitted(r) => {
+                validate_key(r.execution_id.as_str(), r.team_id.as_str(), r.round_number)
+            }
         }
     }
 }
@@ -438,7 +440,7 @@ fn validate_key(execution_id: &str, team_id: &str, round_number: u32) -> Result<
 
 /// The checks the database cannot make for us; returns the round number as stored.
 pub(crate) fn validate(r: &RoundRecord) -> Result<i32> {
-    let round_number = validate_key(&r.execution_id, &r.team_id, r.round_number)?;
+    let round_number = validate_key(r.execution_id.as_str(), r.team_id.as_str(), r.round_number)?;
     if !r.score_details.overall_score.is_finite() {
         return Err(StoreError::Invalid(format!(
             "score must be a finite number, got {} (team {}, round {})",
@@ -581,8 +583,8 @@ impl<'a> RoundView<'a> {
             StageRound::Evaluated(r) => RoundView::evaluated(r, true),
             StageRound::EvaluatedOnly(r) => RoundView::evaluated(r, false),
             StageRound::Submitted(r) => RoundView {
-                execution_id: &r.execution_id,
-                team_id: &r.team_id,
+                execution_id: r.execution_id.as_str(),
+                team_id: r.team_id.as_str(),
                 team_name: &r.team_name,
                 prompt: &r.prompt,
                 submission_content: &r.submission_content,
@@ -603,8 +605,8 @@ impl<'a> RoundView<'a> {
 
     fn evaluated(r: &'a RoundRecord, transcript: bool) -> RoundView<'a> {
         RoundView {
-            execution_id: &r.execution_id,
-            team_id: &r.team_id,
+            execution_id: r.execution_id.as_str(),
+            team_id: r.team_id.as_str(),
             team_name: &r.team_name,
             prompt: &r.prompt,
             submission_content: &r.submission_content,

@@ -634,12 +634,12 @@ pub(crate) fn finish_execution(
                  pii_masked = execution_summary.pii_masked OR excluded.pii_masked"
         ),
         params![
-            s.execution_id,
+            s.execution_id.as_str(),
             prompt.as_ref(),
             s.status.as_str(),
             results,
             u64_i64(s.total_teams() as u64),
-            s.best_team_id,
+            s.best_team_id.as_ref().map(|id| id.as_str()),
             s.best_score,
             s.total_execution_time_seconds,
             micros(&now),

@@ -294,7 +294,7 @@ impl StoreWriter {
                 // remembered before its commit: an evaluation sent after it is written after it
                 // (or with it), and one that finds it missing is written again whole
                 self.submitted_lock().insert(
-                    (r.execution_id.clone(), r.team_id.clone()),
+                    (r.execution_id.to_string(), r.team_id.to_string()),
                     Box::new((**r).clone()),
                 );
                 StageRound::Submitted(r)
@@ -326,7 +326,7 @@ impl StoreWriter {
         match (result, event) {
             (Err(StoreError::MissingSubmission { .. }), Event::Evaluated(r)) => {
                 tracing::debug!(
-                    team_id = r.team_id,
+                    team_id = r.team_id.as_str(),
                     round = r.round_number,
                     "the round's submission is not stored; writing its evaluation whole"
                 );
@@ -349,7 +349,7 @@ impl StoreWriter {
     /// the same transcript (then its stored row keeps that transcript). Forgets the submission
     /// either way.
     fn take_submitted(&self, r: &RoundRecord) -> bool {
-        let key = (r.execution_id.clone(), r.team_id.clone());
+        let key = (r.execution_id.to_string(), r.team_id.to_string());
         let Some(s) = self.submitted_lock().remove(&key) else {
             return false;
         };
@@ -742,8 +742,8 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                         decision,
                         ..
                     } => decisions.push(write::DecisionJob {
-                        execution_id,
-                        team_id,
+                        execution_id: execution_id.as_str(),
+                        team_id: team_id.as_str(),
                         round_number: *round_number,
                         decision,
                         masker,
@@ -755,8 +755,8 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                         exit_reason,
                         ..
                     } => finished.push(write::FinishJob {
-                        execution_id,
-                        team_id,
+                        execution_id: execution_id.as_str(),
+                        team_id: team_id.as_str(),
                         best: best.as_deref(),
                         exit_reason: exit_reason.map(|r| r.as_str()),
                         masker,
@@ -803,7 +803,7 @@ fn apply_event(
             conn,
             keys,
             &write::StartJob {
-                execution_id,
+                execution_id: execution_id.as_str(),
                 user_prompt,
                 teams,
                 config_hash,
@@ -822,8 +822,8 @@ fn apply_event(
             conn,
             keys,
             &write::DecisionJob {
-                execution_id,
-                team_id,
+                execution_id: execution_id.as_str(),
+                team_id: team_id.as_str(),
                 round_number: *round_number,
                 decision,
                 masker,
@@ -833,7 +833,7 @@ fn apply_event(
         Event::ExecutionFinished(summary) => {
             write::finish_execution(conn, masker, summary, now)?;
             // the run is over: its keys are not needed any more
-            keys.forget(&summary.execution_id);
+            keys.forget(summary.execution_id.as_str());
             Ok(())
         }
         Event::Evaluated(_)

@@ -354,7 +354,10 @@ async fn decisions_final_submissions_and_the_execution_row() {
         .execution_summary(EXEC)
         .expect("summary")
         .expect("finished");
-    assert_eq!(summary.best_team_id.as_deref(), Some("alpha"));
+    assert_eq!(
+        summary.best_team_id.as_ref().map(|id| id.as_str()),
+        Some("alpha")
+    );
     assert_eq!(summary.team_results.len(), 3);
     assert_eq!(
         summary.failed_teams_info[0].error_message,

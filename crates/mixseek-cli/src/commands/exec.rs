@@ -5,6 +5,7 @@ use crate::error::CliError;
 use crate::output::{TextOrJson, to_json_pretty};
 use mixseek_config::preflight::{self, CheckStatus, PreflightReport};
 use mixseek_config::{LoadReport, Overrides};
+use mixseek_core::ExecutionId;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -370,14 +371,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
 
 /// The command that resumes `execution_id`: the same workspace (when one was given with
 /// `-w` or MIXSEEK_WORKSPACE) and configuration, paths quoted for a POSIX shell.
-fn resume_command(execution_id: &str, args: &Args, ctx: &Ctx) -> String {
+fn resume_command(execution_id: &ExecutionId, args: &Args, ctx: &Ctx) -> String {
     let mut cmd = String::from("mixseek");
     if ctx.workspace.source != mixseek_config::WorkspaceSource::Default {
         cmd.push_str(" -w ");
         cmd.push_str(&shell_quote(&ctx.workspace.root.display().to_string()));
     }
     cmd.push_str(" exec --resume ");
-    cmd.push_str(&shell_quote(execution_id));
+    cmd.push_str(&shell_quote(execution_id.as_str()));
     if let Some(c) = &args.config {
         cmd.push_str(" -c ");
         cmd.push_str(&shell_quote(&c.display().to_string()));

@@ -3,7 +3,7 @@
 
 use crate::commands::exec::RULE;
 use crate::textwidth::{pad_left, pad_right, width, wrap};
-use mixseek_core::{Event, EventSink, ExecutionSummary, SinkError};
+use mixseek_core::{Event, EventSink, ExecutionId, ExecutionSummary, SinkError};
 use std::io::Write;
 
 /// Printed before the run starts.
@@ -14,7 +14,7 @@ pub fn header(user_prompt: &str, team_count: usize) -> String {
 }
 
 /// The header of a resumed execution: its stored task, then which execution continues.
-pub fn resume_header(user_prompt: &str, team_count: usize, execution_id: &str) -> String {
+pub fn resume_header(user_prompt: &str, team_count: usize, execution_id: &ExecutionId) -> String {
     format!(
         "{}🔁 Resuming execution {execution_id} (completed rounds are kept)\n\n",
         header(user_prompt.trim(), team_count)
@@ -62,7 +62,7 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
         mixseek_core::team_order((a.score, a.team_id.as_str()), (b.score, b.team_id.as_str()))
     });
     for (i, e) in results.iter().enumerate() {
-        let status = if summary.is_partial(&e.team_id) {
+        let status = if summary.is_partial(e.team_id.as_str()) {
             "⚠️ Partial"
         } else {
             "✅ Completed"
@@ -143,7 +143,7 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
 pub fn results(summary: &ExecutionSummary) -> String {
     let mut s = String::new();
     for e in &summary.team_results {
-        let partial = summary.is_partial(&e.team_id);
+        let partial = summary.is_partial(e.team_id.as_str());
         if partial {
             s.push_str(&format!(
                 "⚠️  Team {}: {} (Round {}) [Partial]\n",
@@ -164,7 +164,7 @@ pub fn results(summary: &ExecutionSummary) -> String {
     if !summary.failed_teams_info.is_empty() {
         s.push_str("❌ Failed Teams:\n");
         for f in &summary.failed_teams_info {
-            if summary.is_partial(&f.team_id) {
+            if summary.is_partial(f.team_id.as_str()) {
                 s.push_str(&format!(
                     "   • {}: {} [Partial - see leaderboard]\n",
                     f.team_id, f.team_name
@@ -273,7 +273,13 @@ mod tests {
             stop_reason: None,
             stopped_team_ids: Vec::new(),
         };
-        assert_eq!(summary.best_team_id.as_deref(), Some("a"));
+        assert_eq!(
+            summary
+                .best_team_id
+                .as_ref()
+                .map(mixseek_core::TeamId::as_str),
+            Some("a")
+        );
         let table = leaderboard_table(&summary);
         let (a, b) = (table.find("Team A"), table.find("Team B"));
         assert!(a.is_some() && a < b, "{table}");

@@ -202,7 +202,7 @@ pub struct FixedRanking(pub Vec<RankingEntry>);
 impl RankingSource for FixedRanking {
     async fn ranking(
         &self,
-        _execution_id: &str,
+        _execution_id: &mixseek_core::ExecutionId,
     ) -> Result<Option<mixseek_prompt::Ranking>, RankingError> {
         Ok(Some(std::sync::Arc::new(self.0.clone())))
     }

@@ -63,12 +63,12 @@ pub fn render(data: &ReportData<'_>) -> String {
         "<!DOCTYPE html>\n<html lang=\"ja\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>MixSeek report — {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        escape(&e.execution_id)
+        escape(e.execution_id.as_str())
     );
     let _ = writeln!(
         h,
         "<h1>MixSeek report</h1>\n<p class=\"muted\">Execution <code>{}</code></p>",
-        escape(&e.execution_id)
+        escape(e.execution_id.as_str())
     );
 
     // Execution
@@ -103,7 +103,7 @@ pub fn render(data: &ReportData<'_>) -> String {
     meta(
         "Best",
         match (&e.best_team_id, e.best_score) {
-            (Some(t), Some(s)) => format!("{} ({})", escape(t), text::score(s)),
+            (Some(t), Some(s)) => format!("{} ({})", escape(t.as_str()), text::score(s)),
             _ => "—".into(),
         },
     );
@@ -142,7 +142,7 @@ pub fn render(data: &ReportData<'_>) -> String {
                 if r.rank == 1 { " class=\"top\"" } else { "" },
                 r.rank,
                 escape(&r.team_name),
-                escape(&r.team_id),
+                escape(r.team_id.as_str()),
                 text::score(r.score),
                 r.round_number,
                 r.total_rounds,
@@ -167,7 +167,7 @@ pub fn render(data: &ReportData<'_>) -> String {
                 h,
                 "<li><b>{}</b> (<code>{}</code>): {}</li>",
                 escape(&t.team_name),
-                escape(&t.team_id),
+                escape(t.team_id.as_str()),
                 escape(t.error_message.as_deref().unwrap_or(""))
             );
         }
@@ -182,7 +182,7 @@ pub fn render(data: &ReportData<'_>) -> String {
     let mut team_order: Vec<(&str, &str)> = Vec::new();
     for r in data.rounds {
         if !team_order.iter().any(|(id, _)| *id == r.team_id) {
-            team_order.push((&r.team_id, &r.team_name));
+            team_order.push((r.team_id.as_str(), &r.team_name));
         }
     }
     for (team_id, _) in &team_order {
@@ -330,7 +330,11 @@ fn chart(data: &ReportData<'_>) -> String {
         let Some(score) = r.score else { continue };
         match teams.iter_mut().find(|(id, _, _)| *id == r.team_id) {
             Some(t) => t.2.push((r.round_number, score)),
-            None => teams.push((&r.team_id, &r.team_name, vec![(r.round_number, score)])),
+            None => teams.push((
+                r.team_id.as_str(),
+                &r.team_name,
+                vec![(r.round_number, score)],
+            )),
         }
     }
     if teams.is_empty() {

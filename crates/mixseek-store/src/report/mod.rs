@@ -95,7 +95,7 @@ pub fn leaderboard(
         let mut row = vec![
             r.rank.to_string(),
             r.team_name.clone(),
-            r.team_id.clone(),
+            r.team_id.to_string(),
             text::score(r.score),
             r.round_number.to_string(),
             r.total_rounds.to_string(),
@@ -106,7 +106,7 @@ pub fn leaderboard(
             },
         ];
         if execution_id.is_none() {
-            row.push(text::short_id(&r.execution_id));
+            row.push(text::short_id(r.execution_id.as_str()));
         }
         g.push(row);
     }
@@ -161,12 +161,12 @@ pub fn executions(rows: &[ExecutionRow], fmt: Format) -> Result<String> {
     ]);
     for e in rows {
         g.push(vec![
-            text::short_id(&e.execution_id),
+            text::short_id(e.execution_id.as_str()),
             text::time(&e.created_at),
             e.status.clone(),
             e.total_teams.to_string(),
             e.rounds.to_string(),
-            text::or_dash(e.best_team_id.as_deref()),
+            text::or_dash(e.best_team_id.as_ref().map(|id| id.as_str())),
             text::opt_score(e.best_score),
             e.total_execution_time_seconds
                 .map(|t| format!("{t:.1}s"))
@@ -321,7 +321,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
                 .teams
                 .iter()
                 .map(|t| TeamCsv {
-                    team_id: &t.team_id,
+                    team_id: t.team_id.as_str(),
                     team_name: &t.team_name,
                     rounds: t.rounds,
                     unevaluated_rounds: t.unevaluated_rounds,
@@ -357,7 +357,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
     }
     let e = &o.execution;
     let mut pairs = vec![
-        ("Execution", e.execution_id.clone()),
+        ("Execution", e.execution_id.to_string()),
         ("Status", e.status.clone()),
         ("Prompt", e.user_prompt.clone()),
         ("Started", text::time(&e.created_at)),
@@ -408,7 +408,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
     for t in &o.teams {
         g.push(vec![
             t.team_name.clone(),
-            t.team_id.clone(),
+            t.team_id.to_string(),
             if t.unevaluated_rounds > 0 {
                 format!("{} (+{} {NOT_EVALUATED})", t.rounds, t.unevaluated_rounds)
             } else {
@@ -427,7 +427,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
         Format::Markdown => {
             format!(
                 "# Execution {}\n\n{}\n## Teams\n\n{}",
-                text::md_inline(&e.execution_id),
+                text::md_inline(e.execution_id.as_str()),
                 kv_lines(&pairs, fmt),
                 g.to_markdown()
             )
@@ -547,8 +547,8 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
                 .metrics()
                 .into_iter()
                 .map(|m| MetricCsv {
-                    execution_id: &d.execution_id,
-                    team_id: &d.team_id,
+                    execution_id: d.execution_id.as_str(),
+                    team_id: d.team_id.as_str(),
                     round_number: d.round_number,
                     status: if m.failed() { "failed" } else { "scored" },
                     metric_name: m.metric_name,
@@ -576,7 +576,7 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
     let md = fmt == Format::Markdown;
     let u = d.usage.total();
     let mut pairs = vec![
-        ("Execution", d.execution_id.clone()),
+        ("Execution", d.execution_id.to_string()),
         ("Team", format!("{} ({})", d.team_name, d.team_id)),
         ("Round", d.round_number.to_string()),
     ];
@@ -663,7 +663,7 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
             "# Round {} of {} ({})\n\n",
             d.round_number,
             text::md_inline(&d.team_name),
-            text::md_inline(&d.team_id)
+            text::md_inline(d.team_id.as_str())
         ));
         out.push_str(&kv_lines(&pairs, fmt));
         if d.evaluated {
