@@ -20,7 +20,7 @@ pub use event::{
     SubmittedRound, TeamRef,
 };
 pub use ids::{ExecutionId, TeamId};
-pub use member::{MemberStatus, MemberSubmission, MemberSubmissionsRecord};
+pub use member::{MemberRecordDocument, MemberStatus, MemberSubmission, MemberSubmissionsRecord};
 pub use model_id::{ModelId, ModelIdFormatError};
 pub use pii::{ExtraPattern, MaskingSpec, PiiError, PiiMasker};
 pub use ranking::team_order;

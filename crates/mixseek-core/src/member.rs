@@ -65,33 +65,48 @@ impl MemberSubmissionsRecord {
     /// The JSON stored in `round_history.member_submissions_record`: the fields plus the
     /// computed `successful_submissions`, `failed_submissions`, counts and `total_usage`.
     pub fn to_json(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let Some(obj) = v.as_object_mut() {
-            let pick = |st: MemberStatus| -> Vec<serde_json::Value> {
-                self.submissions
-                    .iter()
-                    .filter(|s| s.status == st)
-                    .filter_map(|s| serde_json::to_value(s).ok())
-                    .collect()
-            };
-            obj.insert(
-                "successful_submissions".into(),
-                pick(MemberStatus::Success).into(),
-            );
-            obj.insert(
-                "failed_submissions".into(),
-                pick(MemberStatus::Error).into(),
-            );
-            obj.insert("total_count".into(), self.total_count().into());
-            obj.insert("success_count".into(), self.success_count().into());
-            obj.insert("failure_count".into(), self.failure_count().into());
-            obj.insert(
-                "total_usage".into(),
-                serde_json::to_value(self.total_usage()).unwrap_or_default(),
-            );
-        }
-        v
+        serde_json::to_value(self.document()).unwrap_or(serde_json::Value::Null)
     }
+
+    /// [`Self::to_json`]'s document, to serialize without building a `Value`.
+    pub fn document(&self) -> MemberRecordDocument<'_> {
+        let with = |status: MemberStatus| {
+            self.submissions
+                .iter()
+                .filter(|s| s.status == status)
+                .collect()
+        };
+        MemberRecordDocument {
+            execution_id: &self.execution_id,
+            team_id: &self.team_id,
+            team_name: &self.team_name,
+            round_number: self.round_number,
+            submissions: &self.submissions,
+            successful_submissions: with(MemberStatus::Success),
+            failed_submissions: with(MemberStatus::Error),
+            total_count: self.total_count(),
+            success_count: self.success_count(),
+            failure_count: self.failure_count(),
+            total_usage: self.total_usage(),
+        }
+    }
+}
+
+/// A [`MemberSubmissionsRecord`] as the original stores and prints it: its fields in
+/// declaration order, then the computed lists, counts and total usage.
+#[derive(Debug, Serialize)]
+pub struct MemberRecordDocument<'a> {
+    execution_id: &'a ExecutionId,
+    team_id: &'a TeamId,
+    team_name: &'a str,
+    round_number: u32,
+    submissions: &'a [MemberSubmission],
+    successful_submissions: Vec<&'a MemberSubmission>,
+    failed_submissions: Vec<&'a MemberSubmission>,
+    total_count: usize,
+    success_count: usize,
+    failure_count: usize,
+    total_usage: Usage,
 }
 
 #[cfg(test)]
@@ -139,5 +154,39 @@ mod tests {
             j["successful_submissions"].as_array().map(Vec::len),
             Some(1)
         );
+    }
+
+    #[test]
+    fn the_stored_document_lists_the_fields_then_the_computed_values() {
+        let rec = MemberSubmissionsRecord {
+            execution_id: "e".into(),
+            team_id: "t".into(),
+            team_name: "T".into(),
+            round_number: 2,
+            submissions: vec![sub(MemberStatus::Error, 4)],
+        };
+        let text = serde_json::to_string(&rec.document()).expect("serializes");
+        let keys: Vec<String> = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other:?}"),
+        };
+        assert_eq!(
+            keys,
+            [
+                "execution_id",
+                "team_id",
+                "team_name",
+                "round_number",
+                "submissions",
+                "successful_submissions",
+                "failed_submissions",
+                "total_count",
+                "success_count",
+                "failure_count",
+                "total_usage",
+            ]
+        );
+        assert_eq!(rec.to_json()["failed_submissions"][0]["status"], "ERROR");
+        assert_eq!(rec.to_json().to_string(), text);
     }
 }

@@ -77,7 +77,6 @@ pub mod db;
 pub mod error;
 pub mod export;
 mod fault;
-mod json;
 pub mod model;
 mod read;
 mod rekey;

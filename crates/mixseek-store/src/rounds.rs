@@ -41,9 +41,8 @@
 //! A failed transaction makes the writer forget what it knew.
 
 use crate::error::{Result, StoreError};
-use crate::json;
 use crate::model::RoundUsage;
-use crate::write::{micros, u64_i64};
+use crate::write::{json_text, micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
@@ -482,12 +481,6 @@ impl TextColumn {
         self.end_row();
     }
 
-    /// Appends a row written by `write` (JSON straight into the column, no extra copy).
-    fn push_with(&mut self, write: impl FnOnce(&mut String)) {
-        write(&mut self.values);
-        self.end_row();
-    }
-
     fn push_opt(&mut self, text: Option<&str>) {
         match text {
             Some(t) => self.push(t),
@@ -724,35 +717,36 @@ impl RoundColumns {
                 })
             })
             .transpose()?;
+        // every document is serialized before the first column grows
+        let masked_changed = masked.as_ref().is_some_and(|m| m.changed);
+        let (messages, members, details) = match masked {
+            Some(m) => (m.messages, m.members, m.details),
+            None if r.transcript => (
+                Some(json_text(r.leader_messages, "message_history")?),
+                Some(json_text(
+                    &r.member_submissions.document(),
+                    "member_submissions_record",
+                )?),
+                r.score_details
+                    .map(|d| json_text(d, "score_details"))
+                    .transpose()?,
+            ),
+            None => (
+                None,
+                None,
+                r.score_details
+                    .map(|d| json_text(d, "score_details"))
+                    .transpose()?,
+            ),
+        };
+        let stage_usage = json_text(&r.usage, "stage_usage")?;
         self.execution_id.push(r.execution_id);
         self.team_id.push(r.team_id);
         self.team_name.push(r.team_name);
         self.round_number.push(round_number);
-        match &masked {
-            Some(m) => {
-                self.message_history.push_opt(m.messages.as_deref());
-                self.member_submissions_record
-                    .push_opt(m.members.as_deref());
-                self.score_details.push_opt(m.details.as_deref());
-            }
-            None => {
-                if r.transcript {
-                    self.message_history
-                        .push_with(|out| json::push_values(out, r.leader_messages));
-                    self.member_submissions_record
-                        .push_with(|out| json::push_member_record(out, r.member_submissions));
-                } else {
-                    self.message_history.push_opt(None);
-                    self.member_submissions_record.push_opt(None);
-                }
-                match r.score_details {
-                    Some(d) => self
-                        .score_details
-                        .push_with(|out| json::push_score_details(out, d)),
-                    None => self.score_details.push_opt(None),
-                }
-            }
-        }
+        self.message_history.push_opt(messages.as_deref());
+        self.member_submissions_record.push_opt(members.as_deref());
+        self.score_details.push_opt(details.as_deref());
         self.prompt.push_opt(prompt.as_deref());
         self.prompt_sha256
             .push_opt(r.transcript.then(|| digest(r.prompt)).flatten().as_deref());
@@ -760,7 +754,7 @@ impl RoundColumns {
         self.submission_sha256
             .push_opt(digest(r.submission_content).as_deref());
         self.pii_masked.push(
-            masked.as_ref().is_some_and(|m| m.changed)
+            masked_changed
                 || matches!(submission, Cow::Owned(_))
                 || matches!(prompt, Some(Cow::Owned(_))),
         );
@@ -773,8 +767,7 @@ impl RoundColumns {
         self.cached_tokens.push(u64_i64(total.cached_tokens));
         self.requests.push(u64_i64(total.requests));
         self.cost_usd.push(total.cost_usd);
-        self.stage_usage
-            .push_with(|out| json::push_round_usage(out, &r.usage));
+        self.stage_usage.push(&stage_usage);
         self.applied_injections.push_opt(injections.as_deref());
         self.evaluated.push(r.score_details.is_some());
         self.transcript.push(r.transcript);
@@ -1436,7 +1429,7 @@ pub(crate) mod tests {
         let mut c = TextColumn::with_capacity(3, 4);
         c.push("ab");
         c.push_opt(None);
-        c.push_with(|out| out.push_str("日本"));
+        c.push("日本");
         let array = c.finish().expect("array");
         let strings = array
             .as_any()

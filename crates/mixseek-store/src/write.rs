@@ -27,9 +27,8 @@ pub(crate) fn u64_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// Serializes a value with serde (the rarely written documents; see [`crate::json`] for the
-/// per-round ones).
-fn json_text<T: serde::Serialize>(v: &T, what: &str) -> Result<String> {
+/// Serializes a document stored in a JSON column (`what` names it in the error).
+pub(crate) fn json_text<T: serde::Serialize + ?Sized>(v: &T, what: &str) -> Result<String> {
     serde_json::to_string(v)
         .map_err(|e| StoreError::Invalid(format!("cannot serialize {what}: {e}")))
 }
@@ -37,7 +36,8 @@ fn json_text<T: serde::Serialize>(v: &T, what: &str) -> Result<String> {
 /// Masks a JSON document's strings and serializes it (true if anything was masked).
 pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (String, bool) {
     let changed = masker.mask_json(&mut v);
-    (crate::json::value(&v), changed)
+    // (a `Value` always serializes: its map keys are strings)
+    (v.to_string(), changed)
 }
 
 /// Stores the continuation decision of a round (`round_status`), adding the judgment's usage
@@ -127,7 +127,7 @@ pub(crate) fn write_decision(
             u64_i64(total.cached_tokens),
             u64_i64(total.requests),
             total.cost_usd,
-            crate::json::round_usage(&usage),
+            json_text(&usage, "stage_usage")?,
             micros(&now),
             execution_id,
             team_id,
@@ -285,7 +285,7 @@ pub(crate) fn write_decisions(
                 u64_i64(total.cached_tokens),
                 u64_i64(total.requests),
                 total.cost_usd,
-                crate::json::round_usage(&usage),
+                json_text(&usage, "stage_usage")?,
             ])
             .map_err(StoreError::db("staging a decision"))?;
         }
