@@ -2,6 +2,8 @@
 //! byte-exact) and the bundled member defaults per type, plus how a configured
 //! `system_instruction` / `system_prompt` pair becomes one system prompt.
 
+use mixseek_config::MemberType;
+
 /// The default leader instruction, used when `[team.leader].system_instruction` is absent:
 /// one newline, the text, one final newline — passed as-is, as the original does.
 pub const DEFAULT_LEADER_INSTRUCTION: &str =
@@ -18,12 +20,12 @@ pub const DEFAULT_CODE_EXECUTION_INSTRUCTION: &str =
 
 /// The default instruction of a member type when its `system_instruction` is unset
 /// (`web_fetch` and `command` have none, as in the original).
-pub fn default_member_instruction(agent_type: &str) -> &'static str {
+pub fn default_member_instruction(agent_type: MemberType) -> &'static str {
     match agent_type {
-        "plain" => DEFAULT_PLAIN_INSTRUCTION,
-        "web_search" => DEFAULT_WEB_SEARCH_INSTRUCTION,
-        "code_execution" => DEFAULT_CODE_EXECUTION_INSTRUCTION,
-        _ => "",
+        MemberType::Plain => DEFAULT_PLAIN_INSTRUCTION,
+        MemberType::WebSearch => DEFAULT_WEB_SEARCH_INSTRUCTION,
+        MemberType::CodeExecution => DEFAULT_CODE_EXECUTION_INSTRUCTION,
+        MemberType::WebFetch | MemberType::Command | MemberType::Custom => "",
     }
 }
 
@@ -82,18 +84,18 @@ mod tests {
     #[test]
     fn member_defaults_by_type() {
         assert_eq!(
-            default_member_instruction("plain"),
+            default_member_instruction(MemberType::Plain),
             DEFAULT_PLAIN_INSTRUCTION
         );
         assert_eq!(
-            default_member_instruction("web_search"),
+            default_member_instruction(MemberType::WebSearch),
             DEFAULT_WEB_SEARCH_INSTRUCTION
         );
         assert_eq!(
-            default_member_instruction("code_execution"),
+            default_member_instruction(MemberType::CodeExecution),
             DEFAULT_CODE_EXECUTION_INSTRUCTION
         );
-        assert_eq!(default_member_instruction("web_fetch"), "");
+        assert_eq!(default_member_instruction(MemberType::WebFetch), "");
     }
 
     #[test]

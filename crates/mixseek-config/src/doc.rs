@@ -319,47 +319,119 @@ fn remove_path(root: &mut toml::Value, path: &str) -> bool {
     }
 }
 
+/// `v` with its `$ref` followed into `$defs` (and, for an `anyOf`, the arm that is a table).
+fn schema_resolve<'a>(
+    root: &'a serde_json::Value,
+    v: &'a serde_json::Value,
+) -> &'a serde_json::Value {
+    if let Some(r) = v.get("$ref").and_then(|r| r.as_str()) {
+        let name = r.rsplit('/').next().unwrap_or_default();
+        if let Some(d) = root.get("$defs").and_then(|d| d.get(name)) {
+            return schema_resolve(root, d);
+        }
+    }
+    if let Some(any) = v.get("anyOf").and_then(|a| a.as_array()) {
+        if let Some(obj) = any
+            .iter()
+            .map(|x| schema_resolve(root, x))
+            .find(|x| x.get("properties").is_some())
+        {
+            return obj;
+        }
+    }
+    v
+}
+
+/// The schema of the value at a dotted path (split by [`split_path`]), unresolved.
+fn schema_at<'a>(schema: &'a serde_json::Value, path: &[&str]) -> Option<&'a serde_json::Value> {
+    let mut cur = schema;
+    for seg in path {
+        let node = schema_resolve(schema, cur);
+        cur = if seg.starts_with('[') {
+            node.get("items")?
+        } else if let Some(p) = node.get("properties").and_then(|p| p.get(*seg)) {
+            p
+        } else {
+            node.get("additionalProperties").filter(|a| a.is_object())?
+        };
+    }
+    Some(cur)
+}
+
 /// The keys a JSON schema allows at a dotted path (following `$ref`s into `$defs`).
 pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
-    fn resolve<'a>(root: &'a serde_json::Value, v: &'a serde_json::Value) -> &'a serde_json::Value {
-        if let Some(r) = v.get("$ref").and_then(|r| r.as_str()) {
-            let name = r.rsplit('/').next().unwrap_or_default();
-            if let Some(d) = root.get("$defs").and_then(|d| d.get(name)) {
-                return resolve(root, d);
-            }
-        }
-        if let Some(any) = v.get("anyOf").and_then(|a| a.as_array()) {
-            if let Some(obj) = any
-                .iter()
-                .map(|x| resolve(root, x))
-                .find(|x| x.get("properties").is_some())
-            {
-                return obj;
-            }
-        }
-        v
-    }
-    let mut cur = resolve(schema, schema);
-    for seg in path {
-        if seg.starts_with('[') {
-            match cur.get("items") {
-                Some(items) => cur = resolve(schema, items),
-                None => return vec![],
-            }
-            continue;
-        }
-        if let Some(p) = cur.get("properties").and_then(|p| p.get(*seg)) {
-            cur = resolve(schema, p);
-        } else if let Some(ap) = cur.get("additionalProperties").filter(|a| a.is_object()) {
-            cur = resolve(schema, ap);
-        } else {
-            return vec![];
-        }
-    }
-    cur.get("properties")
+    schema_at(schema, path)
+        .map(|v| schema_resolve(schema, v))
+        .and_then(|v| v.get("properties"))
         .and_then(|p| p.as_object())
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+/// The words a JSON schema allows at a dotted path when the value there is one of a fixed
+/// set of strings (an enum of `crate::choice`, optional or not); empty otherwise.
+pub fn schema_choices_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
+    fn words(root: &serde_json::Value, v: &serde_json::Value, out: &mut Vec<String>) {
+        let v = match v.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) => match root
+                .get("$defs")
+                .and_then(|d| d.get(r.rsplit('/').next().unwrap_or_default()))
+            {
+                Some(d) => d,
+                None => return,
+            },
+            None => v,
+        };
+        if let Some(e) = v.get("enum").and_then(|e| e.as_array()) {
+            out.extend(e.iter().filter_map(|x| x.as_str()).map(str::to_string));
+        }
+        if let Some(c) = v.get("const").and_then(|c| c.as_str()) {
+            out.push(c.to_string());
+        }
+        for arms in ["oneOf", "anyOf"] {
+            for arm in v.get(arms).and_then(|a| a.as_array()).into_iter().flatten() {
+                words(root, arm, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(v) = schema_at(schema, path) {
+        words(schema, v, &mut out);
+    }
+    out
+}
+
+/// The value at a dotted path (`a.b[0].c`) of a TOML value.
+fn value_at<'a>(root: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    let mut cur = root;
+    for seg in split_path(path) {
+        cur = match seg.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            Some(i) => cur.as_array()?.get(i.parse::<usize>().ok()?)?,
+            None => cur.as_table()?.get(&seg)?,
+        };
+    }
+    Some(cur)
+}
+
+/// The issue for a value at `key` that is not one of `choices`: the closest word ("did you
+/// mean") and every word, instead of serde's "unknown variant".
+fn choice_issue(
+    key: String,
+    value: Option<&toml::Value>,
+    choices: &[String],
+    msg: String,
+) -> ConfigIssue {
+    let list = format!("one of: {}", choices.join(", "));
+    match value.and_then(toml::Value::as_str) {
+        Some(word) => {
+            let hint = match closest(word, choices.iter().map(String::as_str)) {
+                Some(c) => format!("did you mean `{c}`? {list}"),
+                None => list,
+            };
+            ConfigIssue::new(key, format!("unknown value `{word}`")).with_hint(hint)
+        }
+        None => ConfigIssue::new(key, msg).with_hint(list),
+    }
 }
 
 pub(crate) fn split_path(path: &str) -> Vec<String> {
@@ -444,7 +516,17 @@ pub fn deserialize_section<T: DeserializeOwned + schemars::JsonSchema>(
                 let path = error_path(e.path());
                 let inner = e.into_inner();
                 let msg = inner.message().trim().to_string();
-                issues.push(ConfigIssue::new(join(&path), msg).with_hint("fix the value's type"));
+                let schema = schema.get_or_insert_with(|| {
+                    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default()
+                });
+                let segs = split_path(&path);
+                let seg_refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                let choices = schema_choices_at(schema, &seg_refs);
+                issues.push(if choices.is_empty() {
+                    ConfigIssue::new(join(&path), msg).with_hint("fix the value's type")
+                } else {
+                    choice_issue(join(&path), value_at(&value, &path), &choices, msg)
+                });
                 if path.is_empty() || !remove_path(&mut value, &path) {
                     return None;
                 }
@@ -471,6 +553,45 @@ mod tests {
     struct Outer {
         inner: Inner,
         name: String,
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema, Default)]
+    #[serde(default)]
+    struct Policies {
+        model: String,
+        on_error: crate::OnJudgmentError,
+        aggregate: Option<crate::Aggregate>,
+        items: Vec<Inner2>,
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema, Default)]
+    #[serde(default)]
+    struct Inner2 {
+        policy: crate::OnMetricError,
+    }
+
+    #[test]
+    fn unknown_words_name_the_closest_and_every_valid_one() {
+        let doc = TomlDoc::parse(
+            Path::new("j.toml"),
+            "model = \"m\"\non_error = \"contine\"\naggregate = 3\n[[items]]\npolicy = \"zzz\"\n",
+        )
+        .expect("ok");
+        let mut issues = Issues::default();
+        let v: Option<Policies> =
+            deserialize_section(&toml::Value::Table(doc.table.clone()), "", &mut issues);
+        doc.locate(&mut issues, 0);
+        let v = v.expect("the rest loads");
+        assert_eq!(v.on_error, crate::OnJudgmentError::Stop);
+        let rendered: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            rendered,
+            [
+                "j.toml:2:1: `on_error`: unknown value `contine` (did you mean `continue`? one of: stop, continue, fail)",
+                "j.toml:3:1: `aggregate`: invalid type: unit variant, expected string only (one of: median, mean)",
+                "j.toml:5:1: `items[0].policy`: unknown value `zzz` (one of: fail, skip)",
+            ]
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! Here are the keys, their defaults and the range checks; the weight rules (with the
 //! original's messages) are in `crate::weights` and run from `validate`.
 
+use crate::choice::{Aggregate, MetricType, OnMetricError};
 use crate::issues::Issues;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,7 +42,7 @@ pub struct MetricSettings {
     pub weight: Option<f64>,
     /// `llm` (default: an LLM judge) or `command` (an external program).
     #[serde(rename = "type")]
-    pub kind: Option<String>,
+    pub kind: Option<MetricType>,
     /// Judge model; default: the evaluator's default model.
     pub model: Option<String>,
     /// Judge instruction; replaces the built-in metric's text.
@@ -74,7 +75,7 @@ pub struct MetricSettings {
     /// Repeat the judge this many times and aggregate (1..=20).
     pub samples: Option<u32>,
     /// How samples and jury votes are combined: `median` (default) or `mean`.
-    pub aggregate: Option<String>,
+    pub aggregate: Option<Aggregate>,
     /// A jury: several judge models scoring the same submission.
     pub judges: Vec<String>,
     /// Models tried in order when a call to the judge model (or to each jury judge) fails
@@ -112,7 +113,7 @@ pub struct EvaluatorSettings {
     pub custom_metrics: BTreeMap<String, serde_json::Value>,
     /// What a failing metric does: `fail` (the evaluation fails, the original's behaviour) or
     /// `skip` (the other metrics' weights are renormalised and the failure recorded).
-    pub on_metric_error: String,
+    pub on_metric_error: OnMetricError,
     /// Metrics evaluated at the same time; default: all of them.
     pub max_concurrent_metrics: Option<u32>,
     /// Models tried in order when a call to the default model fails after its own retries
@@ -134,7 +135,7 @@ impl Default for EvaluatorSettings {
             seed: None,
             metrics: Vec::new(),
             custom_metrics: BTreeMap::new(),
-            on_metric_error: "fail".into(),
+            on_metric_error: OnMetricError::Fail,
             max_concurrent_metrics: None,
             fallback_models: Vec::new(),
         }
@@ -212,7 +213,7 @@ impl EvaluatorSettings {
     pub fn model_ids(&self) -> Vec<String> {
         let mut ids = vec![self.effective_default_model()];
         for m in &self.metrics {
-            if m.kind.as_deref() == Some("command") {
+            if m.kind == Some(MetricType::Command) {
                 continue;
             }
             if let Some(model) = &m.model {
@@ -288,14 +289,6 @@ impl EvaluatorSettings {
             1,
             3600,
         );
-        if !["fail", "skip"].contains(&self.on_metric_error.as_str()) {
-            issues.error_hint(
-                prefix,
-                "on_metric_error",
-                format!("unknown policy `{}`", self.on_metric_error),
-                "one of: fail, skip",
-            );
-        }
         if self.max_concurrent_metrics == Some(0) {
             issues.error(prefix, "max_concurrent_metrics", "must be > 0");
         }
@@ -347,17 +340,7 @@ impl EvaluatorSettings {
             if let Some(s) = m.samples {
                 issues.range_i64(&p, "samples", s as i64, 1, 20);
             }
-            if let Some(a) = &m.aggregate {
-                if !["median", "mean"].contains(&a.as_str()) {
-                    issues.error_hint(
-                        &p,
-                        "aggregate",
-                        format!("unknown aggregate `{a}`"),
-                        "one of: median, mean",
-                    );
-                }
-            }
-            let is_command = m.kind.as_deref() == Some("command");
+            let is_command = m.kind == Some(MetricType::Command);
             for (key, bound) in [("min_score", m.min_score), ("max_score", m.max_score)] {
                 match bound {
                     Some(_) if !is_command => issues.error_hint(
@@ -382,24 +365,13 @@ impl EvaluatorSettings {
                     );
                 }
             }
-            match m.kind.as_deref() {
-                None | Some("llm") => {}
-                Some("command") => {
-                    if m.command.as_ref().is_none_or(|c| c.is_empty()) {
-                        issues.error_hint(
-                            &p,
-                            "command",
-                            "type = \"command\" needs a command",
-                            "command = [\"python3\", \"score.py\"]",
-                        );
-                    }
-                }
-                Some(other) => issues.error_hint(
+            if is_command && m.command.as_ref().is_none_or(|c| c.is_empty()) {
+                issues.error_hint(
                     &p,
-                    "type",
-                    format!("unknown metric type `{other}`"),
-                    "one of: llm, command",
-                ),
+                    "command",
+                    "type = \"command\" needs a command",
+                    "command = [\"python3\", \"score.py\"]",
+                );
             }
         }
     }
@@ -499,20 +471,24 @@ mod tests {
 
     #[test]
     fn empty_metric_list_and_bad_policy_are_errors() {
-        let s = EvaluatorSettings {
-            on_metric_error: "ignore".into(),
-            ..Default::default()
-        };
+        let value: toml::Value = toml::from_str(
+            "on_metric_error = \"skp\"\n[[metrics]]\nname = \"Coverage\"\naggregate = \"mode\"\ntype = \"comand\"\n",
+        )
+        .expect("toml");
         let mut issues = Issues::default();
-        s.validate("", &mut issues);
+        let s: Option<EvaluatorSettings> = crate::doc::deserialize_section(&value, "", &mut issues);
+        let s = s.expect("the rest loads");
+        assert_eq!(s.on_metric_error, OnMetricError::Fail);
+        EvaluatorSettings::default().validate("", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
-        assert!(
-            text.iter().any(|t| t.contains("no metrics defined")),
-            "{text:#?}"
-        );
-        assert!(
-            text.iter().any(|t| t.contains("one of: fail, skip")),
-            "{text:#?}"
+        assert_eq!(
+            text,
+            [
+                "`on_metric_error`: unknown value `skp` (did you mean `skip`? one of: fail, skip)",
+                "`metrics[0].aggregate`: unknown value `mode` (one of: median, mean)",
+                "`metrics[0].type`: unknown value `comand` (did you mean `command`? one of: llm, command)",
+                "`metrics`: no metrics defined (at least one is required) (add a [[metrics]] entry, e.g. name = \"Coverage\")",
+            ],
         );
     }
 }

@@ -1,5 +1,6 @@
 //! Judgment TOML (flat file): the LLM that decides whether a team plays another round.
 
+use crate::choice::OnJudgmentError;
 use crate::issues::Issues;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,7 @@ pub struct JudgmentSettings {
     /// When the judgment call fails: `stop` (end the team with its best round, the reason
     /// recorded), `continue` (play the next round) or `fail` (fail the team, the original's
     /// behaviour).
-    pub on_error: String,
+    pub on_error: OnJudgmentError,
     /// Models tried in order when the primary model keeps failing.
     pub fallback_models: Vec<String>,
 }
@@ -48,7 +49,7 @@ impl Default for JudgmentSettings {
             seed: None,
             system_instruction: None,
             judge_on_final_round: true,
-            on_error: "stop".into(),
+            on_error: OnJudgmentError::Stop,
             fallback_models: Vec::new(),
         }
     }
@@ -69,14 +70,6 @@ impl JudgmentSettings {
             1,
             3600,
         );
-        if !["stop", "continue", "fail"].contains(&self.on_error.as_str()) {
-            issues.error_hint(
-                prefix,
-                "on_error",
-                format!("unknown policy `{}`", self.on_error),
-                "one of: stop, continue, fail",
-            );
-        }
     }
 }
 
@@ -92,6 +85,6 @@ mod tests {
             ("google-gla:gemini-2.5-flash", 3, 60)
         );
         assert!(d.judge_on_final_round);
-        assert_eq!(d.on_error, "stop");
+        assert_eq!(d.on_error, OnJudgmentError::Stop);
     }
 }

@@ -10,6 +10,7 @@
 //! (the loader reports unknown keys with a suggestion), and
 //! `fn validate(&self, prefix: &str, issues: &mut Issues)` for range and consistency checks.
 
+pub mod choice;
 pub mod issues;
 pub mod privacy;
 pub mod prompt_builder;
@@ -27,6 +28,9 @@ pub mod source;
 pub mod team;
 pub mod workspace;
 
+pub use choice::{
+    Aggregate, Environment, HookEvent, MemberType, MetricType, OnJudgmentError, OnMetricError,
+};
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};
 pub use judgment::JudgmentSettings;

@@ -22,7 +22,7 @@ use crate::workspace::Workspace;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Values given on the command line.
@@ -242,6 +242,25 @@ fn env_vars_at(sources: &SourceMap, key: &str) -> Vec<(String, String)> {
             _ => None,
         })
         .collect()
+}
+
+/// Drops the validation issues (from `from` on) about a key that deserialization already
+/// reported (an issue before `from`, or a key of `also`): its value was unusable and left
+/// out, so the check saw the default instead (a hook whose unknown `on` is reported once,
+/// not again as a missing event).
+fn drop_shadowed(errors: &mut Issues, from: usize, also: &HashSet<String>) {
+    let mut reported: HashSet<String> = errors
+        .items
+        .iter()
+        .take(from)
+        .map(|i| i.key.clone())
+        .collect();
+    reported.extend(also.iter().cloned());
+    let mut index = 0;
+    errors.items.retain(|i| {
+        index += 1;
+        index <= from || !reported.contains(&i.key)
+    });
 }
 
 /// `x` of the hint "did you mean `x`?".
@@ -498,6 +517,7 @@ fn validate_into<T>(
     if let Some(v) = value {
         let from = errors.len();
         f(v, errors);
+        drop_shadowed(errors, from, &HashSet::new());
         if let Some(d) = doc {
             d.locate(errors, from);
         }
@@ -559,6 +579,7 @@ pub fn load_team(
     let mut settings = file.team;
     let mut member_files = Vec::new();
     let mut members = Vec::new();
+    let mut shadowed = HashSet::new();
     for (i, m) in settings.members.iter().enumerate() {
         let Some(cfg) = m.config.clone() else {
             members.push(m.clone());
@@ -621,6 +642,13 @@ pub fn load_team(
                         env_overlay: &|_, _, _| {},
                     },
                 );
+                // A value of the member file left out (an unknown `type`) is reported there,
+                // not again at the reference.
+                shadowed.extend(ml.errors.items.iter().filter_map(|e| {
+                    e.key
+                        .strip_prefix("agent.")
+                        .map(|k| format!("team.members[{i}].{k}"))
+                }));
                 ml.merge_into(&mut mlocal, &mut errors, &mut warnings);
                 if ml
                     .doc
@@ -656,6 +684,7 @@ pub fn load_team(
     settings.members = members;
     let from = errors.len();
     settings.validate("team", &mut errors);
+    drop_shadowed(&mut errors, from, &shadowed);
     if let Some(d) = &loaded.doc {
         d.locate(&mut errors, from);
     }
@@ -1101,6 +1130,7 @@ fn load_orchestrator_file(
         for (i, h) in f.hooks.iter().enumerate() {
             h.validate(&format!("hooks[{i}]"), &mut errors);
         }
+        drop_shadowed(&mut errors, from, &HashSet::new());
         if let Some(d) = &loaded.doc {
             d.locate(&mut errors, from);
         }
@@ -1382,7 +1412,7 @@ mod tests {
             Some("http://127.0.0.1:9/v1")
         );
         assert!(f.cache.enabled && f.privacy.mask_pii);
-        assert_eq!(f.hooks[0].on, "round_complete");
+        assert_eq!(f.hooks[0].on, Some(crate::HookEvent::RoundComplete));
         assert_eq!(
             r.sources.get("cache.enabled"),
             Source::Env {

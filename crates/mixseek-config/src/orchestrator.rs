@@ -1,5 +1,6 @@
 //! `[orchestrator]`: the competition's teams, rounds, timeouts and limits.
 
+use crate::choice::{Environment, HookEvent};
 use crate::issues::Issues;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,7 +52,7 @@ pub struct OrchestratorSettings {
     /// Stop starting new rounds once the execution has used this many tokens (input + output).
     pub max_total_tokens: Option<u64>,
     /// Informational: `dev`, `staging` or `prod`.
-    pub environment: String,
+    pub environment: Environment,
 }
 
 impl Default for OrchestratorSettings {
@@ -72,7 +73,7 @@ impl Default for OrchestratorSettings {
             language: None,
             max_cost_usd: None,
             max_total_tokens: None,
-            environment: "dev".into(),
+            environment: Environment::Dev,
         }
     }
 }
@@ -164,14 +165,6 @@ impl OrchestratorSettings {
                 "remove the key for no limit",
             );
         }
-        if !["dev", "staging", "prod"].contains(&self.environment.as_str()) {
-            issues.error_hint(
-                prefix,
-                "environment",
-                format!("unknown environment `{}`", self.environment),
-                "one of: dev, staging, prod",
-            );
-        }
     }
 }
 
@@ -180,7 +173,8 @@ impl OrchestratorSettings {
 #[serde(default)]
 pub struct HookSettings {
     /// The event: `round_complete`, `team_complete` or `execution_complete`.
-    pub on: String,
+    #[schemars(with = "HookEvent")]
+    pub on: Option<HookEvent>,
     /// A program and its arguments; it receives the event as JSON on stdin.
     pub command: Option<Vec<String>>,
     /// An http(s) URL the event is POSTed to as JSON.
@@ -192,7 +186,7 @@ pub struct HookSettings {
 impl Default for HookSettings {
     fn default() -> Self {
         Self {
-            on: String::new(),
+            on: None,
             command: None,
             url: None,
             timeout_seconds: 10,
@@ -200,21 +194,14 @@ impl Default for HookSettings {
     }
 }
 
-/// Hook event names.
-pub const HOOK_EVENTS: &[&str] = &["round_complete", "team_complete", "execution_complete"];
-
 impl HookSettings {
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
-        if !HOOK_EVENTS.contains(&self.on.as_str()) {
-            let hint = match crate::issues::closest(&self.on, HOOK_EVENTS.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("one of: {}", HOOK_EVENTS.join(", ")),
-            };
+        if self.on.is_none() {
             issues.error_hint(
                 prefix,
                 "on",
-                format!("unknown hook event `{}`", self.on),
-                hint,
+                "a hook needs an event",
+                format!("on = one of: {}", crate::choice::one_of(HookEvent::ALL)),
             );
         }
         match (&self.command, &self.url) {
@@ -303,16 +290,24 @@ mod tests {
 
     #[test]
     fn hooks_need_a_known_event_and_one_target() {
+        let value: toml::Value =
+            toml::from_str("[[hooks]]\non = \"round_completed\"\n").expect("toml");
         let mut issues = Issues::default();
-        HookSettings {
-            on: "round_completed".into(),
-            ..Default::default()
-        }
-        .validate("hooks[0]", &mut issues);
+        let file: Option<crate::OrchestratorFile> =
+            crate::doc::deserialize_section(&value, "", &mut issues);
+        let hook = file.and_then(|f| f.hooks.into_iter().next()).expect("hook");
+        assert_eq!(hook.on, None);
+        hook.validate("hooks[0]", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
         assert!(
-            text.iter()
-                .any(|t| t.contains("did you mean `round_complete`?")),
+            text.iter().any(|t| t.contains(
+                "`hooks[0].on`: unknown value `round_completed` (did you mean `round_complete`? \
+                 one of: round_complete, team_complete, execution_complete)"
+            )),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("a hook needs an event")),
             "{text:#?}"
         );
         assert!(

@@ -340,7 +340,7 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             ids.push(t.settings.leader.model.clone());
             ids.extend(t.settings.leader.fallback_models.iter().cloned());
             for m in &t.settings.members {
-                if m.agent_type.as_deref() == Some("command") {
+                if m.agent_type == Some(crate::MemberType::Command) {
                     continue;
                 }
                 if let Some(model) = m.model.as_ref().filter(|m| !m.trim().is_empty()) {

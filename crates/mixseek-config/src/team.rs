@@ -1,5 +1,6 @@
 //! Team TOML (`[team]`, `[team.leader]`, `[[team.members]]`) and member agent TOML (`[agent]`).
 
+use crate::choice::MemberType;
 use crate::issues::Issues;
 use mixseek_core::TeamId;
 use schemars::JsonSchema;
@@ -111,16 +112,6 @@ impl LeaderSettings {
     }
 }
 
-/// Member agent types.
-pub const MEMBER_TYPES: &[&str] = &[
-    "plain",
-    "web_search",
-    "web_fetch",
-    "code_execution",
-    "command",
-    "custom",
-];
-
 /// A member agent: an inline `[[team.members]]` entry, the `[agent]` table of a member file,
 /// or a reference (`config = "member.toml"`, where only `tool_name` / `tool_description` may
 /// be overridden).
@@ -134,7 +125,7 @@ pub struct MemberSettings {
     pub name: Option<String>,
     /// `plain`, `web_search`, `web_fetch`, `code_execution` or `command`. Alias: `agent_type`.
     #[serde(rename = "type", alias = "agent_type")]
-    pub agent_type: Option<String>,
+    pub agent_type: Option<MemberType>,
     /// The tool name the leader calls; default `delegate_to_{name}`.
     pub tool_name: Option<String>,
     /// What the leader is told the tool does; default `Delegate task to {name}`.
@@ -237,25 +228,18 @@ impl MemberSettings {
                 }
             }
         }
-        match self.agent_type.as_deref() {
-            None => issues.error_hint(prefix, "type", "a member needs a type", format!("one of: {}", MEMBER_TYPES.join(", "))),
-            Some("custom") => issues.error_hint(
+        match self.agent_type {
+            None => issues.error_hint(prefix, "type", "a member needs a type", format!("one of: {}", crate::choice::one_of(MemberType::ALL))),
+            Some(MemberType::Custom) => issues.error_hint(
                 prefix,
                 "type",
                 "type = \"custom\" (Python plugins) is not supported",
                 "write the agent as a program and use type = \"command\" with command = [\"python3\", \"agent.py\"]",
             ),
-            Some("command") => {
+            Some(MemberType::Command) => {
                 if self.command.as_ref().is_none_or(|c| c.is_empty()) {
                     issues.error_hint(prefix, "command", "type = \"command\" needs a command", "command = [\"python3\", \"agent.py\"]");
                 }
-            }
-            Some(t) if !MEMBER_TYPES.contains(&t) => {
-                let hint = match crate::issues::closest(t, MEMBER_TYPES.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("one of: {}", MEMBER_TYPES.join(", ")),
-                };
-                issues.error_hint(prefix, "type", format!("unsupported agent type `{t}`"), hint);
             }
             Some(_) => {
                 if self.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
@@ -489,14 +473,14 @@ mod tests {
             toml::from_str("agent_name = \"analyst\"\nagent_type = \"plain\"\ndescription = \"d\"\nmodel = \"mock:x\"")
                 .expect("aliases");
         assert_eq!(m.name.as_deref(), Some("analyst"));
-        assert_eq!(m.agent_type.as_deref(), Some("plain"));
+        assert_eq!(m.agent_type, Some(MemberType::Plain));
         assert_eq!(m.effective_tool_name(), "delegate_to_analyst");
         assert_eq!(m.effective_tool_description(), "d");
     }
 
     #[test]
     fn team_validation_finds_duplicates_and_bad_members() {
-        let t: TeamFile = toml::from_str(
+        let value: toml::Value = toml::from_str(
             r#"
 [team]
 team_id = "t"
@@ -513,7 +497,10 @@ type = "custom"
         )
         .expect("toml");
         let mut issues = Issues::default();
-        t.team.validate("team", &mut issues);
+        let t: Option<TeamFile> = crate::doc::deserialize_section(&value, "", &mut issues);
+        t.expect("the rest loads")
+            .team
+            .validate("team", &mut issues);
         let text: Vec<String> = issues.items.iter().map(|i| i.to_string()).collect();
         assert!(
             text.iter().any(|t| t.contains("Too many members: 2 > 1")),

@@ -938,3 +938,68 @@ fn directories_and_missing_files_where_a_file_is_expected_are_errors_naming_them
         "{errors:?}"
     );
 }
+
+/// Load `files` (name, text) over the valid set and render the errors, paths relative to the
+/// temporary directory.
+fn errors_with(files: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tmp");
+    for (n, text) in VALID {
+        std::fs::write(dir.path().join(n), text).expect("write");
+    }
+    for (n, text) in files {
+        std::fs::write(dir.path().join(n), text).expect("write");
+    }
+    let report = mixseek_config::load(
+        &dir.path().join("orch.toml"),
+        &Workspace::at(dir.path()),
+        &EnvVars::default(),
+        &Overrides::default(),
+    );
+    let prefix = format!("{}/", dir.path().display());
+    report
+        .errors()
+        .iter()
+        .map(|e| e.to_string().replace(&prefix, ""))
+        .collect()
+}
+
+#[test]
+fn an_unknown_policy_names_file_key_line_the_closest_and_every_value() {
+    assert_eq!(
+        errors_with(&[(
+            "judgment.toml",
+            "model = \"mock:judge-continue\"\non_error = \"contine\"\n"
+        )]),
+        [
+            "judgment.toml:2:1: `on_error`: unknown value `contine` (did you mean `continue`? one of: stop, continue, fail)"
+        ]
+    );
+    assert_eq!(
+        errors_with(&[(
+            "evaluator.toml",
+            "on_metric_error = \"ignore\"\n[[metrics]]\nname = \"Coverage\"\n"
+        )]),
+        ["evaluator.toml:1:1: `on_metric_error`: unknown value `ignore` (one of: fail, skip)"]
+    );
+    // An unknown hook event is reported once (not again as a missing event).
+    assert_eq!(
+        errors_with(&[(
+            "orch.toml",
+            "[orchestrator]\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\nprompt_builder_config = \"pb.toml\"\nenvironment = \"production\"\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n[[hooks]]\non = \"team_completed\"\ncommand = [\"true\"]\n"
+        )]),
+        [
+            "orch.toml:5:1: `orchestrator.environment`: unknown value `production` (did you mean `prod`? one of: dev, staging, prod)",
+            "orch.toml:9:1: `hooks[0].on`: unknown value `team_completed` (did you mean `team_complete`? one of: round_complete, team_complete, execution_complete)",
+        ]
+    );
+    // A member type, inline and in a member file: once each, at the file that has it.
+    assert_eq!(
+        errors_with(&[(
+            "member.toml",
+            "[agent]\nname = \"m\"\ntype = \"plian\"\nmodel = \"mock:x\"\n"
+        )]),
+        [
+            "member.toml:3:1: `agent.type`: unknown value `plian` (did you mean `plain`? one of: plain, web_search, web_fetch, code_execution, command, custom)"
+        ]
+    );
+}

@@ -194,12 +194,12 @@ pub enum Event {
 }
 
 impl Event {
-    /// The hook name of this event (`[[hooks]] on = ...`), when hooks may subscribe to it.
-    pub fn hook_name(&self) -> Option<&'static str> {
+    /// The hook event of this event (`[[hooks]] on = ...`), when hooks may subscribe to it.
+    pub fn hook_event(&self) -> Option<crate::HookEvent> {
         match self {
-            Event::Judged { .. } => Some("round_complete"),
-            Event::TeamFinished { .. } => Some("team_complete"),
-            Event::ExecutionFinished(_) => Some("execution_complete"),
+            Event::Judged { .. } => Some(crate::HookEvent::RoundComplete),
+            Event::TeamFinished { .. } => Some(crate::HookEvent::TeamComplete),
+            Event::ExecutionFinished(_) => Some(crate::HookEvent::ExecutionComplete),
             _ => None,
         }
     }
@@ -336,7 +336,7 @@ mod tests {
         let v = serde_json::to_value(&e).unwrap_or_default();
         assert_eq!(v["event"], "round_started");
         assert_eq!(v["round_number"], 2);
-        assert_eq!(e.hook_name(), None);
+        assert_eq!(e.hook_event(), None);
         assert_eq!(e.execution_id(), Some("e"));
     }
 }

@@ -4,6 +4,7 @@
 //! its users' scripts keep reading our output.
 
 pub mod event;
+pub mod hook_event;
 pub mod ids;
 pub mod member;
 pub mod model_id;
@@ -19,6 +20,7 @@ pub use event::{
     AppliedInjection, Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError,
     SubmittedRound, TeamRef,
 };
+pub use hook_event::HookEvent;
 pub use ids::{ExecutionId, TeamId};
 pub use member::{MemberRecordDocument, MemberStatus, MemberSubmission, MemberSubmissionsRecord};
 pub use model_id::{ModelId, ModelIdFormatError};

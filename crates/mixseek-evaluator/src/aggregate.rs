@@ -3,41 +3,14 @@
 
 use serde::Serialize;
 
-/// How several scores become one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Aggregate {
-    /// The middle score (the mean of the two middle ones for an even count). Robust to one
-    /// outlying answer.
-    #[default]
-    Median,
-    /// The arithmetic mean.
-    Mean,
-}
+/// How several scores become one (`aggregate` of a metric); defined with the settings.
+pub use mixseek_config::Aggregate;
 
-impl Aggregate {
-    /// Parses `median` / `mean`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "median" => Some(Aggregate::Median),
-            "mean" => Some(Aggregate::Mean),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Aggregate::Median => "median",
-            Aggregate::Mean => "mean",
-        }
-    }
-
-    /// The combined score; `None` for no scores.
-    pub fn apply(&self, scores: &[f64]) -> Option<f64> {
-        match self {
-            Aggregate::Median => median(scores),
-            Aggregate::Mean => mean(scores),
-        }
+/// The scores combined as `aggregate` asks; `None` for no scores.
+pub fn apply(aggregate: Aggregate, scores: &[f64]) -> Option<f64> {
+    match aggregate {
+        Aggregate::Median => median(scores),
+        Aggregate::Mean => mean(scores),
     }
 }
 
@@ -101,9 +74,8 @@ mod tests {
         assert_eq!(median(&[70.0, 90.0, 10.0, 80.0]), Some(75.0));
         assert_eq!(mean(&[70.0, 90.0, 10.0]), Some(170.0 / 3.0));
         assert_eq!(median(&[]), None);
-        assert_eq!(Aggregate::parse("mean"), Some(Aggregate::Mean));
-        assert_eq!(Aggregate::parse("mode"), None);
-        assert_eq!(Aggregate::Median.apply(&[1.0, 2.0]), Some(1.5));
+        assert_eq!(apply(Aggregate::Median, &[1.0, 2.0]), Some(1.5));
+        assert_eq!(apply(Aggregate::Mean, &[1.0, 2.0, 6.0]), Some(3.0));
     }
 
     #[test]

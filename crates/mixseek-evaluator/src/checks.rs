@@ -38,7 +38,7 @@ pub fn metric_names(part: &Part<EvaluatorSettings>) -> Category {
                     )
                 } else if let Some(b) = builtin_metric(&m.name) {
                     Check::new(name, CheckStatus::Ok, format!("ビルトインメトリクス '{b}'"), None)
-                } else if m.kind.as_deref() == Some("command") {
+                } else if m.kind == Some(mixseek_config::MetricType::Command) {
                     Check::new(
                         name,
                         CheckStatus::Ok,

@@ -3,7 +3,7 @@
 //! agreement; every raw answer (and any rejected before it) kept in `extra.answers` (the
 //! original's three fields untouched).
 
-use crate::aggregate::{Aggregate, Spread};
+use crate::aggregate::{Aggregate, Spread, apply};
 use crate::judge::{JudgeAnswer, check_score, excerpt};
 use mixseek_core::{MetricScore, round2};
 use mixseek_prompt::py_trim;
@@ -76,12 +76,12 @@ pub fn combine(
     for j in judges {
         let mine: Vec<&JudgeAnswer> = sorted.iter().copied().filter(|a| a.judge == *j).collect();
         let scores: Vec<f64> = mine.iter().map(|a| a.score).collect();
-        if let Some(s) = aggregate.apply(&scores) {
+        if let Some(s) = apply(aggregate, &scores) {
             per_judge.push((j.as_str(), s, mine));
         }
     }
     let judge_scores: Vec<f64> = per_judge.iter().map(|(_, s, _)| *s).collect();
-    let Some(score) = aggregate.apply(&judge_scores) else {
+    let Some(score) = apply(aggregate, &judge_scores) else {
         return Err(format!(
             "no answer from any of its judges ({}) to combine",
             judges.join(", ")

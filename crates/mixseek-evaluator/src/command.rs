@@ -12,7 +12,7 @@
 //! the command and what happened, with an excerpt of the program's stdout kept as its
 //! `raw_output`. How the program is run (process group, caps, EPIPE): [`crate::process`].
 
-use crate::error::MetricFailure;
+use crate::error::{MetricFailure, MetricFailureKind};
 use crate::plan::CommandMetric;
 use mixseek_process::{self as process, RunError, Spec, bytes_text, describe_status};
 use serde::{Deserialize, Serialize};
@@ -156,7 +156,7 @@ pub async fn run(
     input: &CommandInput<'_>,
     dir: Option<&Path>,
 ) -> Result<(f64, String), MetricFailure> {
-    let fail = |kind: &'static str, message: String, raw: Option<String>| MetricFailure {
+    let fail = |kind: MetricFailureKind, message: String, raw: Option<String>| MetricFailure {
         metric_name: name.to_string(),
         kind,
         message,
@@ -166,11 +166,16 @@ pub async fn run(
         rejected: Vec::new(),
     };
     let shown = shown(&metric.argv);
-    let payload = serde_json::to_vec(input)
-        .map_err(|e| fail("internal", format!("cannot encode the input: {e}"), None))?;
+    let payload = serde_json::to_vec(input).map_err(|e| {
+        fail(
+            MetricFailureKind::Internal,
+            format!("cannot encode the input: {e}"),
+            None,
+        )
+    })?;
     let Some((argv0, args)) = metric.argv.split_first() else {
         return Err(fail(
-            "spawn",
+            MetricFailureKind::Spawn,
             format!("command metric '{name}': the command is empty"),
             None,
         ));
@@ -187,12 +192,12 @@ pub async fn run(
     };
     let done = process::run(spec).await.map_err(|e| match e {
         RunError::Spawn { .. } => fail(
-            "spawn",
+            MetricFailureKind::Spawn,
             format!("command metric '{name}': cannot start `{shown}`: {e}"),
             None,
         ),
         RunError::Timeout(t) => fail(
-            "timeout",
+            MetricFailureKind::Timeout,
             format!(
                 "command metric '{name}': `{shown}` timed out after {}s (timeout_seconds) and was killed with every process it started",
                 t.as_secs_f64()
@@ -200,7 +205,7 @@ pub async fn run(
             None,
         ),
         RunError::StdoutTooLarge { limit } => fail(
-            "bad_output",
+            MetricFailureKind::BadOutput,
             format!(
                 "command metric '{name}': `{shown}` printed more than {} on stdout and was stopped; a command metric prints one JSON object {{\"score\": <number>, \"evaluator_comment\": <string>}} (send logs to stderr or a file)",
                 bytes_text(limit)
@@ -208,7 +213,7 @@ pub async fn run(
             None,
         ),
         RunError::Io(e) => fail(
-            "spawn",
+            MetricFailureKind::Spawn,
             format!("command metric '{name}': running `{shown}` failed: {e}"),
             None,
         ),
@@ -225,7 +230,7 @@ pub async fn run(
             format!(": {stderr}")
         };
         return Err(fail(
-            "exit",
+            MetricFailureKind::Exit,
             format!(
                 "command metric '{name}': `{shown}` {}{detail}",
                 describe_status(&done.status)
@@ -235,7 +240,7 @@ pub async fn run(
     }
     let stdout = std::str::from_utf8(&done.stdout).map_err(|e| {
         fail(
-            "bad_output",
+            MetricFailureKind::BadOutput,
             format!(
                 "command metric '{name}': `{shown}` printed bytes that are not UTF-8 on stdout (the first at byte {}); a command metric prints one UTF-8 JSON object {{\"score\": <number>, \"evaluator_comment\": <string>}}",
                 e.valid_up_to()
@@ -252,7 +257,7 @@ pub async fn run(
     };
     let (score, comment) = parse_output(stdout).map_err(|why| {
         fail(
-            "bad_output",
+            MetricFailureKind::BadOutput,
             format!(
                 "command metric '{name}': `{shown}` printed {why}; expected one JSON object {{\"score\": <number>, \"evaluator_comment\": <string>}} on stdout, got: {}",
                 got()
@@ -262,7 +267,7 @@ pub async fn run(
     })?;
     metric.range.check(score).map_err(|why| {
         fail(
-            "out_of_range",
+            MetricFailureKind::OutOfRange,
             format!(
                 "command metric '{name}': `{shown}` printed {why}; nothing is clamped, got: {}",
                 got()

@@ -2,21 +2,78 @@
 //! [`MetricFailure`] (one metric that failed, with the original's `… | Provider: … | Metric: …
 //! | Retries: …` text).
 
+use mixseek_llm::ErrorKind;
 use mixseek_prompt::PromptError;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::fmt;
+
+/// What went wrong with a metric, coarsely (`kind` of a [`MetricFailure`]); serialized as its
+/// word ([`MetricFailureKind::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricFailureKind {
+    /// A judge's LLM call failed, or its answers could not be used: the LLM error kind
+    /// (`parse`, `schema`, `check`, `timeout`, `transport`, `server`, `rate_limited`,
+    /// `permanent`, `config`).
+    Llm(ErrorKind),
+    /// Command metric: the program could not be started (`spawn`).
+    Spawn,
+    /// Command metric: the program ran out of time (`timeout`).
+    Timeout,
+    /// Command metric: a non-zero exit status or a signal (`exit`).
+    Exit,
+    /// Command metric: output that is not UTF-8, too large, not the expected JSON, or a score
+    /// that is not a finite number (`bad_output`).
+    BadOutput,
+    /// Command metric: a score outside `min_score..=max_score` (`out_of_range`).
+    OutOfRange,
+    /// A crashed task or an input that could not be encoded (`internal`).
+    Internal,
+}
+
+impl MetricFailureKind {
+    /// The kind's word, as written in the JSON output.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            MetricFailureKind::Llm(kind) => kind.as_str(),
+            MetricFailureKind::Spawn => "spawn",
+            MetricFailureKind::Timeout => "timeout",
+            MetricFailureKind::Exit => "exit",
+            MetricFailureKind::BadOutput => "bad_output",
+            MetricFailureKind::OutOfRange => "out_of_range",
+            MetricFailureKind::Internal => "internal",
+        }
+    }
+
+    /// Whether another attempt may get past it: a transient LLM error, or a command that
+    /// ran out of time.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            MetricFailureKind::Llm(kind) => kind.is_transient(),
+            MetricFailureKind::Timeout => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for MetricFailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for MetricFailureKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 /// One metric that could not be scored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricFailure {
     /// The reported metric name (the canonical built-in name, or the configured name).
     pub metric_name: String,
-    /// What went wrong, coarsely: an LLM error kind (`parse`, `schema`, `check`, `timeout`,
-    /// `transport`, `server`, `rate_limited`, `permanent`, `config`) or, for command metrics,
-    /// `spawn`, `timeout`, `exit` (a non-zero status or a signal), `bad_output` (not UTF-8,
-    /// too large, not the expected JSON, a score that is not a finite number) and
-    /// `out_of_range` (outside `min_score..=max_score`); `internal` for a crashed task.
-    pub kind: &'static str,
+    /// What went wrong, coarsely (see [`MetricFailureKind`]).
+    pub kind: MetricFailureKind,
     /// The cause, e.g. `Failed to evaluate after retries: [openai] gpt-4o: schema error: …`.
     pub message: String,
     /// Provider of the judge that failed (LLM metrics).
@@ -133,7 +190,7 @@ mod tests {
     fn failure_text_joins_the_parts_like_the_original() {
         let mut f = MetricFailure {
             metric_name: "ClarityCoherence".into(),
-            kind: "schema",
+            kind: MetricFailureKind::Llm(ErrorKind::Schema),
             message: "Failed to evaluate after retries: boom".into(),
             provider: Some("google-gla".into()),
             retries: Some(3),

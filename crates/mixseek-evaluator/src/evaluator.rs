@@ -3,11 +3,11 @@
 
 use crate::combine::{combine, score2};
 use crate::command::{self, CommandInput};
-use crate::error::{EvaluatorError, MetricFailure};
+use crate::error::{EvaluatorError, MetricFailure, MetricFailureKind};
 use crate::judge::{self, JudgeAnswer};
-use crate::plan::{ErrorPolicy, LlmMetric, MetricKind, MetricPlan, build_plans};
+use crate::plan::{LlmMetric, MetricKind, MetricPlan, build_plans};
 use crate::request::EvaluationRequest;
-use mixseek_config::EvaluatorSettings;
+use mixseek_config::{EvaluatorSettings, MetricType, OnMetricError};
 use mixseek_core::{MetricScore, Role, ScoreDetails, Usage};
 use mixseek_llm::{CallerTag, ModelRegistry};
 use mixseek_prompt::{InjectionPhase, PromptBuilder, TemplateKind};
@@ -25,7 +25,7 @@ use tracing::Instrument;
 #[derive(Clone)]
 pub struct Evaluator {
     plans: Arc<Vec<MetricPlan>>,
-    policy: ErrorPolicy,
+    policy: OnMetricError,
     max_concurrent: usize,
     prompt_builder: Arc<PromptBuilder>,
     working_dir: Option<Arc<Path>>,
@@ -54,7 +54,7 @@ pub struct MetricReport {
     /// The reported name (as in `score_details`).
     pub metric_name: String,
     /// `llm` or `command`.
-    pub kind: &'static str,
+    pub kind: MetricType,
     /// The configured weight.
     pub weight: f64,
     /// The weight used for the overall score: the configured one, or renormalised over the
@@ -114,10 +114,7 @@ impl Evaluator {
         prompt_builder: Arc<PromptBuilder>,
     ) -> Result<Self, EvaluatorError> {
         let plans = build_plans(&settings, &registry)?;
-        let policy = match settings.on_metric_error.as_str() {
-            "skip" => ErrorPolicy::Skip,
-            _ => ErrorPolicy::Fail,
-        };
+        let policy = settings.on_metric_error;
         let max_concurrent = settings
             .max_concurrent_metrics
             .map_or(plans.len(), |n| usize::try_from(n).unwrap_or(usize::MAX))
@@ -143,7 +140,7 @@ impl Evaluator {
         &self.plans
     }
 
-    pub fn policy(&self) -> ErrorPolicy {
+    pub fn policy(&self) -> OnMetricError {
         self.policy
     }
 
@@ -220,7 +217,7 @@ impl Evaluator {
                     // A metric task panicked or was cancelled: nothing to attribute it to.
                     let failure = MetricFailure {
                         metric_name: String::new(),
-                        kind: "internal",
+                        kind: MetricFailureKind::Internal,
                         message: format!("a metric task crashed: {e}"),
                         provider: None,
                         retries: None,
@@ -237,7 +234,7 @@ impl Evaluator {
                     done[i] = Some(d);
                 }
                 Err(f) => {
-                    if self.policy == ErrorPolicy::Fail {
+                    if self.policy == OnMetricError::Fail {
                         set.abort_all();
                         return Err(EvaluatorError::Metric(Box::new(f)));
                     }
@@ -284,7 +281,7 @@ impl Evaluator {
                 // failure is recorded, never dropped.
                 let failure = f.unwrap_or_else(|| MetricFailure {
                     metric_name: plan.name.clone(),
-                    kind: "internal",
+                    kind: MetricFailureKind::Internal,
                     message: "the metric produced no result".into(),
                     provider: None,
                     retries: None,
@@ -309,7 +306,7 @@ impl Evaluator {
                 metrics.push(entry);
                 reports.push(MetricReport {
                     metric_name: plan.name.clone(),
-                    kind: plan.kind_str(),
+                    kind: plan.metric_type(),
                     weight: plan.weight,
                     effective_weight: 0.0,
                     score: None,
@@ -340,7 +337,7 @@ impl Evaluator {
             usage += u;
             reports.push(MetricReport {
                 metric_name: plan.name.clone(),
-                kind: plan.kind_str(),
+                kind: plan.metric_type(),
                 weight: plan.weight,
                 effective_weight: weight,
                 score: Some(score.score),
@@ -409,7 +406,7 @@ async fn run_metric(
                 combine(&plan.name, &judges, l.samples, l.aggregate, &answers).map_err(|why| {
                     MetricFailure {
                         metric_name: plan.name.clone(),
-                        kind: "check",
+                        kind: MetricFailureKind::Llm(mixseek_llm::ErrorKind::Check),
                         message: format!("metric '{}': {why}", plan.name),
                         provider: None,
                         retries: None,
@@ -453,7 +450,7 @@ async fn ask_all(
                     let MetricKind::Llm(l) = &plan.kind else {
                         return Err(MetricFailure {
                             metric_name: plan.name.clone(),
-                            kind: "internal",
+                            kind: MetricFailureKind::Internal,
                             message: "not an LLM metric".into(),
                             provider: None,
                             retries: None,
@@ -486,7 +483,7 @@ async fn ask_all(
                 set.abort_all();
                 return Err(MetricFailure {
                     metric_name: name.clone(),
-                    kind: "internal",
+                    kind: MetricFailureKind::Internal,
                     message: format!("a judge task crashed: {e}"),
                     provider: None,
                     retries: None,

@@ -3,7 +3,7 @@
 //! structured answer `{score, evaluator_comment}` through the LLM layer's parse → validate →
 //! check → repair loop. A score outside 0..=100 is repaired, never clamped.
 
-use crate::error::MetricFailure;
+use crate::error::{MetricFailure, MetricFailureKind};
 use crate::plan::{Judge, LlmMetric};
 use mixseek_core::Usage;
 use mixseek_llm::{
@@ -215,7 +215,7 @@ fn failure(
     };
     MetricFailure {
         metric_name: metric_name.to_string(),
-        kind: e.kind.as_str(),
+        kind: MetricFailureKind::Llm(e.kind),
         message: format!("Failed to evaluate after retries: {e}{answered}"),
         provider: Some(judge.model.provider().to_string()),
         retries: Some(retries),

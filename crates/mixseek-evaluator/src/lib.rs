@@ -92,10 +92,11 @@ pub mod standalone;
 pub mod weights;
 
 pub use aggregate::Aggregate;
-pub use error::{EvaluatorError, MetricFailure};
+pub use error::{EvaluatorError, MetricFailure, MetricFailureKind};
 pub use evaluator::{EvaluationOutcome, Evaluator, MetricReport};
 pub use judge::JudgeVerdict;
-pub use plan::{ErrorPolicy, MetricKind, MetricPlan};
+pub use mixseek_config::OnMetricError;
+pub use plan::{MetricKind, MetricPlan};
 pub use report::{render_json, render_text};
 pub use request::{EvaluationRequest, STANDALONE_TEAM_ID};
 pub use standalone::{Standalone, StandaloneArgs, StandaloneError, run_standalone};

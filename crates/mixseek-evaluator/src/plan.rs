@@ -9,7 +9,7 @@ use crate::builtin::{BUILTIN_METRICS, builtin_metric};
 use crate::command::ScoreRange;
 use crate::error::EvaluatorError;
 use crate::weights::resolve_weights;
-use mixseek_config::{EvaluatorSettings, Issues, MetricSettings};
+use mixseek_config::{EvaluatorSettings, Issues, MetricSettings, MetricType};
 use mixseek_llm::{ChatModel, GenerationParams, ModelRegistry};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,16 +19,6 @@ pub const MAX_SAMPLES: u32 = 20;
 
 /// Time limit of a command metric whose `timeout_seconds` is 0.
 pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 300;
-
-/// What `on_metric_error` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorPolicy {
-    /// A failing metric fails the evaluation (the original's behaviour).
-    Fail,
-    /// A failing metric is left out: the other metrics' weights are renormalised and the
-    /// failure is recorded.
-    Skip,
-}
 
 /// One judge model of an LLM metric.
 #[derive(Clone)]
@@ -108,10 +98,10 @@ pub struct MetricPlan {
 
 impl MetricPlan {
     /// `llm` or `command`.
-    pub fn kind_str(&self) -> &'static str {
+    pub fn metric_type(&self) -> MetricType {
         match self.kind {
-            MetricKind::Llm(_) => "llm",
-            MetricKind::Command(_) => "command",
+            MetricKind::Llm(_) => MetricType::Llm,
+            MetricKind::Command(_) => MetricType::Command,
         }
     }
 }
@@ -177,7 +167,7 @@ pub fn build_plans(
 
     let mut plans = Vec::with_capacity(settings.metrics.len());
     for (i, m) in settings.metrics.iter().enumerate() {
-        let kind = if m.kind.as_deref() == Some("command") {
+        let kind = if m.kind == Some(MetricType::Command) {
             MetricKind::Command(command_metric(settings, m, &configured[i])?)
         } else {
             MetricKind::Llm(llm_metric(settings, m, &configured[i], registry)?)
@@ -294,14 +284,7 @@ fn llm_metric(
             "metric '{name}': samples must be between 1 and {MAX_SAMPLES}, got {samples}"
         )));
     }
-    let aggregate = match m.aggregate.as_deref() {
-        None => Aggregate::Median,
-        Some(a) => Aggregate::parse(a).ok_or_else(|| {
-            EvaluatorError::Config(format!(
-                "metric '{name}': unknown aggregate `{a}` (one of: median, mean)"
-            ))
-        })?,
-    };
+    let aggregate = m.aggregate.unwrap_or_default();
     let seed = match m.seed.or_else(|| settings.effective_seed()) {
         None => None,
         Some(s) => Some(u64::try_from(s).map_err(|_| {
@@ -494,21 +477,15 @@ mod tests {
         let mut m = metric("Coverage");
         m.samples = Some(0);
         assert!(err(settings(vec![m])).contains("samples"));
-        let mut m = metric("Coverage");
-        m.aggregate = Some("mode".into());
-        assert!(err(settings(vec![m])).contains("one of: median, mean"));
-        let mut s = settings(vec![metric("Coverage")]);
-        s.on_metric_error = "ignore".into();
-        assert!(err(s).contains("on_metric_error"));
         let mut m = metric("score");
-        m.kind = Some("command".into());
+        m.kind = Some(MetricType::Command);
         assert!(err(settings(vec![m])).contains("needs a command"));
     }
 
     #[test]
     fn command_metrics_take_their_own_timeout() {
         let mut m = metric("backtest");
-        m.kind = Some("command".into());
+        m.kind = Some(MetricType::Command);
         m.command = Some(vec!["python3".into(), "score.py".into()]);
         m.timeout_seconds = Some(9);
         let plans = build_plans(&settings(vec![m]), &registry()).expect("plans");

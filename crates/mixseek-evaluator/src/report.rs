@@ -135,7 +135,7 @@ mod tests {
     fn report(name: &str, weight: f64, score: Option<f64>) -> MetricReport {
         MetricReport {
             metric_name: name.into(),
-            kind: "llm",
+            kind: mixseek_config::MetricType::Llm,
             weight,
             effective_weight: weight,
             score,
@@ -177,7 +177,7 @@ mod tests {
         let mut o = outcome();
         let failure = MetricFailure {
             metric_name: "Coverage".into(),
-            kind: "timeout",
+            kind: crate::MetricFailureKind::Llm(mixseek_llm::ErrorKind::Timeout),
             message: "Failed to evaluate after retries: [openai] gpt-4o: timeout error: no answer"
                 .into(),
             provider: Some("openai".into()),

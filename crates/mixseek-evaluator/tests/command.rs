@@ -11,7 +11,7 @@ fn command_metric(name: &str, argv: &[&str], weight: Option<f64>) -> MetricSetti
     MetricSettings {
         name: name.into(),
         weight,
-        kind: Some("command".into()),
+        kind: Some(mixseek_config::MetricType::Command),
         command: Some(argv.iter().map(|s| s.to_string()).collect()),
         ..Default::default()
     }
@@ -141,7 +141,7 @@ async fn timeouts_exits_and_bad_output_are_clear_errors() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!(f.kind, "timeout");
+    assert_eq!(f.kind.as_str(), "timeout");
     assert_eq!(
         err.to_string(),
         "command metric 'slow': `sh slow.sh` timed out after 1s (timeout_seconds) and was killed with every process it started | Metric: slow"
@@ -156,7 +156,7 @@ async fn timeouts_exits_and_bad_output_are_clear_errors() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!(f.kind, "exit");
+    assert_eq!(f.kind.as_str(), "exit");
     assert_eq!(
         f.message,
         "command metric 'fail': `sh fail.sh` exited with status 3: cannot open data.csv"
@@ -171,7 +171,7 @@ async fn timeouts_exits_and_bad_output_are_clear_errors() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!(f.kind, "bad_output");
+    assert_eq!(f.kind.as_str(), "bad_output");
     assert!(
         f.message
             .starts_with("command metric 'chatty': `sh chatty.sh` printed invalid JSON"),
@@ -197,7 +197,7 @@ async fn timeouts_exits_and_bad_output_are_clear_errors() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!(f.kind, "spawn");
+    assert_eq!(f.kind.as_str(), "spawn");
     assert!(
         f.message
             .starts_with("command metric 'missing': cannot start `./no-such-program`"),
@@ -219,14 +219,14 @@ async fn a_failing_command_is_skipped_under_the_skip_policy() {
         command_metric("ok", &["sh", "ok.sh"], Some(0.4)),
         command_metric("bad", &["sh", "bad.sh"], Some(0.6)),
     ]);
-    s.on_metric_error = "skip".into();
+    s.on_metric_error = mixseek_config::OnMetricError::Skip;
     let reg = registry("http://127.0.0.1:9/v1", None);
     let ev = Evaluator::new(s, reg, prompts())
         .expect("evaluator")
         .with_working_dir(dir.path());
     let out = within(ev.evaluate(&request())).await.expect("evaluate");
     assert_eq!(out.score_details.overall_score, 70.0);
-    assert_eq!(out.failures[0].kind, "exit");
+    assert_eq!(out.failures[0].kind.as_str(), "exit");
 }
 
 /// True while process `pid` exists and is not a zombie (a killed orphan may wait to be
@@ -258,7 +258,7 @@ async fn a_timeout_kills_every_process_the_command_started() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!(f.kind, "timeout");
+    assert_eq!(f.kind.as_str(), "timeout");
     let pid: u32 = std::fs::read_to_string(dir.path().join("sleep.pid"))
         .expect("the script recorded its child")
         .trim()
@@ -292,7 +292,7 @@ async fn stdout_that_is_not_utf8_is_an_error_naming_the_metric() {
         command_metric("latin1", &["sh", "latin1.sh"], None),
     )
     .await;
-    assert_eq!(f.kind, "bad_output");
+    assert_eq!(f.kind.as_str(), "bad_output");
     assert_eq!(
         f.message,
         "command metric 'latin1': `sh latin1.sh` printed bytes that are not UTF-8 on stdout (the first at byte 38); a command metric prints one UTF-8 JSON object {\"score\": <number>, \"evaluator_comment\": <string>}"
@@ -337,7 +337,7 @@ async fn huge_output_is_capped_not_buffered() {
         command_metric("flood", &["sh", "flood.sh"], None),
     )
     .await;
-    assert_eq!(f.kind, "bad_output");
+    assert_eq!(f.kind.as_str(), "bad_output");
     assert!(
         f.message.starts_with(&format!(
             "command metric 'flood': `sh flood.sh` printed more than {} MiB on stdout and was stopped",
@@ -374,7 +374,7 @@ async fn a_program_killed_by_a_signal_names_the_signal() {
         command_metric("killed", &["sh", "killed.sh"], None),
     )
     .await;
-    assert_eq!(f.kind, "exit");
+    assert_eq!(f.kind.as_str(), "exit");
     assert_eq!(
         f.message,
         "command metric 'killed': `sh killed.sh` was killed by signal 9 (SIGKILL): about to die"
@@ -428,7 +428,7 @@ async fn programs_that_cannot_run_say_why() {
     .expect("chmod");
 
     let f = failure(dir.path(), command_metric("plain", &["./plain.sh"], None)).await;
-    assert_eq!(f.kind, "spawn");
+    assert_eq!(f.kind.as_str(), "spawn");
     assert!(
         f.message
             .starts_with("command metric 'plain': cannot start `./plain.sh`: ")
@@ -481,7 +481,7 @@ async fn non_finite_scores_are_bad_output_with_the_output_kept() {
         command_metric("nan", &["python3", "nan.py"], None),
     )
     .await;
-    assert_eq!(f.kind, "bad_output");
+    assert_eq!(f.kind.as_str(), "bad_output");
     assert!(
         f.message.starts_with(
             "command metric 'nan': `python3 nan.py` printed a score that is not a finite number (`NaN`; NaN and infinities are not JSON numbers)"
@@ -527,7 +527,7 @@ async fn declared_ranges_are_enforced_never_clamped_and_the_failure_is_stored() 
         m
     })
     .await;
-    assert_eq!(f.kind, "out_of_range");
+    assert_eq!(f.kind.as_str(), "out_of_range");
     assert_eq!(
         f.message,
         "command metric 'over': `sh over.sh` printed score 100.5, outside its range 0..=100 (min_score / max_score); nothing is clamped, got: {\"score\": 100.5, \"evaluator_comment\": \"too good\"}"
@@ -537,7 +537,7 @@ async fn declared_ranges_are_enforced_never_clamped_and_the_failure_is_stored() 
     // Under "skip" the failure is stored in score_details with the output; the bound is
     // inclusive, so -20 with min_score = -20 scores.
     let mut s = settings(vec![over, edge]);
-    s.on_metric_error = "skip".into();
+    s.on_metric_error = mixseek_config::OnMetricError::Skip;
     let out = run_with(dir.path(), s, &request()).await.expect("evaluate");
     let details = &out.score_details;
     assert_eq!(details.overall_score, -20.0);

@@ -276,7 +276,7 @@ async fn exhausted_repairs_fail_with_the_original_error_text() {
     let EvaluatorError::Metric(f) = err else {
         panic!("metric error")
     };
-    assert_eq!(f.kind, "schema");
+    assert_eq!(f.kind.as_str(), "schema");
     assert!(f.raw_output.as_deref().unwrap_or_default().contains("150"));
     // Both rejected answers are kept.
     assert_eq!(f.rejected.len(), 2, "{:?}", f.rejected);
@@ -459,7 +459,10 @@ async fn fail_policy_returns_the_first_failure_and_cancels_the_rest() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("metric error: {err}")
     };
-    assert_eq!((f.metric_name.as_str(), f.kind), ("bad", "permanent"));
+    assert_eq!(
+        (f.metric_name.as_str(), f.kind.as_str()),
+        ("bad", "permanent")
+    );
     assert!(
         err.to_string().contains("bad request from the judge"),
         "{err}"
@@ -478,7 +481,7 @@ async fn skip_policy_renormalises_the_weights_of_the_metrics_that_succeeded() {
         custom("b", Some(0.3)),
         custom("c", Some(0.2)),
     ]);
-    s.on_metric_error = "skip".into();
+    s.on_metric_error = mixseek_config::OnMetricError::Skip;
     let out = within(evaluator(&server, s.clone()).evaluate(&request()))
         .await
         .expect("evaluate");
@@ -563,7 +566,7 @@ async fn samples_are_aggregated_and_every_answer_kept() {
         vec![score(70.0), score(90.0), score(20.0)],
         score(0.0),
     );
-    m.aggregate = Some("mean".into());
+    m.aggregate = Some(mixseek_config::Aggregate::Mean);
     let out = within(evaluator(&server, settings(vec![m])).evaluate(&request()))
         .await
         .expect("evaluate");
@@ -584,7 +587,7 @@ async fn samples_of_every_metric_are_in_flight_together() {
     a.samples = Some(3);
     let mut b = custom("b", Some(0.5));
     b.samples = Some(2);
-    b.aggregate = Some("mean".into());
+    b.aggregate = Some(mixseek_config::Aggregate::Mean);
     let out = within(evaluator(&server, settings(vec![a, b])).evaluate(&request()))
         .await
         .expect("evaluate");

@@ -57,7 +57,7 @@ async fn non_finite_and_out_of_range_scores_fail_with_the_answer_kept() {
         ),
     ] {
         let f = failure_for(raw).await;
-        assert_eq!(f.kind, kind, "{raw}");
+        assert_eq!(f.kind.as_str(), kind, "{raw}");
         assert_eq!(f.raw_output.as_deref(), Some(raw));
         assert_eq!(f.rejected, vec![raw.to_string()]);
     }
@@ -92,7 +92,7 @@ async fn a_skipped_nan_metric_is_stored_with_its_answer_and_the_overall_stays_fi
     let mut bad = custom("bad", Some(0.5));
     bad.max_retries = Some(1);
     let mut s = settings(vec![bad, custom("good", Some(0.5))]);
-    s.on_metric_error = "skip".into();
+    s.on_metric_error = mixseek_config::OnMetricError::Skip;
     let out = within(evaluator(&server, s).evaluate(&request()))
         .await
         .expect("evaluate");
@@ -141,7 +141,7 @@ async fn one_jury_judge_answering_nan_fails_the_metric() {
     let EvaluatorError::Metric(f) = &err else {
         panic!("{err}")
     };
-    assert_eq!((f.metric_name.as_str(), f.kind), ("jury", "parse"));
+    assert_eq!((f.metric_name.as_str(), f.kind.as_str()), ("jury", "parse"));
     assert!(
         f.raw_output.as_deref().is_some_and(|r| r.contains("NaN")),
         "{f:?}"

@@ -75,13 +75,13 @@ async fn run_command(cmd: Vec<String>, payload: Vec<u8>, timeout: Duration) -> R
 #[async_trait::async_trait]
 impl EventSink for HookRunner {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
-        let Some(name) = event.hook_name() else {
+        let Some(name) = event.hook_event() else {
             return Ok(());
         };
         let matching: Vec<HookSettings> = self
             .hooks
             .iter()
-            .filter(|h| h.on == name)
+            .filter(|h| h.on == Some(name))
             .cloned()
             .collect();
         if matching.is_empty() {
@@ -135,7 +135,7 @@ mod tests {
         let out = dir.path().join("got.json");
         let hooks = vec![
             HookSettings {
-                on: "execution_complete".into(),
+                on: Some(mixseek_core::HookEvent::ExecutionComplete),
                 command: Some(vec![
                     "sh".into(),
                     "-c".into(),
@@ -144,12 +144,12 @@ mod tests {
                 ..Default::default()
             },
             HookSettings {
-                on: "execution_complete".into(),
+                on: Some(mixseek_core::HookEvent::ExecutionComplete),
                 command: Some(vec!["false".into()]),
                 ..Default::default()
             },
             HookSettings {
-                on: "team_complete".into(),
+                on: Some(mixseek_core::HookEvent::TeamComplete),
                 command: Some(vec![
                     "sh".into(),
                     "-c".into(),

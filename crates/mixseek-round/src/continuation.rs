@@ -91,19 +91,19 @@ pub fn from_judgment_error(
                 ExitReason::JudgmentFailed
             },
             format!(
-                "Judgment failed: {error}. Stopping with the best round so far (on_error = \"stop\")."
+                "Judgment failed: {error}. Stopping with the best round so far (on_error = \"{policy}\")."
             ),
         ),
         OnJudgmentError::Continue if at_max => (
             false,
             ExitReason::MaxRoundsReached,
-            format!("Judgment failed: {error}. Final round reached (on_error = \"continue\")."),
+            format!("Judgment failed: {error}. Final round reached (on_error = \"{policy}\")."),
         ),
         OnJudgmentError::Continue => {
             return Ok(Decision {
                 should_continue: true,
                 reasoning: format!(
-                    "Judgment failed: {error}. Continuing to the next round (on_error = \"continue\")."
+                    "Judgment failed: {error}. Continuing to the next round (on_error = \"{policy}\")."
                 ),
                 confidence_score: None,
                 judgment: None,

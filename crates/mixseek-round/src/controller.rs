@@ -23,7 +23,7 @@
 
 use crate::continuation::{from_judgment, from_judgment_error, stored_judgment, without_judgment};
 use crate::error::RoundError;
-use crate::judgment::{JudgmentClient, OnJudgmentError};
+use crate::judgment::JudgmentClient;
 use crate::ports::{EvaluationRequest, NoRanking, RankingSource, SubmissionEvaluator};
 use chrono::Utc;
 use mixseek_agents::{RoundContext, TeamAgents};
@@ -687,7 +687,7 @@ impl RoundController {
     ) -> Result<(Option<ExitReason>, PendingDecision), RoundError> {
         let s = &self.settings;
         let js = self.judgment.settings();
-        let policy = OnJudgmentError::parse(&js.on_error);
+        let policy = js.on_error;
         let decision = match without_judgment(
             n,
             s.min_rounds,

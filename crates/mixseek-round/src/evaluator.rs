@@ -3,12 +3,9 @@
 use crate::ports::{EvaluateError, Evaluation, EvaluationRequest, SubmissionEvaluator};
 use mixseek_evaluator::{Evaluator, EvaluatorError};
 
-/// LLM error kinds of a metric failure that another attempt may get past.
-const TRANSIENT_KINDS: &[&str] = &["transport", "timeout", "server", "rate_limited"];
-
 fn is_transient(e: &EvaluatorError) -> bool {
     let failures = e.failures();
-    !failures.is_empty() && failures.iter().all(|f| TRANSIENT_KINDS.contains(&f.kind))
+    !failures.is_empty() && failures.iter().all(|f| f.kind.is_transient())
 }
 
 #[async_trait::async_trait]

@@ -88,36 +88,8 @@ fn answered(e: &LlmError) -> String {
     }
 }
 
-/// What to do when the judgment call fails (`on_error`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnJudgmentError {
-    /// End the team with its best round; exit reason `judgment_failed` (the default).
-    #[default]
-    Stop,
-    /// Play the next round (unless the maximum is reached).
-    Continue,
-    /// Fail the team, as the original does.
-    Fail,
-}
-
-impl OnJudgmentError {
-    /// From the settings value (`stop`, `continue`, `fail`; anything else ⇒ `stop`, which
-    /// validation already reports).
-    pub fn parse(s: &str) -> Self {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "continue" => Self::Continue,
-            "fail" => Self::Fail,
-            _ => Self::Stop,
-        }
-    }
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Stop => "stop",
-            Self::Continue => "continue",
-            Self::Fail => "fail",
-        }
-    }
-}
+/// What to do when the judgment call fails (`on_error`); defined with the settings.
+pub use mixseek_config::OnJudgmentError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum JudgmentError {
@@ -363,17 +335,6 @@ mod tests {
             "Whether to proceed to the next round"
         );
         assert_eq!(s["properties"]["reasoning"]["title"], "Reasoning");
-    }
-
-    #[test]
-    fn policies_parse() {
-        assert_eq!(
-            OnJudgmentError::parse("continue"),
-            OnJudgmentError::Continue
-        );
-        assert_eq!(OnJudgmentError::parse("FAIL"), OnJudgmentError::Fail);
-        assert_eq!(OnJudgmentError::parse("stop"), OnJudgmentError::Stop);
-        assert_eq!(OnJudgmentError::default().as_str(), "stop");
     }
 
     fn judgment(confidence_score: f64) -> ImprovementJudgment {

@@ -162,7 +162,7 @@ pub async fn run_team(options: StandaloneOptions) -> Result<StandaloneRun, Stand
     let mut models: Vec<(String, String)> =
         vec![("leader".into(), team.settings.leader.model.clone())];
     for m in &team.settings.members {
-        if m.agent_type.as_deref() != Some("command") {
+        if m.agent_type != Some(mixseek_config::MemberType::Command) {
             models.push((
                 format!("member `{}`", m.name.as_deref().unwrap_or("")),
                 m.model.clone().unwrap_or_default(),

@@ -378,7 +378,9 @@ async fn judgment_error_policy_continue_plays_on() {
     let c = controller(
         solo("lead:gpt", s.registry.clone()),
         ScriptedEvaluator::new(&[60.0, 70.0, 65.0]),
-        judgment("judge:j", &s.registry, |j| j.on_error = "continue".into()),
+        judgment("judge:j", &s.registry, |j| {
+            j.on_error = mixseek_config::OnJudgmentError::Continue
+        }),
         settings(1, 3),
         RecordingSink::new(),
     );
@@ -414,7 +416,9 @@ async fn judgment_error_policy_fail_fails_the_team_with_partial_results() {
     let c = controller(
         solo("lead:gpt", s.registry.clone()),
         ScriptedEvaluator::new(&[60.0]),
-        judgment("judge:j", &s.registry, |j| j.on_error = "fail".into()),
+        judgment("judge:j", &s.registry, |j| {
+            j.on_error = mixseek_config::OnJudgmentError::Fail
+        }),
         settings(1, 3),
         sink.clone(),
     );

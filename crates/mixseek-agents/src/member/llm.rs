@@ -9,7 +9,7 @@ use crate::history::{answer_json, message_json, system_json};
 use crate::instructions::{default_member_instruction, join_system};
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use crate::params::{generation_params, request_timeout};
-use mixseek_config::MemberSettings;
+use mixseek_config::{MemberSettings, MemberType};
 use mixseek_core::{MemberStatus, Role, Usage};
 use mixseek_llm::{ChatModel, ChatRequest, FinishReason, GenerationParams, Message, NativeTool};
 use mixseek_prompt::InjectionPhase;
@@ -33,10 +33,8 @@ pub(crate) struct LlmSetup {
 impl LlmSetup {
     pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         let name = settings.name.clone().unwrap_or_else(|| "member".into());
-        let agent_type = settings
-            .agent_type
-            .clone()
-            .unwrap_or_else(|| "plain".into());
+        let member_type = settings.agent_type.unwrap_or(MemberType::Plain);
+        let agent_type = member_type.to_string();
         let model_id = settings.model.clone().unwrap_or_default();
         let model = deps
             .registry
@@ -48,7 +46,7 @@ impl LlmSetup {
             })?;
         let instruction = match &settings.system_instruction {
             Some(i) => i.0.clone(),
-            None => default_member_instruction(&agent_type).to_string(),
+            None => default_member_instruction(member_type).to_string(),
         };
         Ok(Self {
             instruction: join_system(&instruction, settings.system_prompt.as_deref()),

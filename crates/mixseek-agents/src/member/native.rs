@@ -17,12 +17,12 @@
 //! decides, which [`check_with_registry`] reads when the member is built.
 
 use crate::error::AgentError;
-use mixseek_config::MemberSettings;
+use mixseek_config::{MemberSettings, MemberType};
 use mixseek_llm::{ModelRegistry, NativeTool, WebSearchOptions, native_tool_support};
 
-fn hint(agent_type: &str) -> &'static str {
+fn hint(agent_type: MemberType) -> &'static str {
     match agent_type {
-        "web_search" => {
+        MemberType::WebSearch => {
             "use a model of openai, anthropic, google-gla, grok/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, type = \"web_fetch\" (the model fetches URLs itself), or a type = \"command\" member that calls a search API"
         }
         _ => {
@@ -31,7 +31,7 @@ fn hint(agent_type: &str) -> &'static str {
     }
 }
 
-fn unsupported(member: &str, agent_type: &str, message: String) -> AgentError {
+fn unsupported(member: &str, agent_type: MemberType, message: String) -> AgentError {
     AgentError::Unsupported {
         member: member.to_string(),
         message,
@@ -41,9 +41,12 @@ fn unsupported(member: &str, agent_type: &str, message: String) -> AgentError {
 
 /// The native tool of a `web_search` / `code_execution` member, with the web search options
 /// of its `[tool_settings.web_search]`.
-pub fn tool_for(settings: &MemberSettings, agent_type: &str) -> Result<NativeTool, AgentError> {
+pub fn tool_for(
+    settings: &MemberSettings,
+    agent_type: MemberType,
+) -> Result<NativeTool, AgentError> {
     let member = settings.name.clone().unwrap_or_else(|| "member".into());
-    if agent_type != "web_search" {
+    if agent_type != MemberType::WebSearch {
         return Ok(NativeTool::CodeExecution);
     }
     let mut o = WebSearchOptions::default();
@@ -97,7 +100,7 @@ pub fn tool_for(settings: &MemberSettings, agent_type: &str) -> Result<NativeToo
     Ok(NativeTool::WebSearch(o))
 }
 
-fn refusal(member: &str, agent_type: &str, model: &str, why: &str) -> AgentError {
+fn refusal(member: &str, agent_type: MemberType, model: &str, why: &str) -> AgentError {
     unsupported(
         member,
         agent_type,
@@ -110,7 +113,7 @@ fn refusal(member: &str, agent_type: &str, model: &str, why: &str) -> AgentError
 /// are decided by [`check_with_registry`] when the member is built.
 pub fn check(
     member: &str,
-    agent_type: &str,
+    agent_type: MemberType,
     model: &str,
     fallbacks: &[String],
     tool: &NativeTool,
@@ -129,7 +132,7 @@ pub fn check(
 /// fallback must be able to run `tool`.
 pub fn check_with_registry(
     member: &str,
-    agent_type: &str,
+    agent_type: MemberType,
     model: &str,
     fallbacks: &[String],
     tool: &NativeTool,
@@ -162,11 +165,14 @@ mod tests {
             "mock:x",
             "local:llama",
         ] {
-            assert!(check("s", "web_search", model, &[], &ws).is_ok(), "{model}");
+            assert!(
+                check("s", MemberType::WebSearch, model, &[], &ws).is_ok(),
+                "{model}"
+            );
             assert!(
                 check(
                     "c",
-                    "code_execution",
+                    MemberType::CodeExecution,
                     model,
                     &[],
                     &NativeTool::CodeExecution
@@ -182,7 +188,7 @@ mod tests {
         });
         let e = check(
             "s",
-            "web_search",
+            MemberType::WebSearch,
             "anthropic:claude",
             &["google-gla:gemini-2.5-flash".into()],
             &filtered,
@@ -205,7 +211,7 @@ mod tests {
             "name = \"s\"\ntype = \"web_search\"\n[tool_settings.web_search]\nmax_uses = 3\nblocked_domains = [\"spam.example\"]\nmax_results = 15\n",
         );
         assert_eq!(
-            tool_for(&m, "web_search").expect("ok"),
+            tool_for(&m, MemberType::WebSearch).expect("ok"),
             NativeTool::WebSearch(WebSearchOptions {
                 max_uses: Some(3),
                 allowed_domains: Vec::new(),
@@ -216,7 +222,7 @@ mod tests {
             &member(
                 "name = \"s\"\ntype = \"web_search\"\n[tool_settings.web_search]\nmax_uses = 0\n",
             ),
-            "web_search",
+            MemberType::WebSearch,
         )
         .expect_err("0");
         assert!(
@@ -227,7 +233,7 @@ mod tests {
             &member(
                 "name = \"s\"\ntype = \"web_search\"\n[tool_settings.web_search]\nallowed_domains = \"a.example\"\n",
             ),
-            "web_search",
+            MemberType::WebSearch,
         )
         .expect_err("not a list");
         assert!(
@@ -237,7 +243,7 @@ mod tests {
         assert_eq!(
             tool_for(
                 &member("name = \"c\"\ntype = \"code_execution\""),
-                "code_execution"
+                MemberType::CodeExecution
             )
             .expect("ok"),
             NativeTool::CodeExecution
