@@ -430,7 +430,12 @@ fn choice_issue(
             };
             ConfigIssue::new(key, format!("unknown value `{word}`")).with_hint(hint)
         }
-        None => ConfigIssue::new(key, msg).with_hint(list),
+        // not a string (serde's text would be "invalid type: unit variant, expected string only")
+        None => match value {
+            Some(v) => ConfigIssue::new(key, format!("expected a string, found {}", v.type_str()))
+                .with_hint(list),
+            None => ConfigIssue::new(key, msg).with_hint(list),
+        },
     }
 }
 
@@ -588,7 +593,7 @@ mod tests {
             rendered,
             [
                 "j.toml:2:1: `on_error`: unknown value `contine` (did you mean `continue`? one of: stop, continue, fail)",
-                "j.toml:3:1: `aggregate`: invalid type: unit variant, expected string only (one of: median, mean)",
+                "j.toml:3:1: `aggregate`: expected a string, found integer (one of: median, mean)",
                 "j.toml:5:1: `items[0].policy`: unknown value `zzz` (one of: fail, skip)",
             ]
         );
