@@ -22,9 +22,11 @@
 //! #     evaluator: std::sync::Arc<dyn mixseek_round::SubmissionEvaluator>,
 //! #     judgment: mixseek_round::JudgmentClient,
 //! # ) {
+//! use mixseek_core::ExecutionId;
 //! use mixseek_round::{RoundController, RoundSettings, TeamReport};
 //! let controller = RoundController::new(agents, prompts, evaluator, judgment, RoundSettings::default());
-//! match controller.run("exec-1", "Summarise this week's chip news", Vec::new()).await {
+//! let execution = ExecutionId::from("exec-1");
+//! match controller.run(&execution, "Summarise this week's chip news", Vec::new()).await {
 //!     Ok(result) => println!("{}", TeamReport::from_result(&result).to_text()),
 //!     Err(failure) => eprintln!("team failed: {}", failure.error),
 //! }
