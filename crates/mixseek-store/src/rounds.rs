@@ -721,23 +721,22 @@ impl RoundColumns {
         let masked_changed = masked.as_ref().is_some_and(|m| m.changed);
         let (messages, members, details) = match masked {
             Some(m) => (m.messages, m.members, m.details),
-            None if r.transcript => (
-                Some(json_text(r.leader_messages, "message_history")?),
-                Some(json_text(
-                    &r.member_submissions.document(),
-                    "member_submissions_record",
-                )?),
-                r.score_details
+            None => {
+                let (messages, members) = if r.transcript {
+                    let members = r.member_submissions.document();
+                    (
+                        Some(json_text(r.leader_messages, "message_history")?),
+                        Some(json_text(&members, "member_submissions_record")?),
+                    )
+                } else {
+                    (None, None)
+                };
+                let details = r
+                    .score_details
                     .map(|d| json_text(d, "score_details"))
-                    .transpose()?,
-            ),
-            None => (
-                None,
-                None,
-                r.score_details
-                    .map(|d| json_text(d, "score_details"))
-                    .transpose()?,
-            ),
+                    .transpose()?;
+                (messages, members, details)
+            }
         };
         let stage_usage = json_text(&r.usage, "stage_usage")?;
         self.execution_id.push(r.execution_id);
