@@ -10,6 +10,7 @@ use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
 use crate::rounds::{KeyedTable, RoundKeys};
 use chrono::{DateTime, Utc};
+use duckdb::types::Value;
 use duckdb::{Connection, params};
 use mixseek_core::pii::{PiiMasker, sha256_hex};
 use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
@@ -40,104 +41,6 @@ pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (Stri
     (v.to_string(), changed)
 }
 
-/// Stores the continuation decision of a round (`round_status`), adding the judgment's usage
-/// to the round's totals. A round that is not stored is an error.
-pub(crate) fn write_decision(
-    conn: &Connection,
-    keys: &mut RoundKeys,
-    job: &DecisionJob<'_>,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let &DecisionJob {
-        execution_id,
-        team_id,
-        round_number,
-        decision,
-        masker,
-    } = job;
-    if let Some(c) = decision.confidence_score
-        && !(0.0..=1.0).contains(&c)
-    {
-        return Err(StoreError::Invalid(format!(
-            "confidence_score must be between 0.0 and 1.0, got {c}"
-        )));
-    }
-    // a round this writer stored is known; otherwise `id >= lowest`: only the row groups
-    // holding this execution's rows are read
-    let known = keys.take_stage_usage(execution_id, team_id, round_number);
-    let lowest = keys.lowest_id(conn, execution_id, KeyedTable::RoundStatus)?;
-    let stored: Option<Option<String>> = match known {
-        Some(usage) => Ok(Some(usage)),
-        None => conn
-            .query_row(
-                &format!(
-                    "SELECT stage_usage FROM round_status
-                 WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
-                ),
-                params![execution_id, team_id, round_number],
-                |r| r.get::<_, Option<String>>(0),
-            )
-            .map(Some)
-            .or_else(|e| {
-                if matches!(e, duckdb::Error::QueryReturnedNoRows) {
-                    Ok(None)
-                } else {
-                    Err(e)
-                }
-            }),
-    }
-    .map_err(StoreError::db("reading round_status"))?;
-    let Some(stage_usage) = stored else {
-        return Err(StoreError::Invalid(format!(
-            "cannot store the decision of round {round_number} of team {team_id} (execution {execution_id}): \
-             the round itself is not stored"
-        )));
-    };
-    let mut usage: RoundUsage = stage_usage
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .map_err(|e| StoreError::decode("round_status.stage_usage", e))?
-        .unwrap_or_default();
-    usage.judgment = decision.usage;
-    let total = usage.total();
-    let reasoning = masker.mask(&decision.reasoning);
-    let judgment = match &decision.judgment {
-        Some(j) => {
-            let (text, _) = masked_json(masker, serde_json::to_value(j).unwrap_or_default());
-            Some(text)
-        }
-        None => None,
-    };
-    conn.execute(
-        &format!(
-            "UPDATE round_status SET should_continue = ?, reasoning = ?, confidence_score = ?, judgment = ?,
-                 exit_reason = ?, input_tokens = ?, output_tokens = ?, cached_tokens = ?, requests = ?,
-                 cost_usd = ?, stage_usage = ?, updated_at = {TS}
-             WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
-        ),
-        params![
-            decision.should_continue,
-            reasoning.as_ref(),
-            decision.confidence_score,
-            judgment,
-            decision.exit_reason.map(|r| r.as_str()),
-            u64_i64(total.input_tokens),
-            u64_i64(total.output_tokens),
-            u64_i64(total.cached_tokens),
-            u64_i64(total.requests),
-            total.cost_usd,
-            json_text(&usage, "stage_usage")?,
-            micros(&now),
-            execution_id,
-            team_id,
-            round_number,
-        ],
-    )
-    .map_err(StoreError::db("writing round_status"))?;
-    Ok(())
-}
-
 /// A `Judged` event to store, with the masker of the handle that sent it.
 pub(crate) struct DecisionJob<'a> {
     pub execution_id: &'a str,
@@ -150,28 +53,47 @@ pub(crate) struct DecisionJob<'a> {
 /// At most this many team ids in one `IN (…)` list.
 const MAX_LISTED_TEAMS: usize = 256;
 
-const STAGE_DECISIONS: &str = "
-CREATE OR REPLACE TEMP TABLE stage_decisions (
-    execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, should_continue BOOLEAN,
-    reasoning VARCHAR, confidence_score DOUBLE, judgment VARCHAR, exit_reason VARCHAR,
-    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
-    cost_usd DOUBLE, stage_usage VARCHAR
-)";
+/// The types of a decision's values (parameters have none of their own), in the order
+/// [`decision_row`] gives them.
+const DECISION_TYPES: [&str; 14] = [
+    "VARCHAR", "VARCHAR", "INTEGER", "BOOLEAN", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR",
+    "BIGINT", "BIGINT", "BIGINT", "BIGINT", "DOUBLE", "VARCHAR",
+];
 
-/// Stores many decisions at once (what [`write_decision`] does for one): the stored usage of
-/// their rounds is read with one query per execution, the new rows staged, and `round_status`
-/// updated with one `UPDATE … FROM`. Of a round decided twice the last decision is kept. Any
-/// invalid decision or missing round fails the whole call (the writer then writes the jobs
-/// one by one, so the error reaches its own emitter).
+/// `(CAST($n AS …), …)` for each of `rows` decisions, numbered from `$2` (`$1` is the time).
+fn decision_values(rows: usize) -> String {
+    let mut n = 1;
+    let row = |_| {
+        let cells: Vec<String> = DECISION_TYPES
+            .iter()
+            .map(|t| {
+                n += 1;
+                format!("CAST(${n} AS {t})")
+            })
+            .collect();
+        format!("({})", cells.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
+/// The names of the decision values' columns.
+const DECISION_COLUMNS: &str = "execution_id, team_id, round_number, should_continue, reasoning,
+    confidence_score, judgment, exit_reason, input_tokens, output_tokens, cached_tokens,
+    requests, cost_usd, stage_usage";
+
+/// Stores continuation decisions (`round_status`), adding each judgment's usage to its round's
+/// totals: the stored usage of the rounds this writer did not store itself is read with one
+/// query per execution, then each chunk of [`MAX_LISTED_TEAMS`] decisions is one
+/// `UPDATE … FROM (VALUES …)` (one decision or a thousand: the same statement, no staging
+/// table). Of a round decided twice the last decision is kept. Any invalid decision or missing
+/// round fails the whole call (the writer then writes the jobs one by one, so the error
+/// reaches its own emitter).
 pub(crate) fn write_decisions(
     conn: &Connection,
     keys: &mut RoundKeys,
     jobs: &[DecisionJob<'_>],
     now: DateTime<Utc>,
 ) -> Result<()> {
-    if let [one] = jobs {
-        return write_decision(conn, keys, one, now);
-    }
     // the last decision of each round, and the executions decided
     let mut last: HashMap<(&str, &str, u32), usize> = HashMap::with_capacity(jobs.len());
     let mut executions: Vec<&str> = Vec::new();
@@ -188,13 +110,71 @@ pub(crate) fn write_decisions(
             executions.push(j.execution_id);
         }
     }
-    // the stored usage of the rounds (`id >= lowest`: the executions' row groups only), of
-    // the decided teams only: reading every round of the execution made each batch of a
-    // long run slower than the last (5,000 rows per batch at the end of 1,000 teams × 5)
-    // (the rounds this writer stored are known without reading them)
+    let stored = stored_usage(conn, keys, &executions, last.keys().copied())?;
+    let mut order: Vec<usize> = last.into_values().collect();
+    order.sort_unstable();
+    let mut rows = Vec::with_capacity(order.len());
+    for i in order {
+        let j = &jobs[i];
+        let key = (
+            j.execution_id.to_string(),
+            j.team_id.to_string(),
+            j.round_number,
+        );
+        let Some(stage_usage) = stored.get(&key) else {
+            return Err(StoreError::Invalid(format!(
+                "cannot store the decision of round {} of team {} (execution {}): \
+                 the round itself is not stored",
+                j.round_number, j.team_id, j.execution_id
+            )));
+        };
+        rows.push(decision_row(j, stage_usage.as_deref())?);
+    }
+    let lowest = executions
+        .iter()
+        .map(|e| keys.lowest_id(conn, e, KeyedTable::RoundStatus))
+        .collect::<Result<Vec<i64>>>()?
+        .into_iter()
+        .min()
+        .unwrap_or(i64::from(i32::MIN));
+    for chunk in rows.chunks(MAX_LISTED_TEAMS) {
+        let values = decision_values(chunk.len());
+        let params =
+            std::iter::once(Value::BigInt(micros(&now))).chain(chunk.iter().flatten().cloned());
+        conn.execute(
+            &format!(
+                "UPDATE round_status AS t SET should_continue = s.should_continue,
+                     reasoning = s.reasoning, confidence_score = s.confidence_score,
+                     judgment = s.judgment, exit_reason = s.exit_reason,
+                     input_tokens = s.input_tokens, output_tokens = s.output_tokens,
+                     cached_tokens = s.cached_tokens, requests = s.requests, cost_usd = s.cost_usd,
+                     stage_usage = s.stage_usage,
+                     updated_at = make_timestamp(CAST($1 AS BIGINT))::TIMESTAMPTZ
+                 FROM (VALUES {values}) AS s({DECISION_COLUMNS})
+                 WHERE t.id >= {lowest} AND t.execution_id = s.execution_id
+                     AND t.team_id = s.team_id AND t.round_number = s.round_number"
+            ),
+            duckdb::params_from_iter(params),
+        )
+        .map_err(StoreError::db("writing round_status"))?;
+    }
+    Ok(())
+}
+
+/// The stored `stage_usage` of each decided round (`None` inside: stored without one): what
+/// this writer stored itself is known; the rest is read with one query per execution and
+/// chunk of [`MAX_LISTED_TEAMS`] teams, of the decided teams only (`id >= lowest`: the
+/// execution's row groups only; reading every round of the execution made each batch of a
+/// long run slower than the last). A round missing from the map is not stored.
+fn stored_usage<'a>(
+    conn: &Connection,
+    keys: &mut RoundKeys,
+    executions: &[&'a str],
+    decided: impl Iterator<Item = (&'a str, &'a str, u32)>,
+) -> Result<HashMap<(String, String, u32), Option<String>>> {
     let mut stored: HashMap<(String, String, u32), Option<String>> = HashMap::new();
     let mut unknown: HashMap<&str, Vec<&str>> = HashMap::new();
-    for &(execution, team, round) in last.keys() {
+    for (execution, team, round) in decided {
         match keys.take_stage_usage(execution, team, round) {
             Some(usage) => {
                 stored.insert((execution.to_string(), team.to_string(), round), usage);
@@ -207,7 +187,7 @@ pub(crate) fn write_decisions(
             }
         }
     }
-    for execution in &executions {
+    for execution in executions {
         let Some(decided) = unknown.get(execution) else {
             continue;
         };
@@ -236,84 +216,43 @@ pub(crate) fn write_decisions(
             }
         }
     }
-    conn.execute_batch(STAGE_DECISIONS)
-        .map_err(StoreError::db("creating the staging table"))?;
-    {
-        let mut app = conn
-            .appender_to_catalog_and_db("stage_decisions", "temp", "main")
-            .map_err(StoreError::db("opening the decision appender"))?;
-        let mut order: Vec<usize> = last.into_values().collect();
-        order.sort_unstable();
-        for i in order {
-            let j = &jobs[i];
-            let key = (
-                j.execution_id.to_string(),
-                j.team_id.to_string(),
-                j.round_number,
-            );
-            let Some(stage_usage) = stored.get(&key) else {
-                return Err(StoreError::Invalid(format!(
-                    "cannot store the decision of round {} of team {} (execution {}): \
-                     the round itself is not stored",
-                    j.round_number, j.team_id, j.execution_id
-                )));
-            };
-            let mut usage: RoundUsage = stage_usage
-                .as_deref()
-                .map(serde_json::from_str)
-                .transpose()
-                .map_err(|e| StoreError::decode("round_status.stage_usage", e))?
-                .unwrap_or_default();
-            usage.judgment = j.decision.usage;
-            let total = usage.total();
-            let reasoning = j.masker.mask(&j.decision.reasoning);
-            let judgment =
-                j.decision.judgment.as_ref().map(|jm| {
-                    masked_json(j.masker, serde_json::to_value(jm).unwrap_or_default()).0
-                });
-            app.append_row(params![
-                j.execution_id,
-                j.team_id,
-                j.round_number,
-                j.decision.should_continue,
-                reasoning.as_ref(),
-                j.decision.confidence_score,
-                judgment,
-                j.decision.exit_reason.map(|r| r.as_str()),
-                u64_i64(total.input_tokens),
-                u64_i64(total.output_tokens),
-                u64_i64(total.cached_tokens),
-                u64_i64(total.requests),
-                total.cost_usd,
-                json_text(&usage, "stage_usage")?,
-            ])
-            .map_err(StoreError::db("staging a decision"))?;
-        }
-        app.flush()
-            .map_err(StoreError::db("flushing the decision appender"))?;
-    }
-    let lowest = executions
-        .iter()
-        .map(|e| keys.lowest_id(conn, e, KeyedTable::RoundStatus))
-        .collect::<Result<Vec<i64>>>()?
-        .into_iter()
-        .min()
-        .unwrap_or(i64::from(i32::MIN));
-    conn.execute(
-        &format!(
-            "UPDATE round_status AS t SET should_continue = s.should_continue, reasoning = s.reasoning,
-                 confidence_score = s.confidence_score, judgment = s.judgment, exit_reason = s.exit_reason,
-                 input_tokens = s.input_tokens, output_tokens = s.output_tokens,
-                 cached_tokens = s.cached_tokens, requests = s.requests, cost_usd = s.cost_usd,
-                 stage_usage = s.stage_usage, updated_at = {TS}
-             FROM stage_decisions AS s
-             WHERE t.id >= {lowest} AND t.execution_id = s.execution_id AND t.team_id = s.team_id
-                 AND t.round_number = s.round_number"
-        ),
-        params![micros(&now)],
-    )
-    .map_err(StoreError::db("writing round_status"))?;
-    Ok(())
+    Ok(stored)
+}
+
+/// One decision's values ([`DECISION_COLUMNS`]): its reasoning and judgment masked, the
+/// judgment's usage added to the round's stored `stage_usage`.
+fn decision_row(j: &DecisionJob<'_>, stage_usage: Option<&str>) -> Result<[Value; 14]> {
+    let mut usage: RoundUsage = stage_usage
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| StoreError::decode("round_status.stage_usage", e))?
+        .unwrap_or_default();
+    usage.judgment = j.decision.usage;
+    let total = usage.total();
+    let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+    let judgment = j
+        .decision
+        .judgment
+        .as_ref()
+        .map(|jm| masked_json(j.masker, serde_json::to_value(jm).unwrap_or_default()).0);
+    Ok([
+        Value::Text(j.execution_id.to_string()),
+        Value::Text(j.team_id.to_string()),
+        Value::UInt(j.round_number),
+        Value::Boolean(j.decision.should_continue),
+        Value::Text(j.masker.mask(&j.decision.reasoning).into_owned()),
+        j.decision
+            .confidence_score
+            .map_or(Value::Null, Value::Double),
+        text(judgment),
+        text(j.decision.exit_reason.map(|r| r.as_str().to_string())),
+        Value::BigInt(u64_i64(total.input_tokens)),
+        Value::BigInt(u64_i64(total.output_tokens)),
+        Value::BigInt(u64_i64(total.cached_tokens)),
+        Value::BigInt(u64_i64(total.requests)),
+        Value::Double(total.cost_usd),
+        Value::Text(json_text(&usage, "stage_usage")?),
+    ])
 }
 
 /// An `ExecutionStarted` event to store (see [`start_execution`]).
@@ -383,56 +322,6 @@ pub(crate) fn start_execution(
     Ok(())
 }
 
-/// Marks the team's best round `final_submission = TRUE` with the exit reason (clearing the
-/// flag on its other rounds). The entry is upserted if its round is somehow missing.
-pub(crate) fn finish_team(
-    conn: &Connection,
-    keys: &mut RoundKeys,
-    job: &FinishJob<'_>,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let &FinishJob {
-        execution_id,
-        team_id,
-        best,
-        exit_reason,
-        ..
-    } = job;
-    let lowest = keys.lowest_id(conn, execution_id, KeyedTable::LeaderBoard)?;
-    conn.execute(
-        &format!(
-            "UPDATE leader_board SET final_submission = FALSE, exit_reason = NULL
-             WHERE id >= {lowest} AND execution_id = ? AND team_id = ?
-                 AND (final_submission OR exit_reason IS NOT NULL)"
-        ),
-        params![execution_id, team_id],
-    )
-    .map_err(StoreError::db("clearing final_submission"))?;
-    let Some(best) = best else {
-        return Ok(());
-    };
-    let reason = best.exit_reason.as_deref().or(exit_reason);
-    let n = conn
-        .execute(
-            &format!(
-                "UPDATE leader_board SET final_submission = TRUE, exit_reason = ?, updated_at = {TS}
-                 WHERE id >= {lowest} AND execution_id = ? AND team_id = ? AND round_number = ?"
-            ),
-            params![
-                reason,
-                micros(&now),
-                execution_id,
-                team_id,
-                best.round_number
-            ],
-        )
-        .map_err(StoreError::db("marking the final submission"))?;
-    if n == 0 {
-        store_final_round(conn, keys, job, best, reason, now)?;
-    }
-    Ok(())
-}
-
 /// The final round of a team whose `leader_board` row the round path did not write: stored
 /// from its leaderboard entry (flagged, should the row exist after all).
 fn store_final_round(
@@ -491,7 +380,7 @@ fn store_final_round(
     Ok(())
 }
 
-/// A `TeamFinished` event to store with others (see [`finish_teams`]).
+/// A `TeamFinished` event to store (see [`finish_teams`]).
 pub(crate) struct FinishJob<'a> {
     pub execution_id: &'a str,
     pub team_id: &'a str,
@@ -500,19 +389,17 @@ pub(crate) struct FinishJob<'a> {
     pub masker: &'a PiiMasker,
 }
 
-/// What [`finish_team`] does, for many teams with two statements per execution (and chunk of
-/// [`MAX_LISTED_TEAMS`] teams): clear the flags of their rounds, then flag each one's best round
-/// (`UPDATE … FROM (VALUES …) RETURNING` tells which were found; a missing one is stored as
-/// `finish_team` does). Of a team finished twice the last event counts.
+/// Ends teams: clears the flags of their rounds, then marks each one's best round
+/// `final_submission = TRUE` with the exit reason, with two statements per execution and chunk
+/// of [`MAX_LISTED_TEAMS`] teams (`UPDATE … FROM (VALUES …) RETURNING` tells which best rounds
+/// were found; a missing one is stored from its leaderboard entry). Of a team finished twice
+/// the last event counts.
 pub(crate) fn finish_teams(
     conn: &Connection,
     keys: &mut RoundKeys,
     jobs: &[FinishJob<'_>],
     now: DateTime<Utc>,
 ) -> Result<()> {
-    if let [one] = jobs {
-        return finish_team(conn, keys, one, now);
-    }
     // the last event of each team, grouped by execution (first-seen order)
     let mut last: HashMap<(&str, &str), usize> = HashMap::with_capacity(jobs.len());
     for (i, j) in jobs.iter().enumerate() {

@@ -782,8 +782,8 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
     Ok(())
 }
 
-/// Writes one event other than `Evaluated` and `SubmissionReady` (staged rounds), `LlmCall`
-/// and `TeamFinished` (batched), which never reach here.
+/// Writes one event other than `Evaluated` and `SubmissionReady` (staged rounds), `LlmCall`,
+/// `Judged` and `TeamFinished` (batched), which never reach here.
 fn apply_event(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -812,24 +812,6 @@ fn apply_event(
                 masker,
             },
         ),
-        Event::Judged {
-            execution_id,
-            team_id,
-            round_number,
-            decision,
-            ..
-        } => write::write_decision(
-            conn,
-            keys,
-            &write::DecisionJob {
-                execution_id: execution_id.as_str(),
-                team_id: team_id.as_str(),
-                round_number: *round_number,
-                decision,
-                masker,
-            },
-            now,
-        ),
         Event::ExecutionFinished(summary) => {
             write::finish_execution(conn, masker, summary, now)?;
             // the run is over: its keys are not needed any more
@@ -838,6 +820,7 @@ fn apply_event(
         }
         Event::Evaluated(_)
         | Event::LlmCall(_)
+        | Event::Judged { .. }
         | Event::TeamFinished { .. }
         | Event::RoundStarted { .. }
         | Event::SubmissionReady { .. } => Ok(()),
