@@ -33,7 +33,7 @@ use mixseek_core::{
     Decision, Event, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, MetricScore,
     RoundRecord, ScoreDetails, SubmittedRound, TeamRef, TeamStatusKind, Usage,
 };
-use mixseek_store::writer::MAX_TX_ROUNDS;
+use mixseek_store::MAX_TX_ROUNDS;
 use mixseek_store::{LeaderboardScope, PiiMasker, Store, StoreWriter};
 use std::time::{Duration, Instant};
 

@@ -72,19 +72,24 @@
 //! The schema is documented in `docs/duckdb.md` (how to open the file with the DuckDB CLI or
 //! Python, too).
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod backup;
-pub mod db;
-pub mod error;
-pub mod export;
+mod db;
+mod error;
 mod fault;
-pub mod model;
+mod model;
 mod read;
 mod rekey;
-pub mod report;
 mod rounds;
-pub mod schema;
+mod schema;
 mod write;
-pub mod writer;
+mod writer;
+
+// Two namespaces stay public: each holds a family of functions named after what they
+// render or write (`report::leaderboard`, `export::parquet`, …).
+pub mod export;
+pub mod report;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
@@ -94,5 +99,5 @@ pub use model::{
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
     TeamOverview,
 };
-pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds};
-pub use writer::StoreWriter;
+pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds, SCHEMA_VERSION, TABLES};
+pub use writer::{Clock, MAX_TX_ROUNDS, StoreWriter};

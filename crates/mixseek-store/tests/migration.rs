@@ -8,7 +8,7 @@ mod common;
 
 use common::{raw, scalar};
 use duckdb::Connection;
-use mixseek_store::schema::SCHEMA_VERSION;
+use mixseek_store::SCHEMA_VERSION;
 use mixseek_store::{LeaderboardScope, Store, StoreError};
 use std::path::Path;
 
@@ -131,7 +131,7 @@ fn a_new_file_gets_the_current_schema() {
         column_type(&store, "round_status", "round_ended_at"),
         "TIMESTAMP WITH TIME ZONE"
     );
-    for t in mixseek_store::schema::TABLES {
+    for t in mixseek_store::TABLES {
         assert_eq!(
             store.count_rows(t).expect("table exists"),
             u64::from(t == "schema_version"),
