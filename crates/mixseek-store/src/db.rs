@@ -4,9 +4,7 @@
 
 use crate::error::{ErrorClass, Result, StoreError, class_of_message};
 use crate::schema::{self, MigrationReport};
-use crate::writer::{StoreWriter, WriterGate, WriterInner};
 use duckdb::{AccessMode, Config, Connection};
-use mixseek_core::pii::PiiMasker;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -25,9 +23,6 @@ pub(crate) struct Shared {
     /// What the open that created this instance upgraded.
     migration: Option<MigrationReport>,
     root: Mutex<Connection>,
-    writer: Mutex<Weak<WriterInner>>,
-    /// Whether a writer thread runs (it may outlive its last handle while it commits).
-    gate: Arc<WriterGate>,
 }
 
 /// A handle on one workspace database. Cheap to clone; every clone (and every `open` of the
@@ -214,8 +209,6 @@ impl Store {
             read_only: false,
             migration,
             root: Mutex::new(conn),
-            writer: Mutex::new(Weak::new()),
-            gate: Arc::default(),
         });
         reg.insert(key, Arc::downgrade(&shared));
         Ok(Store { shared })
@@ -263,8 +256,6 @@ impl Store {
             read_only: true,
             migration: None,
             root: Mutex::new(conn),
-            writer: Mutex::new(Weak::new()),
-            gate: Arc::default(),
         });
         reg.insert(key, Arc::downgrade(&shared));
         Ok(Store { shared })
@@ -376,39 +367,6 @@ impl Store {
         let root = self.shared.root.lock().unwrap_or_else(|e| e.into_inner());
         root.try_clone()
             .map_err(StoreError::db("cloning a connection"))
-    }
-
-    /// A handle on the process's writer for this database (its thread is started on first
-    /// use). Every handle masks what it writes with its own `masker`, so a run with masking on
-    /// stores masked text even while another run's handle writes without. When the previous
-    /// writer's last handle was just dropped, this waits until that thread has committed what
-    /// it was given: only one thread ever writes the round tables (blocking; at most one
-    /// batch's commit).
-    pub fn writer(&self, masker: PiiMasker) -> Result<StoreWriter> {
-        self.writer_with_clock(masker, mixseek_core::time::now_utc)
-    }
-
-    /// [`Store::writer`] with the clock that stamps `created_at` / `updated_at` /
-    /// `completed_at` (tests use a fixed one).
-    pub fn writer_with_clock(
-        &self,
-        masker: PiiMasker,
-        clock: crate::writer::Clock,
-    ) -> Result<StoreWriter> {
-        if self.shared.read_only {
-            return Err(StoreError::ReadOnly {
-                path: self.shared.path.clone(),
-            });
-        }
-        let mut slot = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(inner) = slot.upgrade() {
-            return Ok(StoreWriter::from_inner(inner, masker));
-        }
-        // The previous thread may still be committing what its last handle queued.
-        self.shared.gate.enter();
-        let w = StoreWriter::start(self, masker, clock, self.shared.gate.clone())?;
-        *slot = w.downgrade();
-        Ok(w)
     }
 
     /// Runs a blocking read on tokio's blocking pool.

@@ -80,9 +80,9 @@ mod error;
 mod fault;
 mod model;
 mod read;
-mod rekey;
 mod rounds;
 mod schema;
+mod values;
 mod write;
 mod writer;
 

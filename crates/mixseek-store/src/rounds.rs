@@ -42,7 +42,7 @@
 
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
-use crate::write::{json_text, micros, u64_i64};
+use crate::values::{json_text, masked_json, micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
@@ -518,13 +518,13 @@ impl MaskedJson {
     fn new(masker: &PiiMasker, r: &RoundView<'_>) -> Result<MaskedJson> {
         let (messages, m1) = if r.transcript {
             let value = serde_json::Value::Array(r.leader_messages.to_vec());
-            let (text, changed) = crate::write::masked_json(masker, value);
+            let (text, changed) = masked_json(masker, value);
             (Some(text), changed)
         } else {
             (None, false)
         };
         let (members, m2) = if r.transcript {
-            let (text, changed) = crate::write::masked_json(masker, r.member_submissions.to_json());
+            let (text, changed) = masked_json(masker, r.member_submissions.to_json());
             (Some(text), changed)
         } else {
             (None, false)
@@ -534,7 +534,7 @@ impl MaskedJson {
                 let details = serde_json::to_value(d).map_err(|e| {
                     StoreError::Invalid(format!("cannot serialize score_details: {e}"))
                 })?;
-                let (text, changed) = crate::write::masked_json(masker, details);
+                let (text, changed) = masked_json(masker, details);
                 (Some(text), changed)
             }
             None => (None, false),

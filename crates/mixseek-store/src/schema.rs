@@ -23,7 +23,7 @@
 //! three round tables have UNIQUE (execution_id, team_id, round_number), as in the original
 //! (`execution_summary` keeps its PRIMARY KEY (execution_id)). The writer upserts through them
 //! (`INSERT … ON CONFLICT (execution_id, team_id, round_number) DO UPDATE`, see `rounds.rs`).
-//! The upgrade ([`crate::rekey`]) rebuilds the four tables with their keys (DuckDB cannot add a
+//! The upgrade ([`rekey`]) rebuilds the four tables with their keys (DuckDB cannot add a
 //! constraint to a table); a file holding several rows of one key keeps the newest (by
 //! `updated_at`, then `created_at`, then the highest `id`), and rows sharing an `id` (or
 //! without one) get new ids from the table's sequence; both are reported
@@ -40,6 +40,9 @@ use crate::error::{Result, StoreError};
 use duckdb::Connection;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The version-5 upgrade step that rebuilds the keyed tables (a part of the migration only).
+mod rekey;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -214,7 +217,7 @@ const ROUND_KEYS: &str = "PRIMARY KEY (id), UNIQUE (execution_id, team_id, round
 /// … and on `llm_calls`.
 const ID_KEY: &str = "PRIMARY KEY (id)";
 
-/// A table that version 5 gives keys (rebuilt with them by the upgrade, see [`crate::rekey`]).
+/// A table that version 5 gives keys (rebuilt with them by the upgrade, see [`rekey`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TableKeys {
     pub name: &'static str,
@@ -664,13 +667,13 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>
             }
             1 => {
                 upgrade_from_original(conn, &run)?;
-                crate::rekey::add_keys(conn, &run, from, &mut report)?;
+                rekey::add_keys(conn, &run, from, &mut report)?;
                 run(COPY_SUBMISSIONS)?;
                 "upgraded from the original MixSeek schema"
             }
             2..=4 => {
                 run(SEQUENCES)?;
-                crate::rekey::add_keys(conn, &run, from, &mut report)?;
+                rekey::add_keys(conn, &run, from, &mut report)?;
                 if from < 4 {
                     run(COPY_SUBMISSIONS)?;
                 }

@@ -9,37 +9,13 @@
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
 use crate::rounds::{KeyedTable, RoundKeys};
+use crate::values::{TS, json_text, masked_json, micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::types::Value;
 use duckdb::{Connection, params};
 use mixseek_core::pii::{PiiMasker, sha256_hex};
 use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
 use std::collections::HashMap;
-
-/// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
-pub(crate) const TS: &str = "make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ";
-
-pub(crate) fn micros(t: &DateTime<Utc>) -> i64 {
-    t.timestamp_micros()
-}
-
-/// A count as DuckDB's BIGINT (saturating).
-pub(crate) fn u64_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-/// Serializes a document stored in a JSON column (`what` names it in the error).
-pub(crate) fn json_text<T: serde::Serialize + ?Sized>(v: &T, what: &str) -> Result<String> {
-    serde_json::to_string(v)
-        .map_err(|e| StoreError::Invalid(format!("cannot serialize {what}: {e}")))
-}
-
-/// Masks a JSON document's strings and serializes it (true if anything was masked).
-pub(crate) fn masked_json(masker: &PiiMasker, mut v: serde_json::Value) -> (String, bool) {
-    let changed = masker.mask_json(&mut v);
-    // (a `Value` always serializes: its map keys are strings)
-    (v.to_string(), changed)
-}
 
 /// A `Judged` event to store, with the masker of the handle that sent it.
 pub(crate) struct DecisionJob<'a> {

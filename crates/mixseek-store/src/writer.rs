@@ -97,17 +97,79 @@ impl Job {
     }
 }
 
+impl Store {
+    /// A handle on the process's writer for this database (its thread is started on first
+    /// use). Every handle masks what it writes with its own `masker`, so a run with masking on
+    /// stores masked text even while another run's handle writes without. When the previous
+    /// writer's last handle was just dropped, this waits until that thread has committed what
+    /// it was given: only one thread ever writes the round tables (blocking; at most one
+    /// batch's commit).
+    pub fn writer(&self, masker: PiiMasker) -> Result<StoreWriter> {
+        self.writer_with_clock(masker, mixseek_core::time::now_utc)
+    }
+
+    /// [`Store::writer`] with the clock that stamps `created_at` / `updated_at` /
+    /// `completed_at` (tests use a fixed one).
+    pub fn writer_with_clock(&self, masker: PiiMasker, clock: Clock) -> Result<StoreWriter> {
+        if self.shared.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.shared.path.clone(),
+            });
+        }
+        let (writer, gate) = slot_of(self);
+        let mut slot = writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(inner) = slot.upgrade() {
+            return Ok(StoreWriter::from_inner(inner, masker));
+        }
+        // The previous thread may still be committing what its last handle queued.
+        gate.enter();
+        let w = StoreWriter::start(self, masker, clock, gate)?;
+        *slot = w.downgrade();
+        Ok(w)
+    }
+}
+
+/// The writer of one open database: a handle on its thread, if one runs, and its gate.
+struct WriterSlot {
+    /// The database (weak: its identity only).
+    store: Weak<Shared>,
+    /// Held while a writer is looked up or started, so a database gets one thread.
+    writer: Arc<Mutex<Weak<WriterInner>>>,
+    /// Whether its writer thread runs (it may outlive its last handle while it commits).
+    gate: Arc<WriterGate>,
+}
+
+/// The writer slot of `store`'s database (created on first use). Slots of closed databases are
+/// dropped: a writer keeps its database open, and its thread has ended once it is gone.
+fn slot_of(store: &Store) -> (Arc<Mutex<Weak<WriterInner>>>, Arc<WriterGate>) {
+    static SLOTS: Mutex<Vec<WriterSlot>> = Mutex::new(Vec::new());
+    let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+    slots.retain(|s| s.store.strong_count() > 0);
+    let me = Arc::downgrade(&store.shared);
+    if let Some(s) = slots.iter().find(|s| s.store.ptr_eq(&me)) {
+        return (s.writer.clone(), s.gate.clone());
+    }
+    let slot = WriterSlot {
+        store: me,
+        writer: Arc::default(),
+        gate: Arc::default(),
+    };
+    let found = (slot.writer.clone(), slot.gate.clone());
+    slots.push(slot);
+    found
+}
+
 /// Whether a writer thread of a database is running: a new writer waits until the previous
 /// thread has committed what it was given and stopped.
 #[derive(Debug, Default)]
-pub(crate) struct WriterGate {
+struct WriterGate {
     running: Mutex<bool>,
     stopped: Condvar,
 }
 
 impl WriterGate {
     /// Waits until no writer thread runs, then marks one as running.
-    pub(crate) fn enter(&self) {
+    fn enter(&self) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         while *running {
             running = self
@@ -133,7 +195,7 @@ impl Drop for GatePass {
     }
 }
 
-pub(crate) struct WriterInner {
+struct WriterInner {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     path: PathBuf,
@@ -180,7 +242,7 @@ impl std::fmt::Debug for StoreWriter {
 impl StoreWriter {
     /// Starts the thread. The caller has entered `gate` (no other writer thread runs); the
     /// thread leaves it when it ends.
-    pub(crate) fn start(
+    fn start(
         store: &Store,
         masker: PiiMasker,
         clock: Clock,
@@ -220,7 +282,7 @@ impl StoreWriter {
     }
 
     /// Another handle on a running writer, masking with `masker`.
-    pub(crate) fn from_inner(inner: Arc<WriterInner>, masker: PiiMasker) -> StoreWriter {
+    fn from_inner(inner: Arc<WriterInner>, masker: PiiMasker) -> StoreWriter {
         StoreWriter {
             inner,
             masker: Arc::new(masker),
@@ -228,7 +290,7 @@ impl StoreWriter {
         }
     }
 
-    pub(crate) fn downgrade(&self) -> Weak<WriterInner> {
+    fn downgrade(&self) -> Weak<WriterInner> {
         Arc::downgrade(&self.inner)
     }
 

@@ -12,11 +12,11 @@
 //! with an old id. Rows are copied in `id` order, which keeps the writer's `id >= lowest`
 //! filters narrow (see `rounds.rs`).
 
-use crate::error::{Result, StoreError};
-use crate::schema::{
+use super::{
     DroppedDuplicates, KEYED_TABLES, MigrationReport, RenumberedIds, TableKeys, latest_columns,
     table_columns,
 };
+use crate::error::{Result, StoreError};
 use duckdb::Connection;
 
 /// How many duplicated keys a report names.
