@@ -266,6 +266,8 @@ impl Store {
         &self.shared.path
     }
 
+    /// Whether this handle's database was opened by [`Store::open_read_only`] (writes are then
+    /// refused with [`StoreError::ReadOnly`]).
     pub fn is_read_only(&self) -> bool {
         self.shared.read_only
     }

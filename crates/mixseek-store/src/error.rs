@@ -7,7 +7,10 @@ use std::path::PathBuf;
 pub enum StoreError {
     /// No database file yet (read commands before the first `mixseek exec`).
     #[error("no database at {}: nothing has been recorded in this workspace yet", path.display())]
-    NotFound { path: PathBuf },
+    NotFound {
+        /// Where the database file was looked for.
+        path: PathBuf,
+    },
 
     /// Another process holds DuckDB's file lock.
     #[error(
@@ -16,8 +19,12 @@ pub enum StoreError {
         pid.map(|p| format!(" (PID {p})")).unwrap_or_default()
     )]
     Locked {
+        /// The database file.
         path: PathBuf,
+        /// The process holding the lock, when DuckDB's message names it.
         pid: Option<u32>,
+        /// Whether this open wanted to write ([`Store::open`](crate::Store::open)) rather than
+        /// read ([`Store::open_read_only`](crate::Store::open_read_only)); it picks the hint.
         write: bool,
         /// DuckDB's own error (it names the holder's program).
         #[source]
@@ -31,8 +38,11 @@ pub enum StoreError {
         path.display()
     )]
     SchemaTooNew {
+        /// The database file.
         path: PathBuf,
+        /// The schema version the file records.
         found: i64,
+        /// The newest version this build knows ([`SCHEMA_VERSION`](crate::SCHEMA_VERSION)).
         supported: i64,
     },
 
@@ -40,7 +50,9 @@ pub enum StoreError {
     /// permission or a read-only file system; see [`StoreError::class`]).
     #[error("cannot open the database {}: {message}", path.display())]
     Open {
+        /// The database file.
         path: PathBuf,
+        /// What went wrong (DuckDB's message, or ours when DuckDB gave none).
         message: String,
         /// DuckDB's error, when it gave one (`message` is its text).
         #[source]
@@ -51,8 +63,11 @@ pub enum StoreError {
     /// (truncated, corrupted blocks).
     #[error("{} is not a mixseek database (not a readable DuckDB file): {detail}", path.display())]
     NotADatabase {
+        /// The file.
         path: PathBuf,
+        /// DuckDB's message, or `the file is empty (0 bytes)`.
         detail: String,
+        /// DuckDB's error, when it gave one.
         #[source]
         source: Option<DuckDbError>,
     },
@@ -60,11 +75,19 @@ pub enum StoreError {
     /// A DuckDB file whose tables are not mixseek's (another program's database, or one of
     /// our tables with other columns).
     #[error("{} is a DuckDB database, but not a mixseek one: {problem}", path.display())]
-    ForeignSchema { path: PathBuf, problem: String },
+    ForeignSchema {
+        /// The database file.
+        path: PathBuf,
+        /// What is not mixseek's (e.g. a missing table or column).
+        problem: String,
+    },
 
     /// Something other than a file (a directory) is where the database file should be.
     #[error("{} is a directory, not a database file", path.display())]
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The path where the database file should be.
+        path: PathBuf,
+    },
 
     /// The copy of an old file made before upgrading it could not be written (the file was
     /// not upgraded).
@@ -74,17 +97,26 @@ pub enum StoreError {
         backup.display()
     )]
     Backup {
+        /// The database file (left as it was).
         path: PathBuf,
+        /// The backup file that could not be written (`mixseek.db.v<N>.bak`, …).
         backup: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
 
+    /// Creating the schema, or upgrading an older one, failed. It runs in one transaction: the
+    /// file is left at its old version (an older file's backup, made before, stays beside it).
     #[error("upgrading {} from schema version {from} to {to} failed: {source}", path.display())]
     Migration {
+        /// The database file.
         path: PathBuf,
+        /// The schema version the file had (0: none yet; 1: the original Python MixSeek's).
         from: i64,
+        /// The version the upgrade was writing.
         to: i64,
+        /// The statement's error.
         #[source]
         source: DuckDbError,
     },
@@ -92,7 +124,9 @@ pub enum StoreError {
     /// A DuckDB statement failed.
     #[error("{context}: {source}")]
     Db {
+        /// What the store was doing (`writing round_status`, `reading the ranking`, …).
         context: String,
+        /// DuckDB's error.
         #[source]
         source: DuckDbError,
     },
@@ -108,14 +142,22 @@ pub enum StoreError {
          came without its transcript, but the round's submission is not stored"
     )]
     MissingSubmission {
+        /// The round's execution.
         execution_id: String,
+        /// The round's team.
         team_id: String,
+        /// The round's number.
         round_number: i32,
     },
 
     /// A stored value could not be decoded.
     #[error("unreadable {what} in the database: {message}")]
-    Decode { what: String, message: String },
+    Decode {
+        /// The column that could not be read (`table.column`).
+        what: String,
+        /// Why (the decoder's message).
+        message: String,
+    },
 
     /// An execution id (or prefix) that matches no execution.
     #[error("no execution matches `{0}`")]
@@ -124,13 +166,18 @@ pub enum StoreError {
     /// An execution id prefix that matches several executions.
     #[error("`{prefix}` matches several executions: {}", candidates.join(", "))]
     AmbiguousExecution {
+        /// The prefix as given (trimmed).
         prefix: String,
+        /// The first execution ids it matches (at most 11), sorted.
         candidates: Vec<String>,
     },
 
     /// A write on a store opened read-only.
     #[error("{} was opened read-only", path.display())]
-    ReadOnly { path: PathBuf },
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
 
     /// The writer thread is gone (it panicked or the store was shut down).
     #[error("the database writer has stopped")]
@@ -140,13 +187,19 @@ pub enum StoreError {
     #[error(transparent)]
     Pii(#[from] mixseek_core::PiiError),
 
+    /// An operating-system error outside DuckDB (creating the database's folder, starting the
+    /// writer thread).
     #[error("{}: {source}", path.display())]
     Io {
+        /// The folder, or the database file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
 
+    /// Formatting a report's CSV or JSON failed, or a blocking read run by an `*_async` method
+    /// did not finish (its task panicked or was cancelled); the message says which.
     #[error("export failed: {0}")]
     Export(String),
 
@@ -154,7 +207,9 @@ pub enum StoreError {
     /// folder): the operating system's error, possibly inside the encoder's, is the source.
     #[error("cannot write the export {}: {source}", path.display())]
     ExportFile {
+        /// The output file or folder.
         path: PathBuf,
+        /// The error; its chain leads to the operating system's.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },

@@ -23,14 +23,20 @@ use std::path::{Path, PathBuf};
 /// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
+    /// One JSON document at `PATH` (every table, JSON columns embedded).
     Json,
+    /// A folder `PATH` with one CSV file per table.
     Csv,
+    /// A folder `PATH` with one Parquet file per table.
     Parquet,
 }
 
 impl ExportFormat {
+    /// The names accepted by `mixseek export --format`.
     pub const NAMES: [&'static str; 3] = ["json", "csv", "parquet"];
 
+    /// The format of a name in [`ExportFormat::NAMES`] (any case); another name is
+    /// [`StoreError::Invalid`].
     pub fn parse(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "json" => Ok(Self::Json),
@@ -47,6 +53,7 @@ impl ExportFormat {
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportReport {
+    /// The files written (the JSON document, or one file per table).
     pub files: Vec<PathBuf>,
     /// Rows per table, in export order.
     pub rows: Vec<(String, u64)>,

@@ -58,7 +58,7 @@ pub const TABLES: [&str; 6] = [
 ];
 
 /// Tables whose rows belong to one execution (exported, filtered by `execution_id`).
-pub const EXECUTION_TABLES: [&str; 5] = [
+pub(crate) const EXECUTION_TABLES: [&str; 5] = [
     "execution_summary",
     "leader_board",
     "round_history",
@@ -67,7 +67,7 @@ pub const EXECUTION_TABLES: [&str; 5] = [
 ];
 
 /// Columns holding JSON text.
-pub const JSON_COLUMNS: [&str; 11] = [
+pub(crate) const JSON_COLUMNS: [&str; 11] = [
     "message_history",
     "member_submissions_record",
     "score_details",
@@ -330,7 +330,7 @@ const V1_INDEXES: [&str; 6] = [
 
 /// What the file holds before migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// No mixseek table at all.
     Empty,
     /// The original's tables without `schema_version`.
@@ -361,6 +361,7 @@ pub struct MigrationReport {
 /// Duplicates of a key found by the upgrade to version 5 in one table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DroppedDuplicates {
+    /// The table (`round_history`, `leader_board` or `round_status`).
     pub table: String,
     /// The key's columns, e.g. `(execution_id, team_id, round_number)`.
     pub key: String,
@@ -375,7 +376,9 @@ pub struct DroppedDuplicates {
 /// Rows of one table that got new ids in the upgrade to version 5.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenumberedIds {
+    /// The table (`round_history`, `leader_board`, `round_status` or `llm_calls`).
     pub table: String,
+    /// How many of its rows got a new `id` from the table's sequence.
     pub rows: u64,
 }
 
@@ -430,7 +433,7 @@ fn all_tables(conn: &Connection) -> Result<Vec<String>> {
 }
 
 /// Detects the schema version of an open database.
-pub fn detect(conn: &Connection) -> Result<Found> {
+pub(crate) fn detect(conn: &Connection) -> Result<Found> {
     if table_exists(conn, "schema_version")? {
         let v: Option<i64> = conn
             .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
@@ -451,7 +454,7 @@ pub fn detect(conn: &Connection) -> Result<Found> {
 }
 
 /// Refuses a file that is newer than this build (read-only opens check only this).
-pub fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
+pub(crate) fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
     let found = detect(conn)?;
     if let Found::Version(v) = found
         && v > SCHEMA_VERSION
@@ -546,7 +549,7 @@ fn key_counts(conn: &Connection) -> Result<HashMap<String, i64>> {
 /// the upgrade, and then every read and write, can rely on them): a DuckDB file of another
 /// program, or one whose mixseek tables lack columns (or, at the latest version, keys), is
 /// refused ([`StoreError::ForeignSchema`]) rather than written into.
-pub fn check_shape(conn: &Connection, path: &Path, found: Found) -> Result<()> {
+pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Result<()> {
     let foreign = |problem: String| StoreError::ForeignSchema {
         path: path.to_path_buf(),
         problem,
@@ -626,7 +629,7 @@ fn list(names: &[String]) -> String {
 /// Creates the schema, or upgrades an older one to [`SCHEMA_VERSION`] (copying the file to a
 /// backup first, see the module docs). Returns what an upgrade did (`None` when there was
 /// nothing to upgrade: a new file, or one at the latest version).
-pub fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>> {
+pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>> {
     let found = check_not_newer(conn, path)?;
     check_shape(conn, path, found)?;
     let from = match found {

@@ -47,7 +47,11 @@ tr.failed td{background:#fdecea}
 /// The data of one report.
 #[derive(Debug, Clone)]
 pub struct ReportData<'a> {
+    /// The execution and its teams
+    /// ([`Store::execution_overview`](crate::Store::execution_overview)).
     pub overview: &'a ExecutionOverview,
+    /// The execution's leaderboard ([`Store::leaderboard`](crate::Store::leaderboard) of
+    /// [`LeaderboardScope::Execution`](crate::LeaderboardScope::Execution)).
     pub leaderboard: &'a [LeaderboardRow],
     /// Every round of the execution, by team then round.
     pub rounds: &'a [RoundDetail],

@@ -13,9 +13,13 @@ use text::{Align, Grid};
 /// An output format of the report commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// A box-drawn table, for people (`table`, also `text`).
     Table,
+    /// Pretty JSON with full ids and precision (`json`).
     Json,
+    /// RFC 4180 CSV, one row per line item (`csv`).
     Csv,
+    /// Markdown: headings and GitHub-flavoured tables (`markdown`, also `md`).
     Markdown,
 }
 
@@ -23,6 +27,8 @@ impl Format {
     /// The names accepted by `-f/--format`.
     pub const NAMES: [&'static str; 4] = ["table", "json", "csv", "markdown"];
 
+    /// The format of a name in [`Format::NAMES`], or of its alias `text` / `md` (any case);
+    /// another name is [`StoreError::Invalid`].
     pub fn parse(s: &str) -> Result<Format> {
         match s.to_ascii_lowercase().as_str() {
             "table" | "text" => Ok(Format::Table),

@@ -11,18 +11,23 @@ use comfy_table::{
 /// Cell alignment of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
+    /// Text columns.
     Left,
+    /// Number columns (`---:` in Markdown).
     Right,
 }
 
 /// Column titles, alignments and rows of formatted cells.
 #[derive(Debug, Clone, Default)]
 pub struct Grid {
+    /// Each column's title and alignment, in order.
     pub columns: Vec<(String, Align)>,
+    /// The rows, one formatted cell per column.
     pub rows: Vec<Vec<String>>,
 }
 
 impl Grid {
+    /// A grid with these columns and no rows.
     pub fn new(columns: &[(&str, Align)]) -> Self {
         Self {
             columns: columns
@@ -33,6 +38,7 @@ impl Grid {
         }
     }
 
+    /// Appends a row (one cell per column).
     pub fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
     }
@@ -158,6 +164,7 @@ pub fn time(t: &DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// [`time`], or `—` for `None`.
 pub fn opt_time(t: Option<&DateTime<Utc>>) -> String {
     t.map(time).unwrap_or_else(|| "—".into())
 }
@@ -167,6 +174,7 @@ pub fn score(s: f64) -> String {
     format!("{s:.2}")
 }
 
+/// [`score`], or `—` for `None`.
 pub fn opt_score(s: Option<f64>) -> String {
     s.map(score).unwrap_or_else(|| "—".into())
 }
@@ -206,6 +214,7 @@ pub fn decision(should_continue: Option<bool>) -> String {
     }
 }
 
+/// The text, or `—` for `None` or an empty one.
 pub fn or_dash(s: Option<&str>) -> String {
     s.filter(|s| !s.is_empty())
         .map(str::to_string)
