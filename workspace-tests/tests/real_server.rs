@@ -295,18 +295,27 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
         [("a", 1), ("a", 2), ("b", 1), ("b", 2)],
         "{history}"
     );
-    // Round 2 carries the judgment: a validated one, or the record of an answer that was parsed
-    // but whose values the schema or the check refused — never one that could not be read.
+    // Round 2 carries the judgment: a validated one, or the record of the model's own answer
+    // refused (as the metrics above): not JSON even after repair (the 135M model may loop until
+    // the output token limit cuts it off), outside the schema, or failing the check. The refused
+    // answer is kept in the record. A failure of any other kind (transport, timeout) fails.
     for r in rows.iter().filter(|r| r["round_number"] == 2) {
         assert!(r["should_continue"].is_boolean(), "{r}");
         let reasoning = r["reasoning"].as_str().unwrap_or_default();
         match r["confidence_score"].as_f64() {
             Some(c) => assert!((0.0..=1.0).contains(&c), "{r}"),
-            None => assert!(
-                reasoning.starts_with("Judgment failed")
-                    && (reasoning.contains("schema error") || reasoning.contains("check error")),
-                "the judgment failed for another reason than its values: {r}"
-            ),
+            None => {
+                let answer_refused = ["parse error", "schema error", "check error"]
+                    .iter()
+                    .any(|kind| reasoning.contains(kind));
+                assert!(
+                    reasoning.starts_with("Judgment failed")
+                        && answer_refused
+                        && reasoning.contains("; the model answered: "),
+                    "the judgment failed for another reason than the model's answer: {r}"
+                );
+                eprintln!("team {}: the judgment's answer was refused: {reasoning}", r["team_id"]);
+            }
         }
     }
 
