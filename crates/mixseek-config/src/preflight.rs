@@ -3,8 +3,9 @@
 //! caller (it needs the prompt builder, which sits above this crate).
 
 use crate::issues::ConfigIssue;
-use crate::load::{LoadReport, Origin};
+use crate::load::{LoadReport, Origin, Part};
 use crate::model_id::{self, check_credential, credential_for};
+use crate::providers::ProviderSettings;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -180,56 +181,76 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
     out
 }
 
+/// The categories in the original's order: orchestrator, teams, evaluator, judgment, prompt
+/// builder, credentials, workspace. Without an orchestrator file only the first is checked.
+/// (Metric names are checked by the evaluator, which knows its built-in metrics:
+/// `mixseek_evaluator::checks::metric_names` adds that category after 認証.)
 fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> PreflightReport {
     let mut out = PreflightReport::default();
     let orch_file = file_str(Some(&report.orchestrator_file));
-
-    // 1. Orchestrator
-    let orch = &report.orchestrator;
-    let mut c = Category {
-        category: "オーケストレータ".into(),
-        checks: vec![],
+    out.categories
+        .push(orchestrator_category(report, orch_file.clone()));
+    let Some(file) = report.orchestrator.value.as_ref() else {
+        push_skipped_after_orchestrator(&mut out);
+        return out;
     };
-    if orch.ok() {
-        c.checks.push(check(
+    out.categories.push(teams_category(report, orch_file));
+    let (e, j, p) = (&report.evaluator, &report.judgment, &report.prompt_builder);
+    out.categories
+        .push(part_category("Evaluator", "evaluator_config", e));
+    out.categories
+        .push(part_category("Judgment", "judgment_config", j));
+    out.categories
+        .push(part_category("PromptBuilder", "prompt_builder_config", p));
+    out.categories
+        .push(credentials_category(report, &file.providers, &lookup_env));
+    out.categories
+        .push(workspace_category(&report.workspace.root));
+    out
+}
+
+/// Category 1, the orchestrator file: loaded or not, and its warnings.
+fn orchestrator_category(report: &LoadReport, orch_file: Option<String>) -> Category {
+    let orch = &report.orchestrator;
+    let mut checks = vec![if orch.ok() {
+        check(
             "orchestrator_config",
             CheckStatus::Ok,
             "オーケストレータ設定を読み込みました",
             orch_file.clone(),
-        ));
+        )
     } else {
-        c.checks.push(check(
+        check(
             "orchestrator_config",
             CheckStatus::Error,
             issues_message("オーケストレータ設定の読み込みに失敗:", &orch.errors.items),
             orch_file.clone(),
-        ));
-    }
+        )
+    }];
     for w in &orch.warnings.items {
-        c.checks.push(check(
+        checks.push(check(
             "orchestrator_warning",
             CheckStatus::Warning,
             w.to_string(),
             orch_file.clone(),
         ));
     }
-    out.categories.push(c);
-    let Some(file) = orch.value.as_ref() else {
-        push_skipped_after_orchestrator(&mut out);
-        return out;
-    };
+    Category {
+        category: "オーケストレータ".into(),
+        checks,
+    }
+}
 
-    // 2. Teams
-    let mut c = Category {
-        category: "チーム".into(),
-        checks: vec![],
-    };
+/// Category 2, each team file (`team_1`, `team_2`, …): loaded or not, and its warnings; an
+/// error when the orchestrator lists no team.
+fn teams_category(report: &LoadReport, orch_file: Option<String>) -> Category {
+    let mut checks = Vec::new();
     if report.teams.is_empty() {
-        c.checks.push(check(
+        checks.push(check(
             "teams",
             CheckStatus::Error,
             "チーム設定が定義されていません（1つ以上のチームが必要です）",
-            orch_file.clone(),
+            orch_file,
         ));
     }
     for (i, (entry, part)) in report.teams.iter().enumerate() {
@@ -240,14 +261,14 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
                 .as_ref()
                 .map(|t| format!(" ({})", t.settings.team_id))
                 .unwrap_or_default();
-            c.checks.push(check(
+            checks.push(check(
                 &name,
                 CheckStatus::Ok,
                 format!("チーム設定を読み込みました{t}"),
                 Some(entry.clone()),
             ));
         } else {
-            c.checks.push(check(
+            checks.push(check(
                 &name,
                 CheckStatus::Error,
                 issues_message("チーム設定の読み込みに失敗:", &part.errors.items),
@@ -255,7 +276,7 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             ));
         }
         for w in &part.warnings.items {
-            c.checks.push(check(
+            checks.push(check(
                 format!("{name}_warning"),
                 CheckStatus::Warning,
                 w.to_string(),
@@ -263,77 +284,47 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             ));
         }
     }
-    out.categories.push(c);
+    Category {
+        category: "チーム".into(),
+        checks,
+    }
+}
 
-    // 3-5. Evaluator, Judgment, PromptBuilder
-    let part_category = |title: &str,
-                         key: &str,
-                         origin: &Origin,
-                         ok: bool,
-                         errors: &[ConfigIssue],
-                         warnings: &[ConfigIssue]| {
-        let mut c = Category {
-            category: title.into(),
-            checks: vec![],
+/// Categories 3–5, one optional file (evaluator, judgment, prompt builder): loaded, built in, or
+/// refused with its errors; and its warnings.
+fn part_category<T>(title: &str, key: &str, part: &Part<T>) -> Category {
+    let f = file_str(part.origin.file());
+    let mut checks = vec![if part.ok() {
+        let msg = match part.origin {
+            Origin::BuiltIn => format!("デフォルトの{title}設定を使用します"),
+            _ => format!("{title}設定を読み込みました"),
         };
-        let f = file_str(origin.file());
-        if ok {
-            let msg = match origin {
-                Origin::BuiltIn => format!("デフォルトの{title}設定を使用します"),
-                _ => format!("{title}設定を読み込みました"),
-            };
-            c.checks.push(check(key, CheckStatus::Ok, msg, f.clone()));
-        } else {
-            c.checks.push(check(
-                key,
-                CheckStatus::Error,
-                issues_message(&format!("{title}設定の読み込みに失敗:"), errors),
-                f.clone(),
-            ));
-        }
-        for w in warnings {
-            c.checks.push(check(
-                format!("{key}_warning"),
-                CheckStatus::Warning,
-                w.to_string(),
-                f.clone(),
-            ));
-        }
-        c
-    };
-    let e = &report.evaluator;
-    out.categories.push(part_category(
-        "Evaluator",
-        "evaluator_config",
-        &e.origin,
-        e.ok(),
-        &e.errors.items,
-        &e.warnings.items,
-    ));
-    let j = &report.judgment;
-    out.categories.push(part_category(
-        "Judgment",
-        "judgment_config",
-        &j.origin,
-        j.ok(),
-        &j.errors.items,
-        &j.warnings.items,
-    ));
-    let p = &report.prompt_builder;
-    out.categories.push(part_category(
-        "PromptBuilder",
-        "prompt_builder_config",
-        &p.origin,
-        p.ok(),
-        &p.errors.items,
-        &p.warnings.items,
-    ));
+        check(key, CheckStatus::Ok, msg, f.clone())
+    } else {
+        check(
+            key,
+            CheckStatus::Error,
+            issues_message(&format!("{title}設定の読み込みに失敗:"), &part.errors.items),
+            f.clone(),
+        )
+    }];
+    for w in &part.warnings.items {
+        checks.push(check(
+            format!("{key}_warning"),
+            CheckStatus::Warning,
+            w.to_string(),
+            f.clone(),
+        ));
+    }
+    Category {
+        category: title.into(),
+        checks,
+    }
+}
 
-    // 6. Credentials: every model id, grouped by provider.
-    let mut c = Category {
-        category: "認証".into(),
-        checks: vec![],
-    };
+/// Every model id the run would call (leaders, members, their fallbacks, the evaluator's and
+/// the judgment's), in order of appearance.
+fn model_ids(report: &LoadReport) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for (_, t) in &report.teams {
         if let Some(t) = &t.value {
@@ -350,16 +341,27 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             }
         }
     }
-    if let Some(ev) = &e.value {
+    if let Some(ev) = &report.evaluator.value {
         ids.extend(ev.model_ids());
     }
-    if let Some(jd) = &j.value {
+    if let Some(jd) = &report.judgment.value {
         ids.push(jd.model.clone());
         ids.extend(jd.fallback_models.iter().cloned());
     }
+    ids
+}
+
+/// Category 6, credentials: every model id resolved to its provider (an unknown prefix is an error),
+/// then one check per provider that its key (or other credential) is set.
+fn credentials_category(
+    report: &LoadReport,
+    providers: &BTreeMap<String, ProviderSettings>,
+    lookup_env: &impl Fn(&str) -> Option<String>,
+) -> Category {
+    let mut checks: Vec<Check> = Vec::new();
     let mut by_provider: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for id in ids {
-        match model_id::resolve(&id, &file.providers) {
+    for id in model_ids(report) {
+        match model_id::resolve(&id, providers) {
             Ok(mid) => {
                 let v = by_provider.entry(mid.provider.clone()).or_default();
                 if !v.contains(&id) {
@@ -368,8 +370,8 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             }
             Err(err) => {
                 let name = format!("auth_{id}");
-                if !c.checks.iter().any(|x| x.name == name) {
-                    c.checks.push(check(
+                if !checks.iter().any(|x| x.name == name) {
+                    checks.push(check(
                         name,
                         CheckStatus::Error,
                         format!("未知のモデルIDプレフィックス: {err}"),
@@ -379,8 +381,8 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
             }
         }
     }
-    if by_provider.is_empty() && c.checks.is_empty() {
-        c.checks.push(check(
+    if by_provider.is_empty() && checks.is_empty() {
+        checks.push(check(
             "auth",
             CheckStatus::Skipped,
             "検証対象のモデルIDがありません",
@@ -388,17 +390,17 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
         ));
     }
     for (provider, models) in &by_provider {
-        let cred = credential_for(provider, &file.providers);
+        let cred = credential_for(provider, providers);
         let name = format!("auth_{provider}");
         let mock_note = if provider == "mock" {
             " (offline mock provider: no key needed, answers are synthetic)"
         } else {
             ""
         };
-        match check_credential(&cred, &lookup_env) {
+        checks.push(match check_credential(&cred, lookup_env) {
             Ok(found) => {
                 let via = found.map(|v| format!(" via {v}")).unwrap_or_default();
-                c.checks.push(check(
+                check(
                     name,
                     CheckStatus::Ok,
                     format!(
@@ -406,9 +408,9 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
                         models.join(", ")
                     ),
                     None,
-                ));
+                )
             }
-            Err(msg) => c.checks.push(check(
+            Err(msg) => check(
                 name,
                 CheckStatus::Error,
                 format!(
@@ -416,28 +418,25 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
                     models.join(", ")
                 ),
                 None,
-            )),
-        }
+            ),
+        });
     }
-    out.categories.push(c);
+    Category {
+        category: "認証".into(),
+        checks,
+    }
+}
 
-    // 7. Metric names: the evaluator knows its built-in metrics, so it adds this category
-    // (`mixseek_evaluator::checks::metric_names`, after 認証).
-
-    // 8. Workspace
-    let mut c = Category {
-        category: "ワークスペース".into(),
-        checks: vec![],
-    };
-    let ws = &report.workspace.root;
-    match workspace_writable(ws) {
-        Ok(()) => c.checks.push(check(
+/// Category 8, the workspace: created if needed and writable.
+fn workspace_category(ws: &Path) -> Category {
+    let check = match workspace_writable(ws) {
+        Ok(()) => check(
             "workspace_writable",
             CheckStatus::Ok,
             format!("ワークスペース '{}' は書き込み可能です", ws.display()),
             None,
-        )),
-        Err(err) => c.checks.push(check(
+        ),
+        Err(err) => check(
             "workspace_writable",
             CheckStatus::Error,
             format!(
@@ -445,10 +444,12 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
                 ws.display()
             ),
             None,
-        )),
+        ),
+    };
+    Category {
+        category: "ワークスペース".into(),
+        checks: vec![check],
     }
-    out.categories.push(c);
-    out
 }
 
 /// Creates the workspace if needed and checks that a file can be written in it.
