@@ -194,7 +194,7 @@ impl ExecutionSummary {
         }
     }
 
-    /// The winner: the first team by [`crate::ranking`]'s rule (highest score, then the
+    /// The winner: the first team by [`crate::team_order`]'s rule (highest score, then the
     /// smaller `team_id`), so it is the first row of every leaderboard.
     pub fn pick_best(team_results: &[LeaderboardEntry]) -> Option<&LeaderboardEntry> {
         team_results.iter().min_by(|a, b| {
