@@ -23,6 +23,7 @@ pub struct RoundContext {
 }
 
 impl RoundContext {
+    /// The context of the round `prompt` describes, with no volatile parts.
     pub fn new(prompt: PromptContext) -> Self {
         Self {
             prompt,
@@ -34,15 +35,19 @@ impl RoundContext {
         self.cache_volatile = volatile;
         self
     }
+    /// The execution id (empty outside an execution).
     pub fn execution_id(&self) -> &str {
         self.prompt.execution_id.as_deref().unwrap_or("")
     }
+    /// The team id.
     pub fn team_id(&self) -> &str {
         &self.prompt.team_id
     }
+    /// The team's display name.
     pub fn team_name(&self) -> &str {
         &self.prompt.team_name
     }
+    /// The round number, from 1.
     pub fn round_number(&self) -> u32 {
         self.prompt.round_number
     }
@@ -59,7 +64,7 @@ impl RoundContext {
 
     /// The `context` object a member receives (the original's `{execution_id, team_id,
     /// round_number}` plus the team name, domain context and language).
-    pub fn member_context_json(&self) -> serde_json::Value {
+    pub(crate) fn member_context_json(&self) -> serde_json::Value {
         serde_json::json!({
             "execution_id": self.execution_id(),
             "team_id": self.team_id(),
@@ -74,6 +79,7 @@ impl RoundContext {
 /// Shared services every agent is built from.
 #[derive(Clone)]
 pub struct AgentDeps {
+    /// The models agents call.
     pub registry: Arc<ModelRegistry>,
     /// Applies the injection rules (domain context, language, suffixes) of the team and
     /// member phases.
@@ -87,6 +93,7 @@ impl std::fmt::Debug for AgentDeps {
 }
 
 impl AgentDeps {
+    /// Services from a registry and a prompt builder.
     pub fn new(registry: Arc<ModelRegistry>, prompts: PromptBuilder) -> Self {
         Self { registry, prompts }
     }

@@ -4,13 +4,16 @@
 
 use mixseek_llm::LlmError;
 
+/// Why a team's agents could not be built or its leader's run failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum AgentError {
     /// A member (or the leader) cannot be built from its settings: unsupported type, a
     /// provider-native tool the provider or the LLM layer cannot offer, a bad command.
     #[error("member `{member}`: {message}")]
     Unsupported {
+        /// The member's name.
         member: String,
+        /// What is wrong.
         message: String,
         /// What to do instead.
         hint: Option<String>,
@@ -19,8 +22,11 @@ pub enum AgentError {
     /// The model of an agent cannot be used (unknown provider, missing API key, bad id).
     #[error("{agent}: cannot use model `{model}`: {source}")]
     Model {
+        /// The agent (`leader` or a member's name).
         agent: String,
+        /// The model id.
         model: String,
+        /// The LLM layer's error.
         #[source]
         source: Box<LlmError>,
     },
@@ -32,8 +38,11 @@ pub enum AgentError {
     /// The leader kept sending invalid calls of one tool.
     #[error("Tool '{tool}' exceeded max retries count of {max_retries}: {last_error}")]
     ToolRetries {
+        /// The tool.
         tool: String,
+        /// The invalid calls allowed.
         max_retries: u32,
+        /// Why the last call was invalid.
         last_error: String,
     },
 

@@ -6,17 +6,17 @@ use mixseek_llm::Message;
 use serde_json::{Value, json};
 
 /// A `{"role": "system", "content": ...}` entry.
-pub fn system_json(system: &str) -> Value {
+pub(crate) fn system_json(system: &str) -> Value {
     json!({"role": "system", "content": system})
 }
 
 /// One message as JSON (`{"role": "user" | "assistant" | "tool", ...}`).
-pub fn message_json(message: &Message) -> Value {
+pub(crate) fn message_json(message: &Message) -> Value {
     serde_json::to_value(message).unwrap_or(Value::Null)
 }
 
 /// An assistant answer with its model and usage.
-pub fn answer_json(message: &Message, model: &str, usage: &Usage) -> Value {
+pub(crate) fn answer_json(message: &Message, model: &str, usage: &Usage) -> Value {
     let mut v = message_json(message);
     if let Some(obj) = v.as_object_mut() {
         obj.insert("model".into(), json!(model));

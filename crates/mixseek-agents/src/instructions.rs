@@ -6,21 +6,22 @@ use mixseek_config::MemberType;
 
 /// The default leader instruction, used when `[team.leader].system_instruction` is absent:
 /// one newline, the text, one final newline — passed as-is, as the original does.
-pub const DEFAULT_LEADER_INSTRUCTION: &str =
+pub(crate) const DEFAULT_LEADER_INSTRUCTION: &str =
     concat!("\n", include_str!("../assets/leader_instruction.txt"));
 
 /// The bundled `plain` member instruction (`plain.toml`).
-pub const DEFAULT_PLAIN_INSTRUCTION: &str = "あなたは親切で正確な情報を提供するアシスタントです。";
+pub(crate) const DEFAULT_PLAIN_INSTRUCTION: &str =
+    "あなたは親切で正確な情報を提供するアシスタントです。";
 /// The bundled `web_search` member instruction (`web-search.toml`).
-pub const DEFAULT_WEB_SEARCH_INSTRUCTION: &str =
+pub(crate) const DEFAULT_WEB_SEARCH_INSTRUCTION: &str =
     "あなたは最新情報を検索し、正確な分析を提供するリサーチエージェントです。";
 /// The bundled `code_execution` member instruction (`code-exec.toml`).
-pub const DEFAULT_CODE_EXECUTION_INSTRUCTION: &str =
+pub(crate) const DEFAULT_CODE_EXECUTION_INSTRUCTION: &str =
     "あなたはデータ分析とコード実行が可能なアシスタントです。";
 
 /// The default instruction of a member type when its `system_instruction` is unset
 /// (`web_fetch` and `command` have none, as in the original).
-pub fn default_member_instruction(agent_type: MemberType) -> &'static str {
+pub(crate) fn default_member_instruction(agent_type: MemberType) -> &'static str {
     match agent_type {
         MemberType::Plain => DEFAULT_PLAIN_INSTRUCTION,
         MemberType::WebSearch => DEFAULT_WEB_SEARCH_INSTRUCTION,
@@ -31,7 +32,7 @@ pub fn default_member_instruction(agent_type: MemberType) -> &'static str {
 
 /// The leader's instruction: unset ⇒ the default; `""` ⇒ none; whitespace-only ⇒ none, with
 /// the original's warning.
-pub fn leader_instruction(configured: Option<&str>) -> String {
+pub(crate) fn leader_instruction(configured: Option<&str>) -> String {
     match configured {
         None => DEFAULT_LEADER_INSTRUCTION.to_string(),
         Some("") => String::new(),
@@ -45,7 +46,7 @@ pub fn leader_instruction(configured: Option<&str>) -> String {
 
 /// Joins an instruction and an additional system prompt (either may be empty) with a blank
 /// line.
-pub fn join_system(instruction: &str, system_prompt: Option<&str>) -> String {
+pub(crate) fn join_system(instruction: &str, system_prompt: Option<&str>) -> String {
     let extra = system_prompt.unwrap_or("");
     match (instruction.trim().is_empty(), extra.trim().is_empty()) {
         (true, true) => String::new(),

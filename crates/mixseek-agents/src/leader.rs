@@ -34,18 +34,18 @@ pub fn final_answer_request(max_tool_rounds: u32) -> String {
 }
 
 /// The tool error of a blank task (the original's text).
-pub const EMPTY_TASK_TOOL_ERROR: &str = "Task cannot be empty";
+pub(crate) const EMPTY_TASK_TOOL_ERROR: &str = "Task cannot be empty";
 
 /// A member offered to the leader as a tool.
 #[derive(Clone)]
-pub struct MemberTool {
+pub(crate) struct MemberTool {
     pub spec: ToolSpec,
     pub agent: Arc<dyn MemberAgent>,
 }
 
 impl MemberTool {
     /// The tool of `agent` named `name` with `description` and one `task` argument.
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         description: impl Into<String>,
         agent: Arc<dyn MemberAgent>,
@@ -58,7 +58,7 @@ impl MemberTool {
 }
 
 /// A delegation tool: `{"task": string}`.
-pub fn task_tool(name: String, description: String) -> ToolSpec {
+pub(crate) fn task_tool(name: String, description: String) -> ToolSpec {
     ToolSpec {
         name,
         description,
@@ -72,7 +72,7 @@ pub fn task_tool(name: String, description: String) -> ToolSpec {
 
 /// How the leader is configured for one round.
 #[derive(Clone)]
-pub struct LeaderConfig {
+pub(crate) struct LeaderConfig {
     pub model: Arc<dyn ChatModel>,
     /// The instruction and system prompt, before the team-phase injection rules.
     pub instruction: String,
@@ -117,7 +117,7 @@ impl LeaderOutcome {
 }
 
 /// A leader with its member tools, fresh for one round.
-pub struct Leader {
+pub(crate) struct Leader {
     config: LeaderConfig,
     tools: Vec<MemberTool>,
     deps: AgentDeps,
@@ -131,7 +131,7 @@ struct PendingCall {
 }
 
 impl Leader {
-    pub fn new(config: LeaderConfig, tools: Vec<MemberTool>, deps: AgentDeps) -> Self {
+    pub(crate) fn new(config: LeaderConfig, tools: Vec<MemberTool>, deps: AgentDeps) -> Self {
         Self {
             config,
             tools,
@@ -176,7 +176,11 @@ impl Leader {
     }
 
     /// Runs the leader on `prompt` (the rendered team prompt) in the round `ctx`.
-    pub async fn run(&self, prompt: &str, ctx: &RoundContext) -> Result<LeaderOutcome, AgentError> {
+    pub(crate) async fn run(
+        &self,
+        prompt: &str,
+        ctx: &RoundContext,
+    ) -> Result<LeaderOutcome, AgentError> {
         let system =
             self.deps
                 .system_prompt(InjectionPhase::Team, &self.config.instruction, ctx)?;
@@ -424,7 +428,7 @@ fn submission(
 
 /// The conversation with tool calls and tool results written out as text: an assistant turn
 /// lists the calls it made after its text, a tool result becomes a user turn naming the tool.
-pub fn as_text_conversation(messages: &[Message]) -> Vec<Message> {
+pub(crate) fn as_text_conversation(messages: &[Message]) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len());
     for m in messages {
         match m {

@@ -34,19 +34,25 @@
 //!
 //! Preflight: [`check_team`] / [`check_member`] report unsupported types without building.
 
-pub mod context;
-pub mod error;
-pub mod fetch;
-pub mod history;
-pub mod instructions;
-pub mod leader;
-pub mod member;
-pub mod params;
-pub mod team;
+#![warn(missing_docs, unreachable_pub)]
+
+mod context;
+mod error;
+mod fetch;
+mod history;
+mod instructions;
+mod leader;
+mod member;
+mod params;
+mod team;
 
 pub use context::{AgentDeps, RoundContext};
 pub use error::AgentError;
-pub use instructions::DEFAULT_LEADER_INSTRUCTION;
-pub use leader::{Leader, LeaderConfig, LeaderOutcome, MemberTool, final_answer_request};
-pub use member::{MemberAgent, MemberOutput, build_member, check_member};
+pub use fetch::{FetchError, FetchSettings, FetchedPage, fetch};
+pub use leader::final_answer_request;
+pub use member::command::MAX_STDOUT;
+pub use member::web_fetch::FINAL_ANSWER_REQUEST;
+pub use member::{
+    EMPTY_TASK, MemberAgent, MemberOutput, build_member, check_member, check_member_with_registry,
+};
 pub use team::{TeamAgents, check_team};

@@ -4,7 +4,7 @@ use mixseek_llm::GenerationParams;
 use std::time::Duration;
 
 /// The parameters of an agent's calls: only the values that are set.
-pub fn generation_params(
+pub(crate) fn generation_params(
     temperature: Option<f64>,
     max_tokens: Option<u64>,
     top_p: Option<f64>,
@@ -22,7 +22,7 @@ pub fn generation_params(
 }
 
 /// A per-request time limit in seconds (`0` or unset: the provider's default).
-pub fn request_timeout(seconds: Option<u64>) -> Option<Duration> {
+pub(crate) fn request_timeout(seconds: Option<u64>) -> Option<Duration> {
     seconds.filter(|s| *s > 0).map(Duration::from_secs)
 }
 

@@ -40,7 +40,7 @@ impl TeamAgents {
         }
     }
 
-    /// A team as loaded by `mixseek_config::load::load_team`: referenced members run in their
+    /// A team as loaded by `mixseek_config::load_team`: referenced members run in their
     /// file's folder, inline members in the team file's folder.
     pub fn from_loaded(team: &LoadedTeam, deps: AgentDeps) -> Self {
         let team_dir = team.file.parent().map(Path::to_path_buf);
@@ -53,17 +53,14 @@ impl TeamAgents {
         Self::new(team.settings.clone(), dirs, deps)
     }
 
+    /// The team's settings.
     pub fn settings(&self) -> &TeamSettings {
         &self.settings
     }
 
-    pub fn deps(&self) -> &AgentDeps {
-        &self.deps
-    }
-
     /// Builds the leader and fresh member agents (a member or model that cannot be used is an
     /// error: the round fails, as in the original).
-    pub fn build_leader(&self) -> Result<Leader, AgentError> {
+    fn build_leader(&self) -> Result<Leader, AgentError> {
         let s = &self.settings;
         let mut tools = Vec::with_capacity(s.members.len());
         for (i, m) in s.members.iter().enumerate() {

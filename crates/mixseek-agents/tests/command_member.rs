@@ -126,7 +126,7 @@ async fn failures_become_error_outputs_with_the_reason() {
     let out = m.execute("   ", &c).await;
     assert_eq!(
         out.error_message.as_deref(),
-        Some(mixseek_agents::member::EMPTY_TASK)
+        Some(mixseek_agents::EMPTY_TASK)
     );
 
     let missing: MemberSettings =
@@ -213,7 +213,7 @@ fn command_member(name: &str, argv: &[&str], timeout: Option<u64>) -> MemberSett
     toml::from_str(&src).expect("member")
 }
 
-async fn run_script(script: &str, task: &str) -> mixseek_agents::member::MemberOutput {
+async fn run_script(script: &str, task: &str) -> mixseek_agents::MemberOutput {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("s.sh"), script).expect("write script");
     build_member(
@@ -284,7 +284,7 @@ async fn huge_output_is_capped_not_buffered() {
         Some(
             format!(
                 "command member `m`: `sh s.sh` printed more than {} MiB on stdout and was stopped; a command member prints one JSON answer {{\"content\", \"status\", \"usage\"}} (send logs to stderr)",
-                mixseek_agents::member::command::MAX_STDOUT / (1024 * 1024)
+                mixseek_agents::MAX_STDOUT / (1024 * 1024)
             )
             .as_str()
         )

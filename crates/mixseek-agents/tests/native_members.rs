@@ -174,13 +174,13 @@ async fn preflight_with_the_registry_reads_the_provider_kind() {
     ]);
     let ok =
         member("name = \"c\"\ntype = \"code_execution\"\nmodel = \"claude:claude-haiku-4-5\"\n");
-    assert!(mixseek_agents::member::check_member_with_registry(&ok, &reg).is_ok());
+    assert!(mixseek_agents::check_member_with_registry(&ok, &reg).is_ok());
     // A fallback without the tool is refused too.
     let bad = member(
         "name = \"c\"\ntype = \"code_execution\"\nmodel = \"claude:claude-haiku-4-5\"\nfallback_models = [\"local:llama3\"]\n",
     );
     assert!(mixseek_agents::check_member(&bad).is_ok());
-    let e = mixseek_agents::member::check_member_with_registry(&bad, &reg).expect_err("local");
+    let e = mixseek_agents::check_member_with_registry(&bad, &reg).expect_err("local");
     assert!(
         e.to_string().starts_with(
             "member `c`: type = \"code_execution\" cannot use model `local:llama3`: provider `local`"

@@ -6,7 +6,7 @@ mod common;
 
 use common::{deps, registry};
 use mixseek_agents::{RoundContext, TeamAgents};
-use mixseek_config::load::load_team;
+use mixseek_config::load_team;
 use mixseek_config::{EnvVars, SourceMap, Workspace, WorkspaceSource};
 use mixseek_prompt::PromptContext;
 use mixseek_testkit::{FakeLlm, Reply, Wire};

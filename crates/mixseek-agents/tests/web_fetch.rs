@@ -4,9 +4,9 @@
 mod common;
 
 use common::{ctx, deps, messages, registry};
+use mixseek_agents::FINAL_ANSWER_REQUEST;
 use mixseek_agents::build_member;
-use mixseek_agents::fetch::{FetchError, FetchSettings, fetch};
-use mixseek_agents::member::web_fetch::FINAL_ANSWER_REQUEST;
+use mixseek_agents::{FetchError, FetchSettings, fetch};
 use mixseek_config::MemberSettings;
 use mixseek_core::MemberStatus;
 use mixseek_testkit::{FakeLlm, HttpResponse, HttpServer, Reply, Wire};

@@ -17,12 +17,12 @@ use std::fmt;
 use std::process::ExitCode;
 
 /// Exit code of bad input (configuration, arguments, the files they name).
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code of a command that ran and failed (runtime failures, internal errors).
-pub const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 
 #[derive(Debug, Clone)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub message: String,
     pub hint: Option<String>,
     pub exit_code: u8,
@@ -30,7 +30,7 @@ pub struct CliError {
 
 impl CliError {
     /// Bad input or usage: exit 2.
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             hint: None,
@@ -38,20 +38,20 @@ impl CliError {
         }
     }
     /// The command ran and failed: exit 1.
-    pub fn failure(message: impl Into<String>) -> Self {
+    pub(crate) fn failure(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             hint: None,
             exit_code: EXIT_FAILURE,
         }
     }
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
     /// An error with its `source()` chain appended (a cause whose text the message already
     /// shows is not repeated).
-    pub fn from_error(err: &(dyn std::error::Error + 'static), exit_code: u8) -> Self {
+    pub(crate) fn from_error(err: &(dyn std::error::Error + 'static), exit_code: u8) -> Self {
         let mut message = err.to_string();
         let mut source = err.source();
         while let Some(s) = source {
@@ -72,7 +72,7 @@ impl CliError {
     /// the rest (another process holding the file, the operating system refusing, DuckDB
     /// failing) 1. "No database yet" exits 1 like "no executions yet": the workspace has
     /// nothing recorded, the command itself was right.
-    pub fn from_store(e: &StoreError) -> Self {
+    pub(crate) fn from_store(e: &StoreError) -> Self {
         let code = match (e, e.class()) {
             (StoreError::NotFound { .. }, _) => EXIT_FAILURE,
             (_, mixseek_store::ErrorClass::BadInput) => EXIT_BAD_INPUT,
@@ -82,7 +82,7 @@ impl CliError {
     }
     /// An orchestrator error, with its chain and hint; bad input exits 2, a run the
     /// environment stopped (disk, a locked database, a bug) 1.
-    pub fn from_orchestrator(e: &OrchestratorError) -> Self {
+    pub(crate) fn from_orchestrator(e: &OrchestratorError) -> Self {
         let code = match e.class() {
             mixseek_orchestrator::ErrorClass::BadInput => EXIT_BAD_INPUT,
             mixseek_orchestrator::ErrorClass::Runtime => EXIT_FAILURE,
@@ -95,7 +95,7 @@ impl CliError {
             None => self,
         }
     }
-    pub fn exit(&self) -> ExitCode {
+    pub(crate) fn exit(&self) -> ExitCode {
         ExitCode::from(self.exit_code)
     }
 }

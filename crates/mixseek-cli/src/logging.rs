@@ -14,19 +14,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Target of the file-only events (`tracing::info!(target: AUDIT, ...)`).
-pub const AUDIT: &str = "mixseek_audit";
+pub(crate) const AUDIT: &str = "mixseek_audit";
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     Trace,
     Debug,
     Info,
@@ -50,7 +50,7 @@ impl LogLevel {
 
 /// A `MIXSEEK_*` variable with a value its setting does not accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvValueError {
+pub(crate) struct EnvValueError {
     pub message: String,
     pub hint: String,
 }
@@ -62,7 +62,7 @@ fn var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
 
 /// A boolean variable: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (any case); unset or
 /// empty is `None`; anything else is an error naming the variable.
-pub fn bool_var(
+pub(crate) fn bool_var(
     name: &str,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<bool>, EnvValueError> {
@@ -104,7 +104,7 @@ fn enum_var<T: clap::ValueEnum>(
 /// `MIXSEEK_LOG_FORMAT`, `MIXSEEK_LOG_CONSOLE` and `MIXSEEK_LOG_FILE`, then the defaults
 /// (info, text, stderr on, file on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogSettings {
+pub(crate) struct LogSettings {
     pub level: LogLevel,
     pub format: LogFormat,
     /// Log records on stderr.
@@ -115,7 +115,7 @@ pub struct LogSettings {
 
 impl LogSettings {
     /// Resolves the flags (`None` / `false` when not given) against the environment.
-    pub fn resolve(
+    pub(crate) fn resolve(
         level: Option<LogLevel>,
         format: Option<LogFormat>,
         no_console: bool,
@@ -145,7 +145,7 @@ impl LogSettings {
 
 /// Installs the global subscriber. `quiet` lowers stderr to errors only; `verbose` raises it to
 /// debug. `MIXSEEK_LOG` (an EnvFilter directive) wins over the level flags for fine control.
-pub fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace: Option<&Path>) {
+pub(crate) fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace: Option<&Path>) {
     let LogSettings {
         level,
         format,

@@ -2,6 +2,7 @@
 //! Everything below this crate returns values; only this crate prints.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // the CLI is the one crate that prints
+#![warn(unreachable_pub)]
 
 mod commands;
 mod context;

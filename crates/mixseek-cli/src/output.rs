@@ -1,13 +1,13 @@
 //! Output formats shared by commands.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TextOrJson {
+pub(crate) enum TextOrJson {
     Text,
     Json,
 }
 
 /// Pretty JSON with 2-space indentation and non-ASCII kept.
-pub fn to_json_pretty<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn to_json_pretty<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v)
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize output: {e}\"}}"))
 }
@@ -15,7 +15,7 @@ pub fn to_json_pretty<T: serde::Serialize>(v: &T) -> String {
 /// Keys whose values are secrets in displays (`config show`): the original's list, except
 /// token counts/limits and `*_env` (names of variables, not their values). `-` counts as `_`,
 /// so header names such as `x-api-key`, `api-key` (Azure) and `x-goog-api-key` match.
-pub fn is_secret_key(key: &str) -> bool {
+pub(crate) fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase().replace('-', "_");
     if k.ends_with("_env") || k.contains("tokens") {
         return false;
@@ -46,7 +46,7 @@ pub fn is_secret_key(key: &str) -> bool {
 
 /// HTTP headers of `[providers.<name>.headers]` that are shown as they are; every other
 /// header value is masked (gateway headers often carry keys under arbitrary names).
-pub const SAFE_HEADERS: &[&str] = &[
+pub(crate) const SAFE_HEADERS: &[&str] = &[
     "http-referer",
     "referer",
     "x-title",
@@ -67,7 +67,7 @@ const REDACTED: &str = "[REDACTED]";
 /// of hook URLs (webhook URLs such as Slack's carry their token in the path), and in any
 /// other URL the password of `user:password@` and the values of secret-looking query
 /// parameters.
-pub fn mask_secrets(v: &mut serde_json::Value) {
+pub(crate) fn mask_secrets(v: &mut serde_json::Value) {
     mask_at(v, &mut Vec::new());
 }
 
@@ -128,7 +128,7 @@ fn mask_authority(authority: &str) -> String {
 }
 
 /// A URL with its password and secret-looking query values masked.
-pub fn mask_url(url: &str) -> String {
+pub(crate) fn mask_url(url: &str) -> String {
     let Some((scheme, authority, rest)) = split_url(url) else {
         return url.to_string();
     };
@@ -162,7 +162,7 @@ pub fn mask_url(url: &str) -> String {
 }
 
 /// A hook URL: scheme and host only; its path and query (where webhook tokens live) masked.
-pub fn mask_url_path(url: &str) -> String {
+pub(crate) fn mask_url_path(url: &str) -> String {
     match split_url(url) {
         Some((scheme, authority, rest)) => {
             let tail = if rest.is_empty() || rest == "/" {

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 /// A panic as the hook saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PanicReport {
+pub(crate) struct PanicReport {
     pub message: String,
     /// `file:line:column`.
     pub location: Option<String>,
@@ -78,7 +78,7 @@ fn backtrace_wanted() -> bool {
 }
 
 /// Installs the hook (once, at start-up; a hook installed later calls it).
-pub fn install() {
+pub(crate) fn install() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let report = report_of(info);
@@ -102,7 +102,7 @@ pub fn install() {
 
 /// The error a panic on this thread ends the command with: the message and location the
 /// hook recorded (else the payload's text).
-pub fn report(payload: &(dyn std::any::Any + Send)) -> CliError {
+pub(crate) fn report(payload: &(dyn std::any::Any + Send)) -> CliError {
     let report = THIS_THREAD
         .with(|t| t.borrow_mut().take())
         .unwrap_or_else(|| PanicReport {
@@ -126,7 +126,7 @@ fn internal_error(report: &PanicReport) -> CliError {
 
 /// The error of a blocking task that did not finish: a panic (reported as an internal error
 /// with where it happened) or a cancelled task.
-pub fn join_error(e: &tokio::task::JoinError) -> CliError {
+pub(crate) fn join_error(e: &tokio::task::JoinError) -> CliError {
     if e.is_panic() {
         let last = LAST.lock().ok().and_then(|mut l| l.take());
         let report = last.unwrap_or_else(|| PanicReport {
@@ -148,7 +148,7 @@ fn injected() -> Option<String> {
 }
 
 /// Test-only: with `MIXSEEK_TEST_PANIC=main` (debug builds), panics on the main thread.
-pub fn inject_main_panic() {
+pub(crate) fn inject_main_panic() {
     #[cfg(debug_assertions)]
     if injected().as_deref() == Some("main") {
         panic!("injected fault (MIXSEEK_TEST_PANIC=main)");
@@ -157,7 +157,7 @@ pub fn inject_main_panic() {
 
 /// Test-only: with `MIXSEEK_TEST_PANIC=team:ID` (debug builds), a display sink that panics
 /// when team `ID` starts its round 2 — inside that team's task, as a bug in a sink would.
-pub fn injected_team_fault() -> Option<std::sync::Arc<dyn mixseek_core::EventSink>> {
+pub(crate) fn injected_team_fault() -> Option<std::sync::Arc<dyn mixseek_core::EventSink>> {
     #[cfg(debug_assertions)]
     if let Some(team) = injected().and_then(|v| v.strip_prefix("team:").map(str::to_string)) {
         return Some(std::sync::Arc::new(TeamFault { team }));

@@ -20,7 +20,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Writes `buf` to stderr (keys and, when asked for, personal data masked:
 /// [`crate::redact`]), hiding the progress lines around it when they are shown.
-pub fn write_stderr(buf: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_stderr(buf: &[u8]) -> std::io::Result<()> {
     let buf = &*crate::redact::bytes(buf);
     let active = ACTIVE.get().and_then(|a| lock(a).clone());
     match active {
@@ -31,7 +31,7 @@ pub fn write_stderr(buf: &[u8]) -> std::io::Result<()> {
 
 /// A `tracing` writer for stderr that cooperates with the progress display.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct StderrWriter;
+pub(crate) struct StderrWriter;
 
 impl Write for StderrWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -54,13 +54,13 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrWriter {
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
 /// Turns the live display off for this process (`--no-progress`, `MIXSEEK_NO_PROGRESS=1`).
-pub fn disable() {
+pub(crate) fn disable() {
     DISABLED.store(true, Ordering::Relaxed);
 }
 
 /// Whether the live display should be shown: stderr is a terminal, not `--quiet`, and the
 /// display was not turned off.
-pub fn wanted(quiet: bool) -> bool {
+pub(crate) fn wanted(quiet: bool) -> bool {
     !quiet && !DISABLED.load(Ordering::Relaxed) && std::io::stderr().is_terminal()
 }
 
@@ -142,7 +142,7 @@ fn team_of(event: &Event) -> Option<&str> {
 }
 
 /// The indicatif display: a bar per team whose length is the maximum number of rounds.
-pub struct ProgressBars {
+pub(crate) struct ProgressBars {
     mp: MultiProgress,
     style: ProgressStyle,
     teams: Mutex<HashMap<String, (ProgressBar, TeamLine)>>,
@@ -151,7 +151,7 @@ pub struct ProgressBars {
 
 impl ProgressBars {
     /// A display drawing on stderr (registered for [`write_stderr`]).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mp = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
         *lock(ACTIVE.get_or_init(|| Mutex::new(None))) = Some(mp.clone());
         let style = ProgressStyle::with_template(

@@ -24,7 +24,7 @@ static RULES: RwLock<Option<Arc<Rules>>> = RwLock::new(None);
 
 /// Installs the run's rules: its PII masker (disabled unless `[privacy] mask_pii`) and the
 /// secret values to hide (the API keys it may send).
-pub fn install(masker: PiiMasker, secrets: Vec<String>) {
+pub(crate) fn install(masker: PiiMasker, secrets: Vec<String>) {
     let rules = Arc::new(Rules { masker, secrets });
     if let Ok(mut guard) = RULES.write() {
         *guard = Some(rules);
@@ -36,7 +36,7 @@ fn rules() -> Option<Arc<Rules>> {
 }
 
 /// `s` with secrets and (when masking is on) personal data masked; borrowed when unchanged.
-pub fn text(s: &str) -> Cow<'_, str> {
+pub(crate) fn text(s: &str) -> Cow<'_, str> {
     let Some(rules) = rules() else {
         return mixseek_llm::mask(s, &[]);
     };
@@ -48,7 +48,7 @@ pub fn text(s: &str) -> Cow<'_, str> {
 }
 
 /// [`text`] over bytes written to a log or stderr (lossless for UTF-8, which is all we write).
-pub fn bytes(b: &[u8]) -> Cow<'_, [u8]> {
+pub(crate) fn bytes(b: &[u8]) -> Cow<'_, [u8]> {
     match std::str::from_utf8(b) {
         Ok(s) => match text(s) {
             Cow::Borrowed(_) => Cow::Borrowed(b),

@@ -2,7 +2,7 @@
 //! wrapping by display width — enough to reproduce the original's leaderboard table exactly.
 
 /// Cells a character takes.
-pub fn char_width(c: char) -> usize {
+pub(crate) fn char_width(c: char) -> usize {
     let u = c as u32;
     match u {
         0 => 0,
@@ -32,12 +32,12 @@ pub fn char_width(c: char) -> usize {
     }
 }
 
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     s.chars().map(char_width).sum()
 }
 
 /// Greedy word wrap to `max` cells; words longer than a line are split.
-pub fn wrap(s: &str, max: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, max: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for word in s.split_whitespace() {
@@ -79,12 +79,12 @@ pub fn wrap(s: &str, max: usize) -> Vec<String> {
 }
 
 /// Left-aligns `s` in `w` cells.
-pub fn pad_right(s: &str, w: usize) -> String {
+pub(crate) fn pad_right(s: &str, w: usize) -> String {
     format!("{s}{}", " ".repeat(w.saturating_sub(width(s))))
 }
 
 /// Right-aligns `s` in `w` cells.
-pub fn pad_left(s: &str, w: usize) -> String {
+pub(crate) fn pad_left(s: &str, w: usize) -> String {
     format!("{}{s}", " ".repeat(w.saturating_sub(width(s))))
 }
 

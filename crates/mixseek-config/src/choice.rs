@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// `a, b, c`: the words of `all`, for "one of: ..." hints.
-pub fn one_of<T: fmt::Display>(all: &[T]) -> String {
+pub(crate) fn one_of<T: fmt::Display>(all: &[T]) -> String {
     all.iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
@@ -143,13 +143,10 @@ impl MemberType {
     }
 }
 
-/// The run event a hook is notified of (`on` of a `[[hooks]]` entry); defined in
-/// `mixseek-core`, whose events name it.
-pub use mixseek_core::HookEvent;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mixseek_core::HookEvent;
     use serde::de::DeserializeOwned;
 
     /// `as_str` is serde's word, and serde reads it back: the two spellings cannot drift.

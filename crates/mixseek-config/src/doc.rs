@@ -12,15 +12,18 @@ use toml::de::{DeTable, DeValue};
 /// A parsed TOML file.
 #[derive(Debug, Clone)]
 pub struct TomlDoc {
+    /// The file it was read from.
     pub path: PathBuf,
+    /// Its text (CRLF line ends turned into LF).
     pub text: String,
+    /// The parsed table.
     pub table: toml::Table,
     /// Dotted key path (`a.b[0].c`) → 1-based (line, column) of the key.
     positions: HashMap<String, (usize, usize)>,
 }
 
 /// 1-based line and column of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     LineStarts::new(text).line_col(offset)
 }
 
@@ -154,6 +157,7 @@ impl TomlDoc {
         Self::parse(path, &text)
     }
 
+    /// Parses `text`, read from `path` (which only names the file in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigIssue> {
         // CRLF files parse like LF ones.
         let text = text.replace("\r\n", "\n");
@@ -198,7 +202,7 @@ impl TomlDoc {
     }
 
     /// Records every leaf value of the file as coming from this file (with its line).
-    pub fn record_sources(&self, sources: &mut SourceMap) {
+    pub(crate) fn record_sources(&self, sources: &mut SourceMap) {
         for (k, (line, _)) in &self.positions {
             sources.set(
                 k.clone(),
@@ -359,7 +363,7 @@ fn schema_at<'a>(schema: &'a serde_json::Value, path: &[&str]) -> Option<&'a ser
 }
 
 /// The keys a JSON schema allows at a dotted path (following `$ref`s into `$defs`).
-pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
+pub(crate) fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
     schema_at(schema, path)
         .map(|v| schema_resolve(schema, v))
         .and_then(|v| v.get("properties"))
@@ -370,7 +374,7 @@ pub fn schema_keys_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> 
 
 /// The words a JSON schema allows at a dotted path when the value there is one of a fixed
 /// set of strings (an enum of `crate::choice`, optional or not); empty otherwise.
-pub fn schema_choices_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
+pub(crate) fn schema_choices_at(schema: &serde_json::Value, path: &[&str]) -> Vec<String> {
     fn words(root: &serde_json::Value, v: &serde_json::Value, out: &mut Vec<String>) {
         let v = match v.get("$ref").and_then(|r| r.as_str()) {
             Some(r) => match root

@@ -277,7 +277,7 @@ struct PromptBuilderFile {
 }
 
 /// The whole reference, as committed in docs/configuration.md.
-pub fn reference_markdown() -> String {
+pub(crate) fn reference_markdown() -> String {
     let mut s = String::from(
         "# Configuration reference\n\n\
          Generated from the settings types (`mixseek-config`); a test fails when this file and the code disagree.\n\

@@ -10,7 +10,7 @@ use crate::source::{Source, SourceMap};
 
 /// `MIXSEEK_*` variables that are not settings of a config file: the command line reads
 /// them. Each with what it does (docs/configuration.md lists them from here).
-pub const NON_SETTING_VARS: &[(&str, &str)] = &[
+pub(crate) const NON_SETTING_VARS: &[(&str, &str)] = &[
     (
         "MIXSEEK_WORKSPACE",
         "the workspace when `-w/--workspace` is not given (else `./mixseek-workspace`)",
@@ -51,7 +51,7 @@ pub const NON_SETTING_VARS: &[(&str, &str)] = &[
 
 /// Variables the original MixSeek knows that mixseek does not read. A set one is reported
 /// like any unknown variable (a warning), with this note instead of a "did you mean".
-pub const UNSUPPORTED_VARS: &[(&str, &str)] = &[
+pub(crate) const UNSUPPORTED_VARS: &[(&str, &str)] = &[
     (
         "MIXSEEK_CONFIG_FILE",
         "the original MixSeek's generic config.toml is not supported: give the orchestrator file with -c",
@@ -72,8 +72,8 @@ pub const UNSUPPORTED_VARS: &[(&str, &str)] = &[
 
 /// Prefixes (first segment) of settings that live in other files or are not ours. `UI` and
 /// `MEMBER` are the original's web UI and standalone `mixseek member` command: ignored
-/// without a warning (only `mixseek_config::load::load_member` reads `MIXSEEK_MEMBER__*`).
-pub const SECTION_PREFIXES: &[&str] = &[
+/// without a warning.
+pub(crate) const SECTION_PREFIXES: &[&str] = &[
     "ORCHESTRATOR",
     "TEAM",
     "LEADER",
@@ -86,7 +86,7 @@ pub const SECTION_PREFIXES: &[&str] = &[
 
 /// The sections of [`SECTION_PREFIXES`] that a full load ([`crate::load()`]) overlays, as
 /// `MIXSEEK_<SECTION>__<KEY>`.
-pub const LOADED_SECTIONS: &[&str] = &[
+pub(crate) const LOADED_SECTIONS: &[&str] = &[
     "ORCHESTRATOR",
     "TEAM",
     "LEADER",
@@ -96,17 +96,17 @@ pub const LOADED_SECTIONS: &[&str] = &[
 ];
 
 /// Sections whose variables are ignored without a warning (see [`SECTION_PREFIXES`]).
-pub const IGNORED_SECTIONS: &[&str] = &["UI", "MEMBER"];
+pub(crate) const IGNORED_SECTIONS: &[&str] = &["UI", "MEMBER"];
 
 /// Top-level tables of the orchestrator file that env variables may set directly.
-pub const TOP_LEVEL_TABLES: &[&str] = &["PROVIDERS", "PRICING", "CACHE", "PRIVACY", "HOOKS"];
+pub(crate) const TOP_LEVEL_TABLES: &[&str] = &["PROVIDERS", "PRICING", "CACHE", "PRIVACY", "HOOKS"];
 
 /// The most `__`-separated segments a variable may have; no setting is nested nearly as
 /// deep, and a longer name (which could nest tables without bound) is an unknown variable.
-pub const MAX_SEGMENTS: usize = 16;
+pub(crate) const MAX_SEGMENTS: usize = 16;
 
 /// The hint of an unknown variable without a close valid name.
-pub const NO_MATCH_HINT: &str =
+pub(crate) const NO_MATCH_HINT: &str =
     "no mixseek setting has this name; docs/configuration.md lists the variables mixseek reads";
 
 /// A snapshot of the `MIXSEEK_*` environment variables (injectable for tests).
@@ -114,6 +114,7 @@ pub const NO_MATCH_HINT: &str =
 pub struct EnvVars(pub Vec<(String, String)>);
 
 impl EnvVars {
+    /// The `MIXSEEK_*` variables of this process, sorted.
     pub fn from_process() -> Self {
         let mut v: Vec<(String, String)> = std::env::vars()
             .filter(|(k, _)| k.to_ascii_uppercase().starts_with("MIXSEEK_"))
@@ -121,6 +122,7 @@ impl EnvVars {
         v.sort();
         Self(v)
     }
+    /// A snapshot of the given pairs (tests).
     pub fn from_pairs<I, K, V>(pairs: I) -> Self
     where
         I: IntoIterator<Item = (K, V)>,
@@ -134,6 +136,7 @@ impl EnvVars {
                 .collect(),
         )
     }
+    /// The value of `name` (case-insensitive), if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
@@ -143,7 +146,7 @@ impl EnvVars {
 }
 
 /// Parses an environment value into a TOML value.
-pub fn parse_value(raw: &str) -> toml::Value {
+pub(crate) fn parse_value(raw: &str) -> toml::Value {
     let wrapped = format!("v = {raw}");
     if let Ok(mut t) = toml::from_str::<toml::Table>(&wrapped) {
         if let Some(v) = t.remove("v") {
@@ -163,7 +166,7 @@ pub fn parse_value(raw: &str) -> toml::Value {
 /// Sets `value` at `path` inside `table`, creating tables on the way (deep merge). A numeric
 /// segment indexes an array (`HOOKS__0__URL` → `hooks[0].url`); the index one past the end
 /// appends an item, and a missing array is created when the next segment is an index.
-pub fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
+pub(crate) fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
@@ -228,7 +231,7 @@ fn set_in(cur: &mut toml::Value, path: &[String], value: toml::Value) {
 }
 
 /// The dotted key of a path, with numeric segments as indices: `hooks[0].url`.
-pub fn key_of(path: &[String]) -> String {
+pub(crate) fn key_of(path: &[String]) -> String {
     let mut key = String::new();
     for seg in path {
         if is_index(seg) {
@@ -245,7 +248,8 @@ pub fn key_of(path: &[String]) -> String {
 
 /// One variable mapped onto a file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Applied {
+pub(crate) struct Applied {
+    /// The variable's name.
     pub var: String,
     /// Dotted key path inside the file.
     pub key: String,
@@ -253,7 +257,7 @@ pub struct Applied {
 
 /// Applies every variable `PREFIX<KEY>[__<SUB>...]` onto `table` under `base` (the path of the
 /// section inside the file). `accept` filters keys (first segment, upper case).
-pub fn overlay(
+pub(crate) fn overlay(
     table: &mut toml::Table,
     base: &[&str],
     prefix: &str,
@@ -292,7 +296,7 @@ fn segments(rest: &str) -> Vec<&str> {
 }
 
 /// Accepts orchestrator-level variables (`MIXSEEK_MAX_ROUNDS`), not other sections or tools.
-pub fn is_orchestrator_var(rest: &str) -> bool {
+pub(crate) fn is_orchestrator_var(rest: &str) -> bool {
     let first = rest.split("__").next().unwrap_or_default();
     let full = format!("MIXSEEK_{rest}");
     !first.is_empty()
@@ -303,7 +307,7 @@ pub fn is_orchestrator_var(rest: &str) -> bool {
 }
 
 /// Whether `name` is one of [`NON_SETTING_VARS`] (any case).
-pub fn is_non_setting(name: &str) -> bool {
+pub(crate) fn is_non_setting(name: &str) -> bool {
     NON_SETTING_VARS
         .iter()
         .any(|(v, _)| v.eq_ignore_ascii_case(name))
@@ -313,7 +317,7 @@ pub fn is_non_setting(name: &str) -> bool {
 /// [`UNSUPPORTED_VARS`] (with their note) and names that reach no key at all (`MIXSEEK_TEAM`
 /// without `__<KEY>`, `MIXSEEK___`). A variable an overlay reads but whose key does not exist
 /// is reported by the loader instead, with the closest valid key.
-pub fn unroutable(env: &EnvVars) -> Vec<ConfigIssue> {
+pub(crate) fn unroutable(env: &EnvVars) -> Vec<ConfigIssue> {
     let mut out = Vec::new();
     for (name, _) in &env.0 {
         let upper = name.to_ascii_uppercase();
@@ -353,7 +357,7 @@ pub fn unroutable(env: &EnvVars) -> Vec<ConfigIssue> {
 /// key in its place. The variable's segments match the key's from the right
 /// (`MIXSEEK_TEAM__LEADR__MODEL` set `team.leadr.model`; `team.leadr` is unknown, `leader` the
 /// closest key: `MIXSEEK_TEAM__LEADER__MODEL`).
-pub fn suggest_var(
+pub(crate) fn suggest_var(
     var: &str,
     full_key: &str,
     unknown_key: &str,
@@ -375,7 +379,7 @@ pub fn suggest_var(
 /// For an orchestrator-level variable (`MIXSEEK_<NAME>`, no `__`): the closest of the
 /// variable the loader suggested (`candidate`) and the [`NON_SETTING_VARS`]
 /// (`MIXSEEK_LOG_LEVL` → `MIXSEEK_LOG_LEVEL`), compared without the common `MIXSEEK_`.
-pub fn closest_var(var: &str, candidate: Option<&str>) -> Option<String> {
+pub(crate) fn closest_var(var: &str, candidate: Option<&str>) -> Option<String> {
     let upper = var.to_ascii_uppercase();
     let rest = upper.strip_prefix("MIXSEEK_")?;
     if rest.contains("__") {

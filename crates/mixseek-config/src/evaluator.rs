@@ -168,6 +168,7 @@ impl EvaluatorSettings {
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| self.default_model.clone())
     }
+    /// `temperature` of `[llm_default]`, else the evaluator's, else 0.
     pub fn effective_temperature(&self) -> f64 {
         self.llm_default
             .as_ref()
@@ -175,36 +176,42 @@ impl EvaluatorSettings {
             .or(self.temperature)
             .unwrap_or(0.0)
     }
+    /// `max_tokens` of `[llm_default]`, else the evaluator's.
     pub fn effective_max_tokens(&self) -> Option<u64> {
         self.llm_default
             .as_ref()
             .and_then(|d| d.max_tokens)
             .or(self.max_tokens)
     }
+    /// `max_retries` of `[llm_default]`, else the evaluator's.
     pub fn effective_max_retries(&self) -> u32 {
         self.llm_default
             .as_ref()
             .and_then(|d| d.max_retries)
             .unwrap_or(self.max_retries)
     }
+    /// `timeout_seconds` of `[llm_default]`, else the evaluator's.
     pub fn effective_timeout_seconds(&self) -> u64 {
         self.llm_default
             .as_ref()
             .and_then(|d| d.timeout_seconds)
             .unwrap_or(self.timeout_seconds)
     }
+    /// `stop_sequences` of `[llm_default]`, else the evaluator's.
     pub fn effective_stop_sequences(&self) -> Option<Vec<String>> {
         self.llm_default
             .as_ref()
             .and_then(|d| d.stop_sequences.clone())
             .or_else(|| self.stop_sequences.clone())
     }
+    /// `top_p` of `[llm_default]`, else the evaluator's.
     pub fn effective_top_p(&self) -> Option<f64> {
         self.llm_default
             .as_ref()
             .and_then(|d| d.top_p)
             .or(self.top_p)
     }
+    /// `seed` of `[llm_default]`, else the evaluator's.
     pub fn effective_seed(&self) -> Option<i64> {
         self.llm_default.as_ref().and_then(|d| d.seed).or(self.seed)
     }
@@ -261,6 +268,7 @@ impl EvaluatorSettings {
         }
     }
 
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
         issues.opt_range_f64(prefix, "top_p", self.top_p, 0.0, 1.0);

@@ -13,7 +13,9 @@ pub struct ConfigIssue {
     pub key: String,
     /// 1-based line and column of the key or value, when known.
     pub line: Option<usize>,
+    /// 1-based column, when known.
     pub column: Option<usize>,
+    /// What is wrong.
     pub message: String,
     /// What to do about it ("did you mean `max_rounds`?", "allowed range: 1..=10").
     pub hint: Option<String>,
@@ -24,6 +26,7 @@ pub struct ConfigIssue {
 }
 
 impl ConfigIssue {
+    /// An issue about `key` with no file, position or hint yet.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: None,
@@ -36,23 +39,26 @@ impl ConfigIssue {
         }
     }
     /// The warning about `var`, a `MIXSEEK_*` variable that names no setting and is ignored.
-    pub fn unknown_env_var(var: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn unknown_env_var(var: impl Into<String>, hint: impl Into<String>) -> Self {
         let var = var.into();
         let mut issue =
             Self::new(var.clone(), "unknown environment variable, ignored").with_hint(hint);
         issue.env_var = Some(var);
         issue
     }
+    /// With a hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
+    /// In `file`, unless it already names one.
     pub fn in_file(mut self, file: &Path) -> Self {
         if self.file.is_none() {
             self.file = Some(file.to_path_buf());
         }
         self
     }
+    /// At 1-based `line` and `column`.
     pub fn at(mut self, line: usize, column: usize) -> Self {
         self.line = Some(line);
         self.column = Some(column);
@@ -87,6 +93,7 @@ impl fmt::Display for ConfigIssue {
 /// `validate(&self, prefix, &mut Issues)` with it.
 #[derive(Debug, Default, Clone)]
 pub struct Issues {
+    /// The issues, in the order found.
     pub items: Vec<ConfigIssue>,
 }
 
@@ -103,14 +110,16 @@ impl Issues {
     pub fn append(&mut self, mut other: Issues) {
         self.items.append(&mut other.items);
     }
+    /// Adds one issue.
     pub fn push(&mut self, issue: ConfigIssue) {
         self.items.push(issue);
     }
+    /// Adds an error about `prefix.key`.
     pub fn error(&mut self, prefix: &str, key: &str, message: impl Into<String>) {
         self.items
             .push(ConfigIssue::new(join(prefix, key), message));
     }
-    pub fn error_hint(
+    pub(crate) fn error_hint(
         &mut self,
         prefix: &str,
         key: &str,
@@ -121,7 +130,7 @@ impl Issues {
             .push(ConfigIssue::new(join(prefix, key), message).with_hint(hint));
     }
     /// `value` must lie in `lo..=hi`.
-    pub fn range_f64(&mut self, prefix: &str, key: &str, value: f64, lo: f64, hi: f64) {
+    pub(crate) fn range_f64(&mut self, prefix: &str, key: &str, value: f64, lo: f64, hi: f64) {
         if !(value >= lo && value <= hi) {
             self.items.push(
                 ConfigIssue::new(join(prefix, key), format!("{value} is out of range"))
@@ -129,7 +138,7 @@ impl Issues {
             );
         }
     }
-    pub fn range_i64(&mut self, prefix: &str, key: &str, value: i64, lo: i64, hi: i64) {
+    pub(crate) fn range_i64(&mut self, prefix: &str, key: &str, value: i64, lo: i64, hi: i64) {
         if value < lo || value > hi {
             self.items.push(
                 ConfigIssue::new(join(prefix, key), format!("{value} is out of range"))
@@ -137,18 +146,32 @@ impl Issues {
             );
         }
     }
-    pub fn opt_range_f64(&mut self, prefix: &str, key: &str, value: Option<f64>, lo: f64, hi: f64) {
+    pub(crate) fn opt_range_f64(
+        &mut self,
+        prefix: &str,
+        key: &str,
+        value: Option<f64>,
+        lo: f64,
+        hi: f64,
+    ) {
         if let Some(v) = value {
             self.range_f64(prefix, key, v, lo, hi);
         }
     }
-    pub fn opt_range_i64(&mut self, prefix: &str, key: &str, value: Option<i64>, lo: i64, hi: i64) {
+    pub(crate) fn opt_range_i64(
+        &mut self,
+        prefix: &str,
+        key: &str,
+        value: Option<i64>,
+        lo: i64,
+        hi: i64,
+    ) {
         if let Some(v) = value {
             self.range_i64(prefix, key, v, lo, hi);
         }
     }
     /// A string that must not be blank.
-    pub fn non_blank(&mut self, prefix: &str, key: &str, value: &str) {
+    pub(crate) fn non_blank(&mut self, prefix: &str, key: &str, value: &str) {
         if value.trim().is_empty() {
             self.items.push(ConfigIssue::new(
                 join(prefix, key),
@@ -156,17 +179,11 @@ impl Issues {
             ));
         }
     }
-    /// Sets `file` on every issue that has none yet.
-    pub fn tag_file(&mut self, file: &Path, from: usize) {
-        for issue in self.items.iter_mut().skip(from) {
-            if issue.file.is_none() {
-                issue.file = Some(file.to_path_buf());
-            }
-        }
-    }
+    /// Whether there is no issue.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+    /// The number of issues.
     pub fn len(&self) -> usize {
         self.items.len()
     }

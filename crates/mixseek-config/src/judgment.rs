@@ -5,6 +5,7 @@ use crate::issues::Issues;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// A judgment TOML.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct JudgmentSettings {
@@ -56,6 +57,7 @@ impl Default for JudgmentSettings {
 }
 
 impl JudgmentSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.non_blank(prefix, "model", &self.model);
         issues.range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);

@@ -10,40 +10,52 @@
 //! (the loader reports unknown keys with a suggestion), and
 //! `fn validate(&self, prefix: &str, issues: &mut Issues)` for range and consistency checks.
 
-pub mod choice;
-pub mod issues;
-pub mod privacy;
-pub mod prompt_builder;
-pub mod providers;
+#![warn(missing_docs, unreachable_pub)]
 
-pub use issues::{ConfigIssue, Issues, closest};
-pub mod doc;
-pub mod env;
-pub mod evaluator;
-pub mod judgment;
-pub mod load;
-pub mod model_id;
-pub mod orchestrator;
-pub mod source;
-pub mod team;
-pub mod workspace;
+mod choice;
+mod doc;
+mod env;
+mod evaluator;
+mod issues;
+mod judgment;
+mod load;
+mod model_id;
+mod orchestrator;
+mod privacy;
+mod prompt_builder;
+mod providers;
+mod source;
+mod team;
+mod weights;
+mod workspace;
 
-pub use choice::{
-    Aggregate, Environment, HookEvent, MemberType, MetricType, OnJudgmentError, OnMetricError,
-};
+// The generator of docs/configuration.md: only its test (which compares the file with it)
+// uses it.
+#[cfg(test)]
+mod docs;
+
+// One namespace stays public: the preflight checks (`preflight::run`) and the parts of their
+// report (`preflight::Category`, `preflight::Check`, …).
+pub mod preflight;
+
+pub use choice::{Aggregate, Environment, MemberType, MetricType, OnJudgmentError, OnMetricError};
+pub use doc::{TomlDoc, deserialize_section};
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};
+pub use issues::{ConfigIssue, Issues, closest};
 pub use judgment::JudgmentSettings;
 pub use load::{
     LoadError, LoadReport, LoadedConfig, LoadedTeam, OrchestratorFile, Origin, Overrides, Part,
-    load,
+    load, load_evaluator, load_judgment, load_prompt_builder, load_team,
 };
-pub use model_id::{Credential, ModelId, ModelIdError};
 pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};
+pub use privacy::PrivacySettings;
+pub use prompt_builder::{
+    InjectionPhase, InjectionRuleSettings, InjectionSide, InjectionTarget, PromptBuilderSettings,
+    is_blank, is_py_whitespace, parse_time_zone,
+};
+pub use providers::{CacheSettings, Price, ProviderKind, ProviderSettings};
 pub use source::{Source, SourceMap};
-pub use team::{Instruction, LeaderSettings, MemberSettings, TeamSettings};
+pub use team::{Instruction, LeaderSettings, MemberSettings, TeamFile, TeamSettings};
+pub use weights::resolve_weights;
 pub use workspace::{PathError, Workspace, WorkspaceSource};
-pub mod preflight;
-pub use preflight::{CheckStatus, PreflightReport};
-pub mod docs;
-pub mod weights;

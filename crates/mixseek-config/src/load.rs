@@ -17,7 +17,7 @@ use crate::privacy::PrivacySettings;
 use crate::prompt_builder::PromptBuilderSettings;
 use crate::providers::{CacheSettings, Price, ProviderSettings};
 use crate::source::{Source, SourceMap};
-use crate::team::{MemberFile, MemberSettings, TeamFile, TeamSettings};
+use crate::team::{MemberFile, TeamFile, TeamSettings};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -66,6 +66,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The file it came from (none for built-in defaults).
     pub fn file(&self) -> Option<&Path> {
         match self {
             Origin::Explicit(p) | Origin::Workspace(p) | Origin::Inline(p) => Some(p),
@@ -77,13 +78,18 @@ impl Origin {
 /// One loaded part: its value (None when it could not be loaded), errors and warnings.
 #[derive(Debug, Clone)]
 pub struct Part<T> {
+    /// Where it came from.
     pub origin: Origin,
+    /// The settings, when they could be loaded.
     pub value: Option<T>,
+    /// Problems that stop the run.
     pub errors: Issues,
+    /// Problems reported and ignored.
     pub warnings: Issues,
 }
 
 impl<T> Part<T> {
+    /// Loaded without errors.
     pub fn ok(&self) -> bool {
         self.value.is_some() && self.errors.is_empty()
     }
@@ -111,7 +117,9 @@ impl<T> Part<T> {
 pub struct LoadedTeam {
     /// The path as written in `[[orchestrator.teams]]`.
     pub entry: String,
+    /// The team file.
     pub file: PathBuf,
+    /// The team's settings, referenced members resolved.
     pub settings: TeamSettings,
     /// For each member, the member file it came from (reference form).
     pub member_files: Vec<Option<PathBuf>>,
@@ -120,14 +128,21 @@ pub struct LoadedTeam {
 /// Everything loaded, part by part.
 #[derive(Debug, Clone)]
 pub struct LoadReport {
+    /// The workspace the configuration runs in.
     pub workspace: Workspace,
+    /// The orchestrator file.
     pub orchestrator_file: PathBuf,
+    /// The orchestrator file's settings.
     pub orchestrator: Part<OrchestratorFile>,
     /// One entry per `[[orchestrator.teams]]`, in order.
     pub teams: Vec<(String, Part<LoadedTeam>)>,
+    /// The evaluator settings.
     pub evaluator: Part<EvaluatorSettings>,
+    /// The judgment settings.
     pub judgment: Part<JudgmentSettings>,
+    /// The prompt builder settings.
     pub prompt_builder: Part<PromptBuilderSettings>,
+    /// Where each effective setting came from.
     pub sources: SourceMap,
     /// One warning per `MIXSEEK_*` variable that names no setting (ignored), whichever part
     /// found it; not repeated in the parts' warnings. `load` also logs them.
@@ -137,21 +152,34 @@ pub struct LoadReport {
 /// A configuration ready to run.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
+    /// The workspace the configuration runs in.
     pub workspace: Workspace,
+    /// The orchestrator file.
     pub orchestrator_file: PathBuf,
+    /// The orchestrator file's settings.
     pub file: OrchestratorFile,
+    /// The teams, in `[[orchestrator.teams]]` order.
     pub teams: Vec<LoadedTeam>,
+    /// The evaluator settings.
     pub evaluator: EvaluatorSettings,
+    /// Where they came from.
     pub evaluator_origin: Origin,
+    /// The judgment settings.
     pub judgment: JudgmentSettings,
+    /// Where they came from.
     pub judgment_origin: Origin,
+    /// The prompt builder settings.
     pub prompt_builder: PromptBuilderSettings,
+    /// Where they came from.
     pub prompt_builder_origin: Origin,
+    /// Where each effective setting came from.
     pub sources: SourceMap,
+    /// Warnings found while loading.
     pub warnings: Vec<ConfigIssue>,
 }
 
 impl LoadedConfig {
+    /// The `[orchestrator]` table.
     pub fn orchestrator(&self) -> &OrchestratorSettings {
         &self.file.orchestrator
     }
@@ -161,6 +189,7 @@ impl LoadedConfig {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", render_issues(.issues))]
 pub struct LoadError {
+    /// Every problem found, in the order found.
     pub issues: Vec<ConfigIssue>,
 }
 
@@ -433,10 +462,10 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
 /// Keys the original MixSeek accepts but that have no effect (it ignored or dropped them):
 /// they still load, with a warning, so a Python MixSeek config loads unchanged. Every other
 /// unknown key is an error. `[]` stands for any array index.
-pub const LEGACY_ORCHESTRATOR_KEYS: &[&str] = &["orchestrator.workspace_path"];
+pub(crate) const LEGACY_ORCHESTRATOR_KEYS: &[&str] = &["orchestrator.workspace_path"];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`]: the informational `environment` of every settings class,
 /// and the member keys the original dropped silently.
-pub const LEGACY_TEAM_KEYS: &[&str] = &[
+pub(crate) const LEGACY_TEAM_KEYS: &[&str] = &[
     "team.environment",
     "team.leader.environment",
     "team.members[].environment",
@@ -446,7 +475,7 @@ pub const LEGACY_TEAM_KEYS: &[&str] = &[
     "team.members[].instructions",
 ];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`].
-pub const LEGACY_MEMBER_KEYS: &[&str] = &[
+pub(crate) const LEGACY_MEMBER_KEYS: &[&str] = &[
     "agent.environment",
     "agent.capabilities",
     "agent.retry_config",
@@ -454,9 +483,9 @@ pub const LEGACY_MEMBER_KEYS: &[&str] = &[
     "agent.instructions",
 ];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`]: evaluator and judgment files (flat keys).
-pub const LEGACY_FLAT_KEYS: &[&str] = &["environment"];
+pub(crate) const LEGACY_FLAT_KEYS: &[&str] = &["environment"];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`].
-pub const LEGACY_PROMPT_BUILDER_KEYS: &[&str] = &["prompt_builder.environment"];
+pub(crate) const LEGACY_PROMPT_BUILDER_KEYS: &[&str] = &["prompt_builder.environment"];
 
 /// `team.members[3].capabilities` → `team.members[].capabilities`.
 fn generic_key(key: &str) -> String {
@@ -698,40 +727,6 @@ pub fn load_team(
             settings,
             member_files,
         }),
-        errors,
-        warnings,
-    }
-}
-
-/// Loads a standalone member file (`[agent]`), with `MIXSEEK_MEMBER__*` overrides.
-pub fn load_member(path: &Path, env: &EnvVars) -> Part<MemberSettings> {
-    let mut errors = Issues::default();
-    let mut warnings = Issues::default();
-    let mut sources = SourceMap::default();
-    let mut l: Loaded<MemberFile> = load_file(
-        path,
-        env,
-        &FileKind {
-            what: "member config",
-            legacy: LEGACY_MEMBER_KEYS,
-            env_overlay: &|t, s, env| {
-                overlay(t, &["agent"], "MIXSEEK_MEMBER__", env, |_| true, s);
-            },
-        },
-    );
-    l.merge_into(&mut sources, &mut errors, &mut warnings);
-    let value = l.value.map(|f| f.agent);
-    validate_into(
-        &value,
-        |v, i| v.validate("agent", i),
-        &l.doc,
-        &sources,
-        "",
-        &mut errors,
-    );
-    Part {
-        origin: Origin::Explicit(path.to_path_buf()),
-        value,
         errors,
         warnings,
     }
@@ -1311,6 +1306,7 @@ impl LoadReport {
         v
     }
 
+    /// Every warning of every part.
     pub fn warnings(&self) -> Vec<ConfigIssue> {
         let mut v: Vec<ConfigIssue> = self.orchestrator.warnings.items.clone();
         for (_, t) in &self.teams {
@@ -1412,7 +1408,7 @@ mod tests {
             Some("http://127.0.0.1:9/v1")
         );
         assert!(f.cache.enabled && f.privacy.mask_pii);
-        assert_eq!(f.hooks[0].on, Some(crate::HookEvent::RoundComplete));
+        assert_eq!(f.hooks[0].on, Some(mixseek_core::HookEvent::RoundComplete));
         assert_eq!(
             r.sources.get("cache.enabled"),
             Source::Env {

@@ -3,35 +3,46 @@
 //! network call, for preflight). The id type and the provider list are `mixseek_core`'s.
 
 use crate::providers::ProviderSettings;
-pub use mixseek_core::ModelId;
+use mixseek_core::ModelId;
 use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
 use std::collections::BTreeMap;
 
+/// A model id configuration cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModelIdError {
+pub(crate) enum ModelIdError {
+    /// Not `provider:model`.
     #[error(transparent)]
     Format(#[from] mixseek_core::ModelIdFormatError),
     #[error(
         "model id `{id}`: provider `{provider}` is not supported yet (known providers: {known})"
     )]
+    /// A provider the original accepts and mixseek does not implement yet.
     Unsupported {
+        /// The id as given.
         id: String,
+        /// Its provider part.
         provider: String,
+        /// The providers this configuration can use.
         known: String,
     },
     #[error(
         "model id `{id}`: unknown provider `{provider}`{suggestion} (known providers: {known}; define others in [providers.<name>])"
     )]
+    /// A provider neither built in nor declared in `[providers.<name>]`.
     Unknown {
+        /// The id as given.
         id: String,
+        /// Its provider part.
         provider: String,
+        /// ` (did you mean …?)`, or empty.
         suggestion: String,
+        /// The providers this configuration can use.
         known: String,
     },
 }
 
 /// All provider names usable in model ids: built-ins plus `[providers.<name>]`.
-pub fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<String> {
+pub(crate) fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<String> {
     let mut v: Vec<String> = BUILTIN_PROVIDERS
         .iter()
         .map(|p| p.name.to_string())
@@ -45,7 +56,7 @@ pub fn known_providers(custom: &BTreeMap<String, ProviderSettings>) -> Vec<Strin
 }
 
 /// Parses an id and checks that its provider is known.
-pub fn resolve(
+pub(crate) fn resolve(
     id: &str,
     custom: &BTreeMap<String, ProviderSettings>,
 ) -> Result<ModelId, ModelIdError> {
@@ -74,7 +85,7 @@ pub fn resolve(
 
 /// What a provider needs to authenticate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credential {
+pub(crate) enum Credential {
     /// No key (mock, local servers).
     None,
     /// One of these variables must be set and non-blank.
@@ -83,7 +94,10 @@ pub enum Credential {
 
 /// The credential a provider needs: `api_key_env` of `[providers.<name>]` when set, else the
 /// built-in variables, else none (a custom endpoint without a key).
-pub fn credential_for(provider: &str, custom: &BTreeMap<String, ProviderSettings>) -> Credential {
+pub(crate) fn credential_for(
+    provider: &str,
+    custom: &BTreeMap<String, ProviderSettings>,
+) -> Credential {
     if let Some(var) = custom.get(provider).and_then(|p| p.api_key_env.clone()) {
         return Credential::EnvVar(vec![var]);
     }
@@ -96,7 +110,7 @@ pub fn credential_for(provider: &str, custom: &BTreeMap<String, ProviderSettings
 }
 
 /// Checks the credential in an environment lookup. Ok(Some(var)) names the variable found.
-pub fn check_credential(
+pub(crate) fn check_credential(
     cred: &Credential,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<String>, String> {

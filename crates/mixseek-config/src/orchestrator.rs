@@ -1,7 +1,8 @@
 //! `[orchestrator]`: the competition's teams, rounds, timeouts and limits.
 
-use crate::choice::{Environment, HookEvent};
+use crate::choice::Environment;
 use crate::issues::Issues;
+use mixseek_core::HookEvent;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +80,7 @@ impl Default for OrchestratorSettings {
 }
 
 impl OrchestratorSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.range_i64(
             prefix,
@@ -195,6 +197,7 @@ impl Default for HookSettings {
 }
 
 impl HookSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         if self.on.is_none() {
             issues.error_hint(

@@ -10,31 +10,46 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
+    /// Passed.
     Ok,
+    /// Failed: the configuration cannot run.
     Error,
+    /// Not run (what it needs failed first).
     Skipped,
+    /// Passed with a caveat.
     Warning,
 }
 
+/// One check: its name (as the original names it), result and message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
+    /// What was checked.
     pub name: String,
+    /// How it ended.
     pub status: CheckStatus,
+    /// What was found.
     pub message: String,
+    /// The file it is about, when there is one.
     pub source_file: Option<String>,
 }
 
+/// A group of checks, in the original's categories.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Category {
+    /// The category's name (as the original prints it).
     pub category: String,
+    /// Its checks, in the order run.
     pub checks: Vec<Check>,
 }
 
+/// Every check of a configuration, by category.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct PreflightReport {
+    /// The categories, in the order printed.
     pub categories: Vec<Category>,
 }
 
@@ -83,6 +98,7 @@ fn issues_message(prefix: &str, issues: &[ConfigIssue]) -> String {
 }
 
 impl PreflightReport {
+    /// Checks that ended `error`.
     pub fn error_count(&self) -> usize {
         self.categories
             .iter()
@@ -90,9 +106,11 @@ impl PreflightReport {
             .filter(|c| c.status == CheckStatus::Error)
             .count()
     }
+    /// No check ended `error`.
     pub fn is_valid(&self) -> bool {
         self.error_count() == 0
     }
+    /// The category named `name`, added at the end when missing.
     pub fn category_mut(&mut self, name: &str) -> &mut Category {
         if let Some(i) = self.categories.iter().position(|c| c.category == name) {
             return &mut self.categories[i];
@@ -155,7 +173,7 @@ pub fn orchestrator_unavailable(given: &str, message: &str) -> PreflightReport {
 }
 
 /// The category of the warnings about `MIXSEEK_*` variables that name no setting.
-pub const ENV_CATEGORY: &str = "環境変数";
+pub(crate) const ENV_CATEGORY: &str = "環境変数";
 
 /// Runs the config-level preflight checks over a load report. The warnings about unknown
 /// `MIXSEEK_*` variables come last, in their own category (only when there are some).
@@ -453,7 +471,7 @@ fn workspace_category(ws: &Path) -> Category {
 }
 
 /// Creates the workspace if needed and checks that a file can be written in it.
-pub fn workspace_writable(ws: &Path) -> Result<(), std::io::Error> {
+fn workspace_writable(ws: &Path) -> Result<(), std::io::Error> {
     std::fs::create_dir_all(ws)?;
     let probe = ws.join(format!(".mixseek-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"ok")?;

@@ -9,7 +9,7 @@
 //! ]
 //! ```
 //!
-//! The masking itself is done by `mixseek_core::pii::PiiMasker`, built from these settings
+//! The masking itself is done by `mixseek_core::PiiMasker`, built from these settings
 //! with [`PrivacySettings::masker`]. Regexes are compiled there; an invalid one is reported
 //! with its key path (`privacy.extra_patterns[i].pattern`).
 
@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Names of the built-in detectors, in the order they are applied.
-pub const PII_DETECTORS: [&str; 4] = ["email", "card", "phone", "ip"];
+pub(crate) const PII_DETECTORS: [&str; 4] = ["email", "card", "phone", "ip"];
 
 /// `[privacy]` settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Default `team_user_prompt` (the original's, byte for byte: starts with `---`, ends with one
 /// `\n`, which rendering drops).
-pub const DEFAULT_TEAM_USER_PROMPT: &str = "---
+pub(crate) const DEFAULT_TEAM_USER_PROMPT: &str = "---
 現在日時: {{ current_datetime }}
 ---
 
@@ -39,7 +39,7 @@ pub const DEFAULT_TEAM_USER_PROMPT: &str = "---
 ";
 
 /// Default `evaluator_user_prompt` (the original's, byte for byte).
-pub const DEFAULT_EVALUATOR_USER_PROMPT: &str = "---
+pub(crate) const DEFAULT_EVALUATOR_USER_PROMPT: &str = "---
 現在日時: {{ current_datetime }}
 ---
 # タスク
@@ -53,7 +53,7 @@ pub const DEFAULT_EVALUATOR_USER_PROMPT: &str = "---
 ";
 
 /// Default `judgment_user_prompt` (the original's, byte for byte).
-pub const DEFAULT_JUDGMENT_USER_PROMPT: &str = "---
+pub(crate) const DEFAULT_JUDGMENT_USER_PROMPT: &str = "---
 現在日時: {{ current_datetime }}
 ---
 
@@ -71,14 +71,14 @@ pub const DEFAULT_JUDGMENT_USER_PROMPT: &str = "---
 ";
 
 /// Default separator between a system prompt and the injected blocks (and between blocks).
-pub const DEFAULT_SYSTEM_SEPARATOR: &str = "\n\n---\n\n";
+pub(crate) const DEFAULT_SYSTEM_SEPARATOR: &str = "\n\n---\n\n";
 /// Default separator between a user prompt and the injected blocks (and between blocks).
-pub const DEFAULT_USER_SEPARATOR: &str = "\n\n";
+pub(crate) const DEFAULT_USER_SEPARATOR: &str = "\n\n";
 
 /// Names of the built-in injection rules, highest priority first. A
 /// `[[prompt_builder.injections]]` entry with one of these names overrides only the keys it
 /// sets (e.g. `enabled = false`, another `priority`, fewer `phases`, a `when`, a new `text`).
-pub const BUILTIN_RULES: &[&str] = &[
+pub(crate) const BUILTIN_RULES: &[&str] = &[
     "language_preference",
     "domain_context",
     "system_prompt_suffix",
@@ -86,7 +86,8 @@ pub const BUILTIN_RULES: &[&str] = &[
 ];
 
 /// Example zones quoted by every invalid-zone message.
-pub const TIMEZONE_EXAMPLES: &str = "Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'";
+pub(crate) const TIMEZONE_EXAMPLES: &str =
+    "Valid examples: 'UTC', 'Asia/Tokyo', 'America/New_York'";
 
 /// Python whitespace (what the original's blank checks use): Unicode whitespace plus the
 /// separators `\x1c`–`\x1f`, which Rust's `char::is_whitespace` leaves out.
@@ -121,6 +122,7 @@ pub enum InjectionPhase {
 }
 
 impl InjectionPhase {
+    /// Every phase, in prompt order.
     pub const ALL: [InjectionPhase; 4] = [
         InjectionPhase::Team,
         InjectionPhase::Member,
@@ -128,6 +130,7 @@ impl InjectionPhase {
         InjectionPhase::Judgment,
     ];
 
+    /// The TOML word (`team`, `member`, `evaluator`, `judgment`).
     pub fn as_str(&self) -> &'static str {
         match self {
             InjectionPhase::Team => "team",
@@ -149,6 +152,7 @@ pub enum InjectionSide {
 }
 
 impl InjectionSide {
+    /// The TOML word (`system`, `user`).
     pub fn as_str(&self) -> &'static str {
         match self {
             InjectionSide::System => "system",
@@ -161,24 +165,34 @@ impl InjectionSide {
 /// default) or `<phase>.system` / `<phase>.user` for a single phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum InjectionTarget {
+    /// The system prompt of every phase in `phases`.
     #[serde(rename = "system")]
     System,
+    /// The user prompt of every phase in `phases`.
     #[serde(rename = "user")]
     User,
+    /// The team leader's system prompt.
     #[serde(rename = "team.system")]
     TeamSystem,
+    /// The team leader's user prompt.
     #[serde(rename = "team.user")]
     TeamUser,
+    /// A member's system prompt.
     #[serde(rename = "member.system")]
     MemberSystem,
+    /// A member's user prompt (its task).
     #[serde(rename = "member.user")]
     MemberUser,
+    /// An LLM-judge metric's system prompt.
     #[serde(rename = "evaluator.system")]
     EvaluatorSystem,
+    /// An LLM-judge metric's user prompt.
     #[serde(rename = "evaluator.user")]
     EvaluatorUser,
+    /// The judgment LLM's system prompt.
     #[serde(rename = "judgment.system")]
     JudgmentSystem,
+    /// The judgment LLM's user prompt.
     #[serde(rename = "judgment.user")]
     JudgmentUser,
 }
@@ -260,6 +274,7 @@ impl InjectionRuleSettings {
         BUILTIN_RULES.contains(&self.name.as_str())
     }
 
+    /// Adds this rule's problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         if is_blank(&self.name) {
             issues.error(prefix, "name", "name cannot be empty");

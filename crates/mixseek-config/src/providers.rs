@@ -23,6 +23,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The TOML word (`openai-compatible`, `anthropic`, `gemini`).
     pub fn as_str(&self) -> &'static str {
         match self {
             ProviderKind::OpenaiCompatible => "openai-compatible",
@@ -92,6 +93,7 @@ impl Default for ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.range_i64(
             prefix,
@@ -162,7 +164,7 @@ impl ProviderSettings {
 /// Validates a whole `[providers]` table: each entry, plus the rules that depend on the
 /// name (a new provider needs `base_url`; the unsupported original prefixes cannot be
 /// defined; `[providers.mock]` may only tune limits and retries).
-pub fn validate_providers(
+pub(crate) fn validate_providers(
     providers: &BTreeMap<String, ProviderSettings>,
     prefix: &str,
     issues: &mut Issues,
@@ -238,6 +240,7 @@ impl Default for Price {
 }
 
 impl Price {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.range_f64(
             prefix,
@@ -288,6 +291,7 @@ impl Default for CacheSettings {
 }
 
 impl CacheSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.range_i64(
             prefix,

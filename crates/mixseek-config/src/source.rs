@@ -4,12 +4,28 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+/// Where one effective setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// Not set anywhere: the default.
     Default,
-    File { path: PathBuf, line: usize },
-    Env { var: String },
-    Cli { flag: String },
+    /// A file, at a 1-based line.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The key's line.
+        line: usize,
+    },
+    /// An environment variable.
+    Env {
+        /// The variable's name.
+        var: String,
+    },
+    /// A command-line flag.
+    Cli {
+        /// The flag, e.g. `--timeout`.
+        flag: String,
+    },
 }
 
 impl fmt::Display for Source {
@@ -24,6 +40,7 @@ impl fmt::Display for Source {
 }
 
 impl Source {
+    /// `default`, `file`, `env` or `cli`.
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Default => "default",
@@ -40,6 +57,7 @@ impl Source {
 pub struct SourceMap(pub BTreeMap<String, Source>);
 
 impl SourceMap {
+    /// Records where `key` came from.
     pub fn set(&mut self, key: String, source: Source) {
         self.0.insert(key, source);
     }
@@ -49,7 +67,7 @@ impl SourceMap {
         self.0.get(key).cloned().unwrap_or(Source::Default)
     }
     /// Copies `other`'s entries under `prefix`.
-    pub fn extend_prefixed(&mut self, prefix: &str, other: &SourceMap) {
+    pub(crate) fn extend_prefixed(&mut self, prefix: &str, other: &SourceMap) {
         for (k, v) in &other.0 {
             self.0.insert(format!("{prefix}{k}"), v.clone());
         }

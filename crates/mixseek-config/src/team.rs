@@ -90,6 +90,7 @@ impl Default for LeaderSettings {
 }
 
 impl LeaderSettings {
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         issues.non_blank(prefix, "model", &self.model);
         issues.opt_range_f64(prefix, "temperature", self.temperature, 0.0, 2.0);
@@ -210,6 +211,7 @@ impl MemberSettings {
         self
     }
 
+    /// Adds this section's range and consistency problems to `issues`, keys under `prefix`.
     pub fn validate(&self, prefix: &str, issues: &mut Issues) {
         match &self.name {
             None => issues.error_hint(
@@ -277,14 +279,14 @@ impl MemberSettings {
 }
 
 /// The original's text for a name with characters other than letters, digits, `-`, `_`, `.`.
-pub fn invalid_name_message(name: &str) -> String {
+pub(crate) fn invalid_name_message(name: &str) -> String {
     format!(
         "Invalid agent name '{name}'. Agent name must be alphanumeric with only hyphens (-), underscores (_), or dots (.) as separators. Examples: 'my-agent', 'data_analyst', 'agent.v1'"
     )
 }
 
 /// A list of strings as Python prints it (`['a', 'b']`), as the original's messages show them.
-pub fn python_list(items: &[String]) -> String {
+pub(crate) fn python_list(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
         .map(|s| {
@@ -299,10 +301,11 @@ pub fn python_list(items: &[String]) -> String {
 }
 
 /// Keys a member reference (`config = "member.toml"`) may set besides `config`.
-pub const REFERENCE_OVERRIDE_KEYS: &[&str] = &["tool_name", "tool_description", "description"];
+pub(crate) const REFERENCE_OVERRIDE_KEYS: &[&str] =
+    &["tool_name", "tool_description", "description"];
 
 /// Every key of a member entry (with the aliases `agent_name`, `agent_type`, `description`).
-pub const MEMBER_KEYS: &[&str] = &[
+pub(crate) const MEMBER_KEYS: &[&str] = &[
     "config",
     "name",
     "agent_name",
@@ -332,7 +335,7 @@ pub const MEMBER_KEYS: &[&str] = &[
 /// The member keys set in a reference entry (`config = "..."`) that only the member file
 /// may set: the loader reports each as an error. Unknown keys are left to the unknown-key
 /// check.
-pub fn reference_entry_extra_keys(entry: &toml::Table) -> Vec<String> {
+pub(crate) fn reference_entry_extra_keys(entry: &toml::Table) -> Vec<String> {
     entry
         .keys()
         .filter(|k| {
@@ -369,13 +372,15 @@ pub struct TeamSettings {
 }
 
 impl TeamSettings {
-    pub const DEFAULT_MAX_MEMBERS: u32 = 15;
-    pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 8;
+    const DEFAULT_MAX_MEMBERS: u32 = 15;
+    const DEFAULT_MAX_TOOL_ROUNDS: u32 = 8;
 
+    /// `max_concurrent_members`, else 15.
     pub fn max_members(&self) -> u32 {
         self.max_concurrent_members
             .unwrap_or(Self::DEFAULT_MAX_MEMBERS)
     }
+    /// `max_tool_rounds`, else 8.
     pub fn max_tool_rounds(&self) -> u32 {
         self.max_tool_rounds
             .unwrap_or(Self::DEFAULT_MAX_TOOL_ROUNDS)
@@ -448,7 +453,7 @@ pub struct TeamFile {
 /// A member agent TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(default)]
-pub struct MemberFile {
+pub(crate) struct MemberFile {
     /// The member agent.
     pub agent: MemberSettings,
 }

@@ -71,7 +71,7 @@ pub fn resolve_weights(
 
 /// Python's `repr(float)`: shortest round-trip digits, `.0` on integral values, exponent form
 /// (`1e-05`, `1e+16`) outside `[1e-4, 1e16)`; `nan`, `inf`, `-inf`.
-pub fn py_float_repr(x: f64) -> String {
+pub(crate) fn py_float_repr(x: f64) -> String {
     if x.is_nan() {
         return "nan".into();
     }

@@ -11,17 +11,21 @@
 use std::path::{Component, Path, PathBuf};
 
 /// The default workspace folder name, relative to the current directory.
-pub const DEFAULT_WORKSPACE_DIR: &str = "mixseek-workspace";
+pub(crate) const DEFAULT_WORKSPACE_DIR: &str = "mixseek-workspace";
 
 /// Where the workspace path came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkspaceSource {
+    /// `--workspace`.
     Cli,
+    /// `MIXSEEK_WORKSPACE`.
     Env,
+    /// `./mixseek-workspace`.
     Default,
 }
 
 impl WorkspaceSource {
+    /// How the source is shown (`cli (--workspace)`, …).
     pub fn describe(&self) -> &'static str {
         match self {
             WorkspaceSource::Cli => "cli (--workspace)",
@@ -31,29 +35,41 @@ impl WorkspaceSource {
     }
 }
 
+/// The workspace directory, where the database, logs and configurations live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
     /// Absolute path of the workspace root (it may not exist yet).
     pub root: PathBuf,
+    /// Where the path came from.
     pub source: WorkspaceSource,
 }
 
 /// A path that could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// No candidate path exists.
     #[error("{what} not found: `{given}` (tried {})", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "))]
     NotFound {
+        /// What the path names (`configuration file`, …).
         what: String,
+        /// The path as given.
         given: String,
+        /// The paths tried.
         tried: Vec<PathBuf>,
     },
+    /// The path leads outside the directory it must stay in.
     #[error("{what} `{given}` escapes {base} (`..` or a symlink leads to {resolved})", base = base.display(), resolved = resolved.display())]
     Escapes {
+        /// What the path names.
         what: String,
+        /// The path as given.
         given: String,
+        /// The directory it must stay in.
         base: PathBuf,
+        /// Where it leads.
         resolved: PathBuf,
     },
+    /// An empty workspace path.
     #[error("workspace path is empty")]
     Empty,
 }
@@ -69,7 +85,7 @@ fn absolutize(p: &Path) -> PathBuf {
 }
 
 /// Removes `.` and resolves `..` lexically (no filesystem access).
-pub fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -118,6 +134,7 @@ impl Workspace {
         Self::resolve(cli, env.as_deref())
     }
 
+    /// A workspace at `root` (made absolute), as if given with `--workspace`.
     pub fn at(root: impl Into<PathBuf>) -> Self {
         Self {
             root: normalize(&absolutize(&root.into())),
@@ -125,12 +142,15 @@ impl Workspace {
         }
     }
 
+    /// `mixseek.db` in the workspace.
     pub fn db_path(&self) -> PathBuf {
         self.root.join("mixseek.db")
     }
+    /// `logs/` in the workspace.
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+    /// `configs/` in the workspace.
     pub fn configs_dir(&self) -> PathBuf {
         self.root.join("configs")
     }
@@ -167,7 +187,7 @@ impl Workspace {
     /// A path written inside a config file (`referenced_by`): absolute as is; relative against
     /// the workspace, then the referencing file's folder. The result must stay inside the base
     /// it was resolved against (after following symlinks).
-    pub fn resolve_ref(
+    pub(crate) fn resolve_ref(
         &self,
         what: &str,
         given: &str,

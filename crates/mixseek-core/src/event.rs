@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 /// A team as announced at the start of an execution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeamRef {
+    /// The team's id.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
 }
 
@@ -25,13 +27,19 @@ pub struct TeamRef {
 /// best round, played again on resume — until [`Event::Evaluated`] commits it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubmittedRound {
+    /// The execution the round belongs to.
     pub execution_id: ExecutionId,
+    /// The team that played the round.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// The round number, from 1.
     pub round_number: u32,
     /// The rendered team prompt the leader received.
     pub prompt: String,
+    /// The leader's answer.
     pub submission_content: String,
+    /// When the round started.
     #[serde(with = "crate::time::utc")]
     pub round_started_at: DateTime<Utc>,
     /// When the leader's answer came.
@@ -39,6 +47,7 @@ pub struct SubmittedRound {
     pub submitted_at: DateTime<Utc>,
     /// The leader's message history (JSON messages).
     pub leader_messages: Vec<serde_json::Value>,
+    /// What each member returned during the round.
     pub member_submissions: MemberSubmissionsRecord,
     /// Usage of the round's agent calls (leader + members).
     pub agent_usage: Usage,
@@ -48,23 +57,33 @@ pub struct SubmittedRound {
 /// `round_status` rows), committed in one transaction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRecord {
+    /// The execution the round belongs to.
     pub execution_id: ExecutionId,
+    /// The team that played the round.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// The round number, from 1.
     pub round_number: u32,
     /// The rendered team prompt the leader received.
     pub prompt: String,
+    /// The leader's answer.
     pub submission_content: String,
+    /// The evaluation: overall score and per-metric scores.
     pub score_details: ScoreDetails,
+    /// When the round started.
     #[serde(with = "crate::time::utc")]
     pub round_started_at: DateTime<Utc>,
+    /// When its evaluation ended.
     #[serde(with = "crate::time::utc")]
     pub round_ended_at: DateTime<Utc>,
     /// The leader's message history (JSON messages).
     pub leader_messages: Vec<serde_json::Value>,
+    /// What each member returned during the round.
     pub member_submissions: MemberSubmissionsRecord,
     /// Usage of the round's agent calls (leader + members) and its evaluation.
     pub agent_usage: Usage,
+    /// Usage of the round's evaluation (metric judges).
     pub evaluation_usage: Usage,
     /// The prompt-injection rules applied during the round (team, member and evaluator
     /// phases; the judgment comes after this record and is only logged), one entry per
@@ -88,6 +107,7 @@ pub struct AppliedInjection {
 }
 
 impl RoundRecord {
+    /// The round's overall score.
     pub fn evaluation_score(&self) -> f64 {
         self.score_details.overall_score
     }
@@ -96,13 +116,17 @@ impl RoundRecord {
 /// The continuation decision after a round (the `round_status` update).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// Whether the team plays another round.
     pub should_continue: bool,
+    /// Why (the judgment's reasoning, or the rule that decided).
     pub reasoning: String,
+    /// The judgment's confidence (0..=1), when a judgment was asked.
     pub confidence_score: Option<f64>,
     /// The judgment LLM's own answer when it was asked (before the max-rounds override).
     pub judgment: Option<Judgment>,
     /// Set when the team stops after this round.
     pub exit_reason: Option<ExitReason>,
+    /// Usage of the judgment call (empty when none was made).
     pub usage: Usage,
 }
 
@@ -114,48 +138,76 @@ pub struct LlmCallRecord {
     pub execution_id: Option<String>,
     /// The team of the call (a plain string, as `execution_id`).
     pub team_id: Option<String>,
+    /// The round of the call, when it belongs to one.
     pub round_number: Option<u32>,
+    /// Who made the call.
     pub role: Role,
     /// `provider:model` as configured.
     pub model: String,
+    /// Tokens, requests and cost of the call.
     pub usage: Usage,
+    /// Wall time of the call, retries included.
     pub latency_ms: u64,
+    /// Attempts made (1 when the first succeeded).
     pub attempts: u32,
+    /// Whether the answer came from the response cache.
     pub cache_hit: bool,
+    /// The error, when the call failed.
     pub error: Option<String>,
+    /// When the call ended.
     #[serde(with = "crate::time::utc")]
     pub at: DateTime<Utc>,
 }
 
+/// What happened during a run, in the order it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// An execution started with these teams.
     ExecutionStarted {
+        /// The execution.
         execution_id: ExecutionId,
+        /// The task every team works on.
         user_prompt: String,
+        /// The teams taking part.
         teams: Vec<TeamRef>,
         /// Hash of the effective configuration (resume refuses a changed config).
         config_hash: String,
+        /// The most rounds a team plays.
         max_rounds: u32,
+        /// When it happened.
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
     },
+    /// A team started a round.
     RoundStarted {
+        /// The execution.
         execution_id: ExecutionId,
+        /// The team.
         team_id: TeamId,
+        /// The team's display name.
         team_name: String,
+        /// The round number, from 1.
         round_number: u32,
+        /// When it happened.
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
     },
     /// The leader produced its submission; evaluation starts.
     SubmissionReady {
+        /// The execution.
         execution_id: ExecutionId,
+        /// The team.
         team_id: TeamId,
+        /// The team's display name.
         team_name: String,
+        /// The round number, from 1.
         round_number: u32,
+        /// Length of the submission, in characters.
         submission_chars: usize,
+        /// Usage of the round's agent calls (leader + members).
         usage: Usage,
+        /// When it happened.
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
         /// The unevaluated round, for sinks of this process (a store keeps its
@@ -167,29 +219,47 @@ pub enum Event {
     Evaluated(Box<RoundRecord>),
     /// The continuation decision for a round.
     Judged {
+        /// The execution.
         execution_id: ExecutionId,
+        /// The team.
         team_id: TeamId,
+        /// The team's display name.
         team_name: String,
+        /// The round number, from 1.
         round_number: u32,
+        /// The decision and its usage.
         decision: Decision,
+        /// When it happened.
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
     },
+    /// One LLM call ended.
     LlmCall(Box<LlmCallRecord>),
+    /// A team stopped playing (completed, failed or timed out).
     TeamFinished {
+        /// The execution.
         execution_id: ExecutionId,
+        /// The team.
         team_id: TeamId,
+        /// The team's display name.
         team_name: String,
+        /// How the team ended.
         status: TeamStatusKind,
         /// The best round, marked final (`None` when no round completed).
         best: Option<Box<LeaderboardEntry>>,
+        /// Why the team stopped, when it completed.
         exit_reason: Option<ExitReason>,
+        /// Rounds completed (evaluated).
         rounds_completed: u32,
+        /// The error, when the team failed.
         error_message: Option<String>,
+        /// Usage of the team's whole run.
         usage: Usage,
+        /// When it happened.
         #[serde(with = "crate::time::utc")]
         at: DateTime<Utc>,
     },
+    /// The execution ended, with its summary.
     ExecutionFinished(Box<ExecutionSummary>),
 }
 
@@ -286,6 +356,7 @@ impl std::error::Error for Message {}
 /// A consumer of run events. `emit` returns once the event is handled (for the store: committed).
 #[async_trait::async_trait]
 pub trait EventSink: Send + Sync {
+    /// Handles one event; returns once it is handled.
     async fn emit(&self, event: &Event) -> Result<(), SinkError>;
 }
 

@@ -5,29 +5,42 @@ use crate::usage::Usage;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+/// How a member call ended (`SUCCESS`, `ERROR`, `WARNING` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum MemberStatus {
+    /// The member answered.
     Success,
+    /// The member failed; its `content` is empty or an error text.
     Error,
+    /// The member answered with a caveat (e.g. an empty answer, or a command that said so).
     Warning,
 }
 
 /// One member tool call. Unlike the original, `usage` holds the real token counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberSubmission {
+    /// The member's name (its tool name for the leader).
     pub agent_name: String,
+    /// The member's type (`plain`, `web_fetch`, `command`, …).
     pub agent_type: String,
+    /// What the member returned.
     pub content: String,
+    /// How the call ended.
     pub status: MemberStatus,
+    /// The error, when the call failed.
     #[serde(default)]
     pub error_message: Option<String>,
+    /// Tokens, requests and cost of the member's own LLM calls.
     #[serde(default)]
     pub usage: Usage,
+    /// When the call ended.
     #[serde(with = "crate::time::utc")]
     pub timestamp: DateTime<Utc>,
+    /// How long the call took.
     #[serde(default)]
     pub execution_time_ms: Option<u64>,
+    /// The member's message history (JSON messages), when it keeps one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all_messages: Option<Vec<serde_json::Value>>,
 }
@@ -35,29 +48,38 @@ pub struct MemberSubmission {
 /// All member submissions of one team round, with the original's computed counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberSubmissionsRecord {
+    /// The execution of the round.
     pub execution_id: ExecutionId,
+    /// The team of the round.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// The round number, from 1.
     pub round_number: u32,
+    /// One entry per member call, in call order.
     pub submissions: Vec<MemberSubmission>,
 }
 
 impl MemberSubmissionsRecord {
+    /// Calls that ended `SUCCESS`.
     pub fn success_count(&self) -> usize {
         self.submissions
             .iter()
             .filter(|s| s.status == MemberStatus::Success)
             .count()
     }
-    pub fn failure_count(&self) -> usize {
+    /// Calls that ended `ERROR`.
+    pub(crate) fn failure_count(&self) -> usize {
         self.submissions
             .iter()
             .filter(|s| s.status == MemberStatus::Error)
             .count()
     }
+    /// All calls.
     pub fn total_count(&self) -> usize {
         self.submissions.len()
     }
+    /// The usage of all calls, summed.
     pub fn total_usage(&self) -> Usage {
         self.submissions.iter().map(|s| s.usage).sum()
     }

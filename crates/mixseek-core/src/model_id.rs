@@ -7,7 +7,9 @@ use std::fmt;
 /// its API key (the first one set wins; none for providers that need no key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuiltinProvider {
+    /// The prefix of its model ids (`openai`).
     pub name: &'static str,
+    /// The variables that may hold its API key, in the order they are read.
     pub key_vars: &'static [&'static str],
 }
 
@@ -68,7 +70,9 @@ pub fn unsupported_provider(name: &str) -> Option<&'static str> {
 /// A parsed `provider:model` id. The model part may itself contain `:` (`ollama:llama3.1:8b`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelId {
+    /// The provider part, before the first `:`.
     pub provider: String,
+    /// The model part, after the first `:`.
     pub model: String,
 }
 

@@ -6,7 +6,7 @@
 //! payloads, progress files, the response cache (an answer holding PII is not cached), the
 //! summary the CLI prints, and the log files and stderr (docs/user-guide.md, "Privacy").
 //!
-//! Build a masker from the `[privacy]` settings (`mixseek_config::privacy::PrivacySettings`):
+//! Build a masker from the `[privacy]` settings (`mixseek_config::PrivacySettings`):
 //! ```ignore
 //! let masker = PiiMasker::new(&MaskingSpec {
 //!     mask_pii: s.mask_pii,
@@ -25,18 +25,32 @@ use std::borrow::Cow;
 /// A `[privacy]` setting that cannot be turned into a masker.
 #[derive(Debug, thiserror::Error)]
 pub enum PiiError {
+    /// A detector name that is not one of `email`, `card`, `phone`, `ip`.
     #[error("unknown PII detector `{name}` (known: {known})")]
-    UnknownDetector { name: String, known: String },
+    UnknownDetector {
+        /// The name given.
+        name: String,
+        /// The known names.
+        known: String,
+    },
     /// A configured pattern does not compile.
     #[error("privacy.extra_patterns[{index}] (`{name}`): invalid regular expression: {message}")]
     Pattern {
+        /// Its position in `extra_patterns`.
         index: usize,
+        /// Its name.
         name: String,
+        /// The regex compiler's message.
         message: String,
     },
     /// A built-in pattern does not compile (a bug).
     #[error("built-in PII pattern {name}: {message}")]
-    Builtin { name: String, message: String },
+    Builtin {
+        /// The detector's name.
+        name: String,
+        /// The regex compiler's message.
+        message: String,
+    },
 }
 
 type Result<T> = std::result::Result<T, PiiError>;
@@ -44,16 +58,20 @@ type Result<T> = std::result::Result<T, PiiError>;
 /// The `[privacy]` settings the masker needs (field names as in the config section).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MaskingSpec {
+    /// Whether masking is on.
     pub mask_pii: bool,
     /// Any of `email`, `card`, `phone`, `ip` (empty = all four).
     pub detectors: Vec<String>,
+    /// Patterns of our own, masked after the detectors.
     pub extra_patterns: Vec<ExtraPattern>,
 }
 
 /// A configured pattern.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExtraPattern {
+    /// The pattern's name (the default replacement is `[{name}]`).
     pub name: String,
+    /// The regular expression.
     pub pattern: String,
     /// Default: `[{name}]`.
     pub replacement: Option<String>,
@@ -277,6 +295,7 @@ impl PiiMasker {
         Ok(Self { rules })
     }
 
+    /// Whether any rule is active (masking on).
     pub fn is_enabled(&self) -> bool {
         !self.rules.is_empty()
     }

@@ -1,6 +1,5 @@
 //! Rounds, judgments, exit reasons and team status.
 
-use crate::ids::TeamId;
 use crate::score::ScoreDetails;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -9,7 +8,9 @@ use std::fmt;
 /// The judgment LLM's structured answer (`ImprovementJudgment` in the original).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgment {
+    /// Whether another round is expected to improve the submission.
     pub should_continue: bool,
+    /// Why.
     pub reasoning: String,
     /// 0.0..=1.0
     pub confidence_score: f64,
@@ -19,9 +20,13 @@ pub struct Judgment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitReason {
+    /// The team played `max_rounds` rounds.
     MaxRoundsReached,
+    /// The judgment said another round would not improve the submission.
     NoImprovementExpected,
+    /// The team failed after completing rounds; its best round stands.
     PartialFailure,
+    /// The team timed out after completing rounds; its best round stands.
     PartialFailureTimeout,
     /// Ours: the judgment call failed and `on_error = "stop"` ended the team with its best round.
     JudgmentFailed,
@@ -32,6 +37,7 @@ pub enum ExitReason {
 }
 
 impl ExitReason {
+    /// The stored and printed name (`max_rounds_reached`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             ExitReason::MaxRoundsReached => "max_rounds_reached",
@@ -44,6 +50,7 @@ impl ExitReason {
         }
     }
 
+    /// The reason named `s` (as [`Self::as_str`] prints it).
     pub fn parse(s: &str) -> Option<Self> {
         [
             ExitReason::MaxRoundsReached,
@@ -68,15 +75,23 @@ impl fmt::Display for ExitReason {
 /// One completed round of one team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundState {
+    /// The round number, from 1.
     pub round_number: u32,
+    /// The leader's answer.
     pub submission_content: String,
+    /// The round's overall score.
     pub evaluation_score: f64,
+    /// The evaluation: overall score and per-metric scores.
     pub score_details: ScoreDetails,
+    /// The judgment made after the round, when one was asked.
     pub improvement_judgment: Option<Judgment>,
+    /// When the round started.
     #[serde(with = "crate::time::utc")]
     pub round_started_at: DateTime<Utc>,
+    /// When its evaluation ended.
     #[serde(with = "crate::time::utc")]
     pub round_ended_at: DateTime<Utc>,
+    /// The leader's message history (JSON messages).
     #[serde(default)]
     pub message_history: Vec<serde_json::Value>,
 }
@@ -91,41 +106,27 @@ pub fn best_round(rounds: &[RoundState]) -> Option<&RoundState> {
         })
 }
 
-/// Lifecycle of a team in an execution.
+/// How a team ended in an execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TeamStatusKind {
-    Pending,
-    Running,
+    /// The team played all its rounds or stopped by a decision.
     Completed,
+    /// The team failed (an error it could not recover from).
     Failed,
+    /// The team ran out of its time limit.
     Timeout,
 }
 
 impl TeamStatusKind {
+    /// The stored and printed name (`completed`, `failed`, `timeout`).
     pub fn as_str(&self) -> &'static str {
         match self {
-            TeamStatusKind::Pending => "pending",
-            TeamStatusKind::Running => "running",
             TeamStatusKind::Completed => "completed",
             TeamStatusKind::Failed => "failed",
             TeamStatusKind::Timeout => "timeout",
         }
     }
-}
-
-/// `TeamStatus` of the original.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TeamStatus {
-    pub team_id: TeamId,
-    pub team_name: String,
-    pub status: TeamStatusKind,
-    pub current_round: u32,
-    #[serde(with = "crate::time::utc_opt", default)]
-    pub started_at: Option<DateTime<Utc>>,
-    #[serde(with = "crate::time::utc_opt", default)]
-    pub completed_at: Option<DateTime<Utc>>,
-    pub error_message: Option<String>,
 }
 
 #[cfg(test)]

@@ -16,14 +16,19 @@ pub fn round2(x: f64) -> f64 {
 /// anything we add (samples, judges, usage, error) goes into `extra` and is serialized after them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricScore {
+    /// The metric's name as reported (`ClarityCoherence`, a custom name, …).
     pub metric_name: String,
+    /// The metric's score (0..=100 for LLM judges; a command metric's own range).
     pub score: f64,
+    /// Why the metric gave this score.
     pub evaluator_comment: String,
+    /// Our additions (samples, judges, usage, error), serialized after the original's fields.
     #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
 }
 
 impl MetricScore {
+    /// A score with no additions.
     pub fn new(metric_name: impl Into<String>, score: f64, comment: impl Into<String>) -> Self {
         Self {
             metric_name: metric_name.into(),
@@ -37,7 +42,9 @@ impl MetricScore {
 /// `{"overall_score": 83.5, "metrics": [...]}` — used in the database, prompts and JSON output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreDetails {
+    /// `round2(Σ weight × round2(score))` over the metrics.
     pub overall_score: f64,
+    /// The metrics, in configuration order.
     pub metrics: Vec<MetricScore>,
 }
 

@@ -11,19 +11,32 @@ use std::collections::BTreeSet;
 /// One team's round as it appears on the leaderboard (`LeaderBoardEntry`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaderboardEntry {
+    /// The `leader_board` row id, when it was read from the store.
     pub id: Option<i64>,
+    /// The execution.
     pub execution_id: ExecutionId,
+    /// The team.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// The round number, from 1.
     pub round_number: u32,
+    /// The leader's answer.
     pub submission_content: String,
+    /// The submission's format (`md`).
     pub submission_format: String,
+    /// The round's overall score.
     pub score: f64,
+    /// The evaluation: overall score and per-metric scores.
     pub score_details: ScoreDetails,
+    /// Whether this is the team's final (best) round.
     pub final_submission: bool,
+    /// Why the team stopped, on its final round.
     pub exit_reason: Option<String>,
+    /// When the row was created.
     #[serde(with = "crate::time::utc")]
     pub created_at: DateTime<Utc>,
+    /// When the row was last updated.
     #[serde(with = "crate::time::utc")]
     pub updated_at: DateTime<Utc>,
 }
@@ -31,8 +44,11 @@ pub struct LeaderboardEntry {
 /// `FailedTeamInfo`: a team that failed (partial teams appear here and in `team_results`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailedTeamInfo {
+    /// The team.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// What made the team fail.
     pub error_message: String,
 }
 
@@ -40,14 +56,20 @@ pub struct FailedTeamInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionStatus {
+    /// The execution is still running (as stored while it runs).
     Running,
+    /// Every team completed.
     Completed,
+    /// Some teams failed, others have results.
     PartialFailure,
+    /// No team has a result.
     Failed,
+    /// The run was interrupted before every team finished.
     Interrupted,
 }
 
 impl ExecutionStatus {
+    /// The stored and printed name (`running`, `completed`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             ExecutionStatus::Running => "running",
@@ -58,6 +80,7 @@ impl ExecutionStatus {
         }
     }
 
+    /// The status named `s` (as [`Self::as_str`] prints it).
     pub fn parse(s: &str) -> Option<Self> {
         [
             ExecutionStatus::Running,
@@ -76,13 +99,21 @@ impl ExecutionStatus {
 /// `stop_reason`, `stopped_team_ids`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ExecutionSummary {
+    /// The execution.
     pub execution_id: ExecutionId,
+    /// The task every team worked on.
     pub user_prompt: String,
+    /// Each team's final (best) round.
     pub team_results: Vec<LeaderboardEntry>,
+    /// The team with the best score, if any.
     pub best_team_id: Option<TeamId>,
+    /// The best score, if any.
     pub best_score: Option<f64>,
+    /// Wall time of the whole execution, in seconds.
     pub total_execution_time_seconds: f64,
+    /// The teams that failed (a partial team is also in `team_results`).
     pub failed_teams_info: Vec<FailedTeamInfo>,
+    /// When the execution started.
     #[serde(with = "crate::time::utc")]
     pub created_at: DateTime<Utc>,
     /// Ours: the stored execution status.
@@ -90,6 +121,7 @@ pub struct ExecutionSummary {
     /// Ours: usage and cost of every LLM call of the execution.
     #[serde(default)]
     pub usage: Usage,
+    /// Ours: the same usage, split by role.
     #[serde(default)]
     pub usage_by_role: UsageByRole,
     /// Ours: why the run ended early (budget reached, interrupted), if it did.
@@ -114,9 +146,11 @@ impl ExecutionSummary {
             .collect();
         ids.len()
     }
+    /// Teams with a result.
     pub fn completed_teams(&self) -> usize {
         self.team_results.len()
     }
+    /// Teams that failed (partial ones included).
     pub fn failed_teams(&self) -> usize {
         self.failed_teams_info.len()
     }
@@ -137,9 +171,11 @@ impl ExecutionSummary {
         ids.dedup();
         ids
     }
+    /// Teams that failed after completing rounds.
     pub fn partial_teams(&self) -> usize {
         self.partial_team_ids().len()
     }
+    /// Whether `team_id` failed after completing rounds.
     pub fn is_partial(&self, team_id: &str) -> bool {
         self.partial_team_ids().iter().any(|t| t == team_id)
     }
@@ -158,7 +194,7 @@ impl ExecutionSummary {
         }
     }
 
-    /// The winner: the first team by [`crate::ranking`]'s rule (highest score, then the
+    /// The winner: the first team by [`crate::team_order`]'s rule (highest score, then the
     /// smaller `team_id`), so it is the first row of every leaderboard.
     pub fn pick_best(team_results: &[LeaderboardEntry]) -> Option<&LeaderboardEntry> {
         team_results.iter().min_by(|a, b| {

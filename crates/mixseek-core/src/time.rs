@@ -29,10 +29,12 @@ pub fn now_utc() -> DateTime<Utc> {
 pub mod utc {
     use super::*;
 
+    /// Writes `t` as [`format_utc`] does.
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format_utc(t))
     }
 
+    /// Reads an RFC 3339 timestamp.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let raw = String::deserialize(d)?;
         DateTime::parse_from_rfc3339(&raw)
@@ -45,6 +47,7 @@ pub mod utc {
 pub mod utc_opt {
     use super::*;
 
+    /// Writes `t` as [`format_utc`] does, or `null`.
     pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
         match t {
             Some(t) => s.serialize_str(&format_utc(t)),
@@ -52,6 +55,7 @@ pub mod utc_opt {
         }
     }
 
+    /// Reads an RFC 3339 timestamp or `null`.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
         let raw = Option::<String>::deserialize(d)?;
         raw.map(|raw| {

@@ -10,23 +10,32 @@ use std::ops::AddAssign;
 /// provider reported no token counts (so a 0 is never mistaken for "free").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Input (prompt) tokens.
     pub input_tokens: u64,
+    /// Output (completion) tokens.
     pub output_tokens: u64,
+    /// Input tokens served from the provider's prompt cache (part of `input_tokens`).
     #[serde(default)]
     pub cached_tokens: u64,
+    /// LLM requests made.
     pub requests: u64,
+    /// Cost of the priced requests, in US dollars.
     #[serde(default)]
     pub cost_usd: f64,
+    /// Requests whose model has no price.
     #[serde(default)]
     pub unpriced_requests: u64,
+    /// Requests whose provider reported no token counts.
     #[serde(default)]
     pub requests_without_usage: u64,
 }
 
 impl Usage {
+    /// Input plus output tokens.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+    /// No request and no token.
     pub fn is_empty(&self) -> bool {
         self.requests == 0 && self.total_tokens() == 0
     }
@@ -58,15 +67,20 @@ impl std::iter::Sum for Usage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The team's leader agent.
     Leader,
+    /// A member agent.
     Member,
+    /// An evaluation metric's judge.
     Evaluator,
+    /// The continuation judgment.
     Judgment,
     /// A call made outside a run (`mixseek llm`).
     Direct,
 }
 
 impl Role {
+    /// The stored and printed name (`leader`, `member`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             Role::Leader => "leader",
@@ -89,12 +103,15 @@ impl fmt::Display for Role {
 pub struct UsageByRole(pub BTreeMap<Role, Usage>);
 
 impl UsageByRole {
+    /// Adds `usage` to `role`'s.
     pub fn add(&mut self, role: Role, usage: Usage) {
         *self.0.entry(role).or_default() += usage;
     }
+    /// All roles' usage, summed.
     pub fn total(&self) -> Usage {
         self.0.values().copied().sum()
     }
+    /// Adds every role's usage of `other`.
     pub fn merge(&mut self, other: &UsageByRole) {
         for (role, u) in &other.0 {
             self.add(*role, *u);

@@ -6,9 +6,10 @@
 //! 2. the same with `max_concurrent_metrics = 1` (sequential, as the original), for contrast;
 //! 3. 4 metrics at zero latency: the evaluator's own overhead per evaluation.
 
+use mixseek_config::ProviderSettings;
 use mixseek_config::{EvaluatorSettings, MetricSettings};
 use mixseek_evaluator::{EvaluationRequest, Evaluator};
-use mixseek_llm::{Env, ModelRegistry, ProviderSettings, RegistryConfig};
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{PromptBuilder, PromptBuilderSettings};
 use mixseek_testkit::{FakeLlm, Reply};
 use std::collections::BTreeMap;

@@ -4,24 +4,24 @@
 use serde::Serialize;
 
 /// How several scores become one (`aggregate` of a metric); defined with the settings.
-pub use mixseek_config::Aggregate;
+pub(crate) use mixseek_config::Aggregate;
 
 /// The scores combined as `aggregate` asks; `None` for no scores.
-pub fn apply(aggregate: Aggregate, scores: &[f64]) -> Option<f64> {
+pub(crate) fn apply(aggregate: Aggregate, scores: &[f64]) -> Option<f64> {
     match aggregate {
         Aggregate::Median => median(scores),
         Aggregate::Mean => mean(scores),
     }
 }
 
-pub fn mean(scores: &[f64]) -> Option<f64> {
+pub(crate) fn mean(scores: &[f64]) -> Option<f64> {
     if scores.is_empty() {
         return None;
     }
     Some(scores.iter().sum::<f64>() / scores.len() as f64)
 }
 
-pub fn median(scores: &[f64]) -> Option<f64> {
+pub(crate) fn median(scores: &[f64]) -> Option<f64> {
     if scores.is_empty() {
         return None;
     }
@@ -37,7 +37,7 @@ pub fn median(scores: &[f64]) -> Option<f64> {
 
 /// Spread of a set of scores.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub min: f64,
     pub max: f64,
     /// Population standard deviation (0 for a single score).
@@ -45,7 +45,7 @@ pub struct Spread {
 }
 
 impl Spread {
-    pub fn of(scores: &[f64]) -> Option<Self> {
+    pub(crate) fn of(scores: &[f64]) -> Option<Self> {
         let m = mean(scores)?;
         let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
         let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -59,7 +59,7 @@ impl Spread {
 
     /// Agreement of judges on a 0..=100 scale: `1 - (max - min) / 100`, in `0..=1` for
     /// scores in 0..=100, which is all a jury combines (1: every judge gave the same score).
-    pub fn agreement(&self) -> f64 {
+    pub(crate) fn agreement(&self) -> f64 {
         1.0 - (self.max - self.min) / 100.0
     }
 }

@@ -2,7 +2,7 @@
 //! trimmed texts). A metric's `system_instruction`, when set, replaces them.
 
 /// `ClarityCoherence`: clarity and coherence of the submission.
-pub const CLARITY_COHERENCE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その明瞭性/一貫性を評価する公平な評価者です。
+pub(crate) const CLARITY_COHERENCE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その明瞭性/一貫性を評価する公平な評価者です。
 あなたのタスクは、Submissionがどれほど明確で、よく構造化され、理解しやすいかを評価することです。
 
 重要なガイドライン:
@@ -44,7 +44,7 @@ pub const CLARITY_COHERENCE: &str = r#"あなたはUser Queryに対するエー�
 - evaluator_comment: 採点結果の理由、フィードバックを含む簡潔なコメント"#;
 
 /// `Coverage`: how thoroughly the submission covers the query.
-pub const COVERAGE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その包括性を評価する公平な評価者です。
+pub(crate) const COVERAGE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その包括性を評価する公平な評価者です。
 あなたのタスクは、Submissionがユーザーのクエリに対してどれほど徹底的かつ完全に対応しているかを評価することです。
 
 重要なガイドライン:
@@ -83,7 +83,7 @@ pub const COVERAGE: &str = r#"あなたはUser Queryに対するエージェン�
 - evaluator_comment: 採点結果の理由、フィードバックを含む簡潔なコメント"#;
 
 /// `Relevance`: how directly the submission answers the query.
-pub const RELEVANCE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その関連性を評価する公平な評価者です。
+pub(crate) const RELEVANCE: &str = r#"あなたはUser Queryに対するエージェントのSubmissionについて、その関連性を評価する公平な評価者です。
 
 あなたのタスクは、Submissionがユーザーのクエリに対してどれほど直接的かつ適切に対応しているかを評価することです。
 
@@ -126,7 +126,7 @@ pub const RELEVANCE: &str = r#"あなたはUser Queryに対するエージェン
 - evaluator_comment: 採点結果の理由、フィードバックを含む簡潔なコメント"#;
 
 /// `LLMPlain`: a placeholder rubric meant to be replaced by a `system_instruction`.
-pub const LLM_PLAIN: &str = r#"あなたはUser Queryに対するエージェントのSubmissionを評価する公平な評価者です。
+pub(crate) const LLM_PLAIN: &str = r#"あなたはUser Queryに対するエージェントのSubmissionを評価する公平な評価者です。
 
 重要なガイドライン:
 -
@@ -156,7 +156,7 @@ pub const LLM_PLAIN: &str = r#"あなたはUser Queryに対するエージェン
 
 /// The built-in metrics: canonical names (as the original reports its classes) and their
 /// snake_case aliases. The one list; configuration checks ask for it through [`crate::checks`].
-pub const BUILTIN_METRICS: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_METRICS: &[(&str, &str)] = &[
     ("ClarityCoherence", "clarity_coherence"),
     ("Coverage", "coverage"),
     ("LLMPlain", "llm_plain"),
@@ -164,7 +164,7 @@ pub const BUILTIN_METRICS: &[(&str, &str)] = &[
 ];
 
 /// The canonical built-in name for a configured metric name (exact or snake_case alias).
-pub fn builtin_metric(name: &str) -> Option<&'static str> {
+pub(crate) fn builtin_metric(name: &str) -> Option<&'static str> {
     BUILTIN_METRICS
         .iter()
         .find(|(c, a)| *c == name || *a == name)

@@ -4,9 +4,9 @@
 //! configuration crate checks everything else; these need the evaluator's list of metrics.
 
 use crate::builtin::{BUILTIN_METRICS, builtin_metric};
-use mixseek_config::load::{LoadReport, Part};
 use mixseek_config::preflight::{Category, Check, CheckStatus};
 use mixseek_config::{ConfigIssue, EvaluatorSettings};
+use mixseek_config::{LoadReport, Part};
 
 /// The preflight category `メトリクス名`: one check per metric, as the original words them.
 pub fn metric_names(part: &Part<EvaluatorSettings>) -> Category {
@@ -103,20 +103,20 @@ pub fn check_loaded(report: &mut LoadReport) {
         return; // reported by the configuration crate
     }
     let weights: Vec<Option<f64>> = ev.metrics.iter().map(|m| m.weight).collect();
-    if mixseek_config::weights::resolve_weights(&names, &weights, &names).is_err() {
+    if mixseek_config::resolve_weights(&names, &weights, &names).is_err() {
         return; // reported by the configuration crate, with the configured names
     }
     let reported: Vec<String> = names
         .iter()
         .map(|n| builtin_metric(n).map_or_else(|| n.clone(), str::to_string))
         .collect();
-    if let Err(message) = mixseek_config::weights::resolve_weights(&names, &weights, &reported) {
+    if let Err(message) = mixseek_config::resolve_weights(&names, &weights, &reported) {
         let mut issue = ConfigIssue::new("metrics", message)
             .with_hint("name each built-in metric once (its name or its snake_case alias)");
         if let Some(file) = report.evaluator.origin.file() {
             issue = issue.in_file(file);
             // The same position the configuration crate gives its weight errors.
-            if let Some((line, column)) = mixseek_config::doc::TomlDoc::read(file, "evaluator")
+            if let Some((line, column)) = mixseek_config::TomlDoc::read(file, "evaluator")
                 .ok()
                 .and_then(|doc| doc.position("metrics"))
             {

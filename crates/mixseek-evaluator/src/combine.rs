@@ -28,7 +28,7 @@ fn representative<'a>(answers: &[&'a JudgeAnswer], score: f64) -> &'a str {
 
 /// A score as stored: [`round2`], and `-0.0` (a judge's `-0`, a command's `-0.001`) written
 /// as `0.0`.
-pub fn score2(x: f64) -> f64 {
+pub(crate) fn score2(x: f64) -> f64 {
     round2(x) + 0.0
 }
 
@@ -38,7 +38,7 @@ pub fn score2(x: f64) -> f64 {
 /// Every answer must hold a finite score in 0..=100 (the judge call's check guarantees it;
 /// checked again here so no NaN can ever be combined): otherwise, or with no answer at all,
 /// the metric fails with the reason. The combined score is then finite and in 0..=100.
-pub fn combine(
+pub(crate) fn combine(
     name: &str,
     judges: &[String],
     samples: u32,

@@ -13,10 +13,10 @@
 //! `raw_output`. How the program is run (process group, caps, EPIPE): [`crate::process`].
 
 use crate::error::{MetricFailure, MetricFailureKind};
-use crate::plan::CommandMetric;
 use mixseek_process::{self as process, RunError, Spec, bytes_text, describe_status};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The most a command metric may print on stdout; a program printing more is stopped and
 /// the metric fails.
@@ -26,11 +26,11 @@ const STDERR_KEPT: usize = 64 * 1024;
 /// Characters of stdout or stderr quoted in an error message.
 const SHOWN: usize = 500;
 /// Characters of stdout kept as a failure's `raw_output` (first and last halves when longer).
-pub const RAW_KEPT: usize = 16 * 1024;
+pub(crate) const RAW_KEPT: usize = 16 * 1024;
 
 /// What a command metric reads on stdin.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CommandInput<'a> {
+pub(crate) struct CommandInput<'a> {
     pub user_prompt: &'a str,
     pub submission: &'a str,
     pub execution_id: Option<&'a str>,
@@ -48,17 +48,27 @@ struct CommandOutput {
     evaluator_comment: String,
 }
 
+/// A `type = "command"` metric, resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandMetric {
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+    /// The scores it may print (`min_score`, `max_score`); open by default.
+    pub range: ScoreRange,
+}
+
 /// The range a command metric declared (`min_score`, `max_score`, both inclusive); unset
 /// bounds are open. Scores are finite whatever the range.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ScoreRange {
+pub(crate) struct ScoreRange {
     pub min: Option<f64>,
     pub max: Option<f64>,
 }
 
 impl ScoreRange {
     /// `Ok` when `score` is finite and within the range.
-    pub fn check(&self, score: f64) -> Result<(), String> {
+    pub(crate) fn check(&self, score: f64) -> Result<(), String> {
         if !score.is_finite() {
             return Err(format!(
                 "a score that is not a finite number ({})",
@@ -78,7 +88,7 @@ impl ScoreRange {
     }
 
     /// `0..=100`, `0..`, `..=100`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let min = self.min.map_or_else(String::new, number);
         let max = self
             .max
@@ -107,7 +117,7 @@ fn head(s: &str) -> String {
 
 /// `s` as kept in a failure's `raw_output`: whole up to [`RAW_KEPT`] characters, else its
 /// first and last halves around a note of what was left out.
-pub fn kept(s: &str) -> String {
+pub(crate) fn kept(s: &str) -> String {
     let n = s.chars().count();
     if n <= RAW_KEPT {
         return s.to_string();
@@ -122,7 +132,7 @@ pub fn kept(s: &str) -> String {
 }
 
 /// The command line as shown in messages: arguments with spaces or quotes are quoted.
-pub fn shown(argv: &[String]) -> String {
+pub(crate) fn shown(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if a.is_empty()
@@ -150,7 +160,7 @@ fn program(argv0: &str, dir: Option<&Path>) -> PathBuf {
 
 /// Runs the command once; returns the score (finite, within the metric's range) and the
 /// comment.
-pub async fn run(
+pub(crate) async fn run(
     metric: &CommandMetric,
     name: &str,
     input: &CommandInput<'_>,
@@ -296,7 +306,7 @@ fn non_finite_score(text: &str) -> Option<&str> {
 
 /// Parses what the program printed: one JSON object, or the JSON object on its last
 /// non-empty line. The score is a finite number.
-pub fn parse_output(stdout: &str) -> Result<(f64, String), String> {
+pub(crate) fn parse_output(stdout: &str) -> Result<(f64, String), String> {
     let trimmed = stdout.trim();
     if trimmed.is_empty() {
         return Err("nothing".into());

@@ -123,8 +123,11 @@ pub enum EvaluatorError {
     /// key).
     #[error("metric '{metric}': judge model '{model}' cannot be used: {message}")]
     Model {
+        /// The metric.
         metric: String,
+        /// The judge model id.
         model: String,
+        /// Why it cannot be used.
         message: String,
     },
     /// The evaluation request is invalid (empty prompt or submission, blank ids).

@@ -136,12 +136,13 @@ impl Evaluator {
     }
 
     /// The resolved metrics, in configuration order.
-    pub fn metrics(&self) -> &[MetricPlan] {
+    pub(crate) fn metrics(&self) -> &[MetricPlan] {
         &self.plans
     }
 
-    pub fn policy(&self) -> OnMetricError {
-        self.policy
+    /// The weight of each metric, in configuration order.
+    pub fn weights(&self) -> Vec<f64> {
+        self.plans.iter().map(|m| m.weight).collect()
     }
 
     /// Metrics evaluated at the same time.

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 /// このモデルを使用できます。
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "BaseLLMEvaluation")]
-pub struct JudgeVerdict {
+pub(crate) struct JudgeVerdict {
     /// 0から100の間の評価スコア
     #[schemars(range(min = 0.0, max = 100.0))]
     pub score: f64,
@@ -29,14 +29,14 @@ pub struct JudgeVerdict {
 }
 
 /// The check run on every parsed verdict: `0 ≤ score ≤ 100`.
-pub fn check_verdict(v: &JudgeVerdict) -> Result<(), String> {
+pub(crate) fn check_verdict(v: &JudgeVerdict) -> Result<(), String> {
     check_score(v.score)
 }
 
 /// A judge's score is a finite number in `0..=100` (inclusive); nothing is clamped. (JSON
 /// has no `NaN` or infinity, and `1e999` does not parse: such answers fail as invalid JSON
 /// before this check.)
-pub fn check_score(score: f64) -> Result<(), String> {
+pub(crate) fn check_score(score: f64) -> Result<(), String> {
     if score.is_finite() && (0.0..=100.0).contains(&score) {
         Ok(())
     } else {
@@ -52,7 +52,7 @@ const EXCERPT: usize = 300;
 
 /// The start of a raw answer for a message: trimmed, at most [`EXCERPT`] characters, `…` at
 /// a cut.
-pub fn excerpt(raw: &str) -> String {
+pub(crate) fn excerpt(raw: &str) -> String {
     let s = raw.trim();
     match s.char_indices().nth(EXCERPT) {
         Some((i, _)) => format!("{}…", &s[..i]),
@@ -62,7 +62,7 @@ pub fn excerpt(raw: &str) -> String {
 
 /// One accepted judge answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JudgeAnswer {
+pub(crate) struct JudgeAnswer {
     /// `provider:model` of the judge as configured.
     pub judge: String,
     /// Sample index (0-based) of this answer among the judge's samples.
@@ -135,7 +135,7 @@ impl ChatModel for Recording<'_> {
 }
 
 /// What every judge of a metric is asked.
-pub struct Question<'a> {
+pub(crate) struct Question<'a> {
     pub metric_name: &'a str,
     /// The metric's instruction (its system prompt).
     pub system: &'a str,
@@ -147,7 +147,7 @@ pub struct Question<'a> {
 }
 
 /// Asks `judge` the `question` once (sample `sample`).
-pub async fn ask(
+pub(crate) async fn ask(
     judge: &Judge,
     metric: &LlmMetric,
     question: &Question<'_>,

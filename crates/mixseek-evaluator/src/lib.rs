@@ -68,7 +68,7 @@
 //! * Judge models: `fallback_models` (the evaluator's for metrics on the default model, or a
 //!   metric's own) are tried in order when a call fails (`ModelRegistry::model_with_fallbacks`).
 //! * Command metrics run in their own process group, killed as a whole on a timeout; their
-//!   stdout is read up to [`command::MAX_STDOUT`]. Scores are finite (a `NaN`, an infinity or
+//!   stdout is read up to [`MAX_STDOUT`]. Scores are finite (a `NaN`, an infinity or
 //!   a number too large for a double is bad output) and within `min_score..=max_score` when
 //!   the metric declares them; a judge's score is within 0..=100. Nothing is clamped: a bad
 //!   score is a metric failure carrying the raw output, and the overall score is always
@@ -77,26 +77,29 @@
 //!   `round(x, 2)`).
 //! * `mixseek evaluate`: [`run_standalone`], then [`render_text`] / [`render_json`].
 
-pub mod aggregate;
-pub mod builtin;
-pub mod checks;
-pub mod combine;
-pub mod command;
-pub mod error;
-pub mod evaluator;
-pub mod judge;
-pub mod plan;
-pub mod report;
-pub mod request;
-pub mod standalone;
-pub mod weights;
+#![warn(missing_docs, unreachable_pub)]
 
-pub use aggregate::Aggregate;
+mod aggregate;
+mod builtin;
+mod combine;
+mod command;
+mod error;
+mod evaluator;
+mod judge;
+mod plan;
+mod report;
+mod request;
+mod standalone;
+mod weights;
+
+// One namespace stays public: the configuration checks the CLI adds to preflight and
+// `config validate` (`checks::metric_names`, `checks::check_loaded`).
+pub mod checks;
+
+pub use builtin::builtin_instruction;
+pub use command::MAX_STDOUT;
 pub use error::{EvaluatorError, MetricFailure, MetricFailureKind};
 pub use evaluator::{EvaluationOutcome, Evaluator, MetricReport};
-pub use judge::JudgeVerdict;
-pub use mixseek_config::OnMetricError;
-pub use plan::{MetricKind, MetricPlan};
 pub use report::{render_json, render_text};
-pub use request::{EvaluationRequest, STANDALONE_TEAM_ID};
+pub use request::EvaluationRequest;
 pub use standalone::{Standalone, StandaloneArgs, StandaloneError, run_standalone};

@@ -6,7 +6,7 @@
 use crate::aggregate::Aggregate;
 use crate::builtin::builtin_instruction;
 use crate::builtin::{BUILTIN_METRICS, builtin_metric};
-use crate::command::ScoreRange;
+use crate::command::{CommandMetric, ScoreRange};
 use crate::error::EvaluatorError;
 use crate::weights::resolve_weights;
 use mixseek_config::{EvaluatorSettings, Issues, MetricSettings, MetricType};
@@ -15,14 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The most samples a metric may ask for.
-pub const MAX_SAMPLES: u32 = 20;
+pub(crate) const MAX_SAMPLES: u32 = 20;
 
 /// Time limit of a command metric whose `timeout_seconds` is 0.
-pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 300;
+pub(crate) const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 300;
 
 /// One judge model of an LLM metric.
 #[derive(Clone)]
-pub struct Judge {
+pub(crate) struct Judge {
     /// `provider:model` as configured.
     pub model_id: String,
     pub model: Arc<dyn ChatModel>,
@@ -38,7 +38,7 @@ impl std::fmt::Debug for Judge {
 
 /// An LLM-as-judge metric, resolved.
 #[derive(Debug, Clone)]
-pub struct LlmMetric {
+pub(crate) struct LlmMetric {
     /// The system instruction: the metric's `system_instruction` verbatim, else the built-in
     /// text.
     pub instruction: String,
@@ -56,36 +56,21 @@ pub struct LlmMetric {
 
 impl LlmMetric {
     /// True when a judge is the offline `mock:` provider (its scores are made up).
-    pub fn uses_mock(&self) -> bool {
+    pub(crate) fn uses_mock(&self) -> bool {
         self.judges.iter().any(|j| j.model.is_mock())
     }
-
-    /// True when the metric reports sample or jury details (more than one answer).
-    pub fn is_multi(&self) -> bool {
-        self.samples > 1 || self.judges.len() > 1
-    }
-}
-
-/// A `type = "command"` metric, resolved.
-#[derive(Debug, Clone)]
-pub struct CommandMetric {
-    /// Program and arguments.
-    pub argv: Vec<String>,
-    pub timeout: Duration,
-    /// The scores it may print (`min_score`, `max_score`); open by default.
-    pub range: ScoreRange,
 }
 
 /// What a metric is.
 #[derive(Debug, Clone)]
-pub enum MetricKind {
+pub(crate) enum MetricKind {
     Llm(LlmMetric),
     Command(CommandMetric),
 }
 
 /// One metric of the evaluation, ready to run.
 #[derive(Debug, Clone)]
-pub struct MetricPlan {
+pub(crate) struct MetricPlan {
     /// The name in results: the canonical built-in name (`clarity_coherence` ⇒
     /// `ClarityCoherence`, as the original reports its class name) or the configured name.
     pub name: String,
@@ -98,7 +83,7 @@ pub struct MetricPlan {
 
 impl MetricPlan {
     /// `llm` or `command`.
-    pub fn metric_type(&self) -> MetricType {
+    pub(crate) fn metric_type(&self) -> MetricType {
         match self.kind {
             MetricKind::Llm(_) => MetricType::Llm,
             MetricKind::Command(_) => MetricType::Command,
@@ -107,7 +92,7 @@ impl MetricPlan {
 }
 
 /// Checks a model id as the original does before any call.
-pub fn check_model_format(model: &str) -> Result<(), String> {
+pub(crate) fn check_model_format(model: &str) -> Result<(), String> {
     const EXAMPLE: &str =
         "Expected format: 'provider:model-name' (e.g., 'anthropic:claude-sonnet-4-5-20250929')";
     let Some((provider, name)) = model.split_once(':').filter(|_| !model.trim().is_empty()) else {
@@ -135,7 +120,7 @@ fn unknown_metric(name: &str) -> EvaluatorError {
 }
 
 /// Resolves every configured metric. See the module docs.
-pub fn build_plans(
+pub(crate) fn build_plans(
     settings: &EvaluatorSettings,
     registry: &ModelRegistry,
 ) -> Result<Vec<MetricPlan>, EvaluatorError> {

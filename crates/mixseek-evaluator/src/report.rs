@@ -13,12 +13,12 @@ use mixseek_prompt::py_float_repr;
 use serde_json::{Map, Value, json};
 
 /// Comments longer than this are cut (unless verbose), as the original does.
-pub const COMMENT_LIMIT: usize = 500;
+pub(crate) const COMMENT_LIMIT: usize = 500;
 /// Width the table is laid out for (comments wrap inside it).
-pub const TABLE_WIDTH: u16 = 120;
+pub(crate) const TABLE_WIDTH: u16 = 120;
 
 /// The comment as shown: longer than 500 characters ⇒ the first 497 plus `...`.
-pub fn shorten_comment(comment: &str, verbose: bool) -> String {
+pub(crate) fn shorten_comment(comment: &str, verbose: bool) -> String {
     if verbose || comment.chars().count() <= COMMENT_LIMIT {
         comment.to_string()
     } else {
@@ -30,7 +30,7 @@ pub fn shorten_comment(comment: &str, verbose: bool) -> String {
 }
 
 /// A weight with at most 4 decimals (`0.334`, `0.3333`, `1.0`).
-pub fn format_weight(w: f64) -> String {
+pub(crate) fn format_weight(w: f64) -> String {
     let s = format!("{w:.4}");
     let s = s.trim_end_matches('0');
     if s.ends_with('.') {

@@ -1,12 +1,12 @@
 //! [`EvaluationRequest`]: what to evaluate, validated and trimmed with the original's rules
 //! and messages.
 
-use mixseek_config::prompt_builder::is_blank;
+use mixseek_config::is_blank;
 use mixseek_core::{ExecutionId, TeamId};
 use mixseek_prompt::{PromptContext, py_trim};
 
 /// The team id the original uses for a standalone `mixseek evaluate`.
-pub const STANDALONE_TEAM_ID: &str = "standalone-evaluation";
+pub(crate) const STANDALONE_TEAM_ID: &str = "standalone-evaluation";
 
 /// One submission to evaluate, with the context the prompts and command metrics see.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -15,8 +15,11 @@ pub struct EvaluationRequest {
     pub user_prompt: String,
     /// The submission (the leader's output).
     pub submission: String,
+    /// The execution (for command metrics and call tags).
     pub execution_id: Option<ExecutionId>,
+    /// The team (for command metrics and call tags).
     pub team_id: Option<TeamId>,
+    /// The team's display name (for the prompts).
     pub team_name: Option<String>,
     /// ≥ 1 when given.
     pub round_number: Option<u32>,
@@ -82,7 +85,7 @@ impl EvaluationRequest {
     }
 
     /// The prompt builder's view of the request.
-    pub fn prompt_context(&self) -> PromptContext {
+    pub(crate) fn prompt_context(&self) -> PromptContext {
         PromptContext {
             user_prompt: self.user_prompt.clone(),
             round_number: self.round_number.unwrap_or(0),

@@ -9,7 +9,7 @@ use crate::error::EvaluatorError;
 use crate::evaluator::{EvaluationOutcome, Evaluator};
 use crate::plan::MetricKind;
 use crate::request::{EvaluationRequest, STANDALONE_TEAM_ID};
-use mixseek_config::load::load_evaluator;
+use mixseek_config::load_evaluator;
 use mixseek_config::{EnvVars, Origin, SourceMap};
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{PromptBuilder, load_for_run};
@@ -23,13 +23,16 @@ pub struct StandaloneArgs {
     pub workspace: PathBuf,
     /// An explicit evaluator file (already resolved); it must exist.
     pub config: Option<PathBuf>,
+    /// The user prompt.
     pub prompt: String,
+    /// The submission to score.
     pub submission: String,
 }
 
 /// A finished standalone evaluation.
 #[derive(Debug, Clone)]
 pub struct Standalone {
+    /// The scores.
     pub outcome: EvaluationOutcome,
     /// True when a judge was the offline `mock:` provider (the scores are made up).
     pub mock_judges: bool,
@@ -41,13 +44,17 @@ pub enum StandaloneError {
     /// Bad input: configuration, request (exit 2).
     #[error("{message}")]
     Input {
+        /// What is wrong.
         message: String,
+        /// What to do about it.
         hint: Option<String>,
     },
     /// The evaluation ran and failed (exit 1).
     #[error("{message}")]
     Failed {
+        /// What failed.
         message: String,
+        /// What to do about it.
         hint: Option<String>,
     },
 }

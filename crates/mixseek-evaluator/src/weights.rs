@@ -3,17 +3,17 @@
 //! unique names. Weights are used as given (never normalised here).
 
 /// Checks the metrics' weights and returns the weight of each, in order. The rule lives in
-/// `mixseek_config::weights` so config validation (`config validate`, `exec --dry-run`) runs
-/// exactly the same check.
+/// `mixseek_config::resolve_weights` so config validation (`config validate`,
+/// `exec --dry-run`) runs exactly the same check.
 ///
 /// `names` are the configured names (used in the messages); `reported` are the names the
 /// metrics report (canonical built-in names), which must be unique.
-pub fn resolve_weights(
+pub(crate) fn resolve_weights(
     names: &[String],
     weights: &[Option<f64>],
     reported: &[String],
 ) -> Result<Vec<f64>, String> {
-    mixseek_config::weights::resolve_weights(names, weights, reported)
+    mixseek_config::resolve_weights(names, weights, reported)
 }
 
 #[cfg(test)]

@@ -341,7 +341,7 @@ async fn huge_output_is_capped_not_buffered() {
     assert!(
         f.message.starts_with(&format!(
             "command metric 'flood': `sh flood.sh` printed more than {} MiB on stdout and was stopped",
-            mixseek_evaluator::command::MAX_STDOUT / (1024 * 1024)
+            mixseek_evaluator::MAX_STDOUT / (1024 * 1024)
         )),
         "{}",
         f.message

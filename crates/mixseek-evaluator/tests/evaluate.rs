@@ -68,7 +68,7 @@ fn weight_rules_and_their_messages() {
         prompts(),
     )
     .expect("equal");
-    let w: Vec<f64> = e.metrics().iter().map(|m| m.weight).collect();
+    let w = e.weights();
     assert_eq!(w, [0.3333333333333333; 3]);
 }
 
@@ -84,7 +84,7 @@ fn weights_sum_to_one_within_a_thousandth_and_are_used_as_given() {
     // 0.999 ≤ Σ ≤ 1.001 passes, and the weights are not normalised.
     for (a, b) in [(0.4995, 0.5), (0.5005, 0.5), (0.4991, 0.5)] {
         let e = build(a, b).unwrap_or_else(|err| panic!("{a} + {b}: {err}"));
-        let w: Vec<f64> = e.metrics().iter().map(|m| m.weight).collect();
+        let w = e.weights();
         assert_eq!(w, [a, b]);
     }
     for (a, b, got) in [(0.5, 0.498, "0.9980"), (0.5, 0.502, "1.0020")] {
@@ -145,7 +145,10 @@ async fn builtin_metrics_are_asked_with_their_instruction_and_the_rendered_promp
     );
     assert_eq!(out.usage.requests, 3);
     let body = &server.requests_for("包括性")[0];
-    assert_eq!(system_of(body), mixseek_evaluator::builtin::COVERAGE);
+    assert_eq!(
+        system_of(body),
+        mixseek_evaluator::builtin_instruction("Coverage").unwrap()
+    );
     assert_eq!(
         body["messages"][1]["content"],
         "---\n現在日時: 2025-11-25T05:30:00+00:00\n---\n# タスク\n以下のユーザプロンプトに対するエージェントの提出内容を、あなたの役割に従って評価してください。\n\n# ユーザから指定されたタスク\nWhat is Rust?\n\n# 提出内容\nA systems programming language."

@@ -16,7 +16,8 @@
 //! For manual load tests against a separate process (latency, failures), start the
 //! testkit's `mixseek-fake-llm` binary and point `OPENAI_BASE_URL` at it.
 
-use mixseek_llm::{ChatModel, ChatRequest, Env, ModelRegistry, ProviderSettings, RegistryConfig};
+use mixseek_config::ProviderSettings;
+use mixseek_llm::{ChatModel, ChatRequest, Env, ModelRegistry, RegistryConfig};
 use mixseek_testkit::{FakeLlm, Reply};
 use std::io::Write;
 use std::sync::Arc;

@@ -225,7 +225,7 @@ mod tests {
     #[tokio::test]
     async fn direct_calls_report_cache_hits_and_misses() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cache = mixseek_config::providers::CacheSettings {
+        let cache = mixseek_config::CacheSettings {
             enabled: true,
             ..Default::default()
         };

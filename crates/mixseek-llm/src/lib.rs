@@ -64,6 +64,3 @@ pub use types::{
     CallerTag, ChatRequest, ChatResponse, FinishReason, GenerationParams, Message, NativeTool,
     ResponseSchema, TokenCounts, ToolCall, ToolSpec, WebSearchOptions,
 };
-
-/// Re-exported settings types of `[providers]`, `[pricing]` and `[cache]`.
-pub use mixseek_config::providers::{CacheSettings, Price, ProviderKind, ProviderSettings};

@@ -4,7 +4,7 @@
 //! need only a few lines each, and reservation keeps token budgets larger than one burst
 //! simple.
 
-use mixseek_config::providers::ProviderSettings;
+use mixseek_config::ProviderSettings;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};

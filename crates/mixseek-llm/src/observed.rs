@@ -3,7 +3,7 @@
 
 use crate::error::LlmError;
 use crate::model::ChatModel;
-use crate::registry::Observers;
+use crate::observer::Observers;
 use crate::types::{ChatRequest, ChatResponse};
 use mixseek_core::{LlmCallRecord, Usage};
 use std::sync::Arc;

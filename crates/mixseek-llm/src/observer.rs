@@ -4,7 +4,7 @@
 
 use mixseek_core::{LlmCallRecord, Role, Usage, UsageByRole};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Receives one record per LLM call (success or failure). Called synchronously on the
 /// calling task right after the call ends: keep it cheap (push to a channel for slow work).
@@ -138,6 +138,21 @@ impl CallObserver for UsageLedger {
         }
         if record.cache_hit {
             e.cache_hits += 1;
+        }
+    }
+}
+
+/// The observers of a registry: its ledger plus the configured ones.
+pub(crate) struct Observers {
+    pub(crate) ledger: Arc<UsageLedger>,
+    pub(crate) extra: Vec<Arc<dyn CallObserver>>,
+}
+
+impl Observers {
+    pub(crate) fn notify(&self, record: &LlmCallRecord) {
+        self.ledger.on_call(record);
+        for o in &self.extra {
+            o.on_call(record);
         }
     }
 }

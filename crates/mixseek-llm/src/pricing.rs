@@ -2,7 +2,7 @@
 //! `[pricing."provider:model"]` overrides.
 
 use crate::types::TokenCounts;
-use mixseek_config::providers::Price;
+use mixseek_config::Price;
 use mixseek_core::Usage;
 use std::collections::BTreeMap;
 

@@ -8,10 +8,10 @@ use crate::env::Env;
 use crate::error::LlmError;
 use crate::model::ChatModel;
 use crate::observed::{FallbackModel, ObservedModel};
-use crate::observer::{CallObserver, UsageLedger};
+use crate::observer::{CallObserver, Observers, UsageLedger};
 use crate::pricing::PriceTable;
 use crate::runtime::{ProviderModel, ProviderRuntime};
-use mixseek_config::providers::{CacheSettings, Price, ProviderSettings};
+use mixseek_config::{CacheSettings, Price, ProviderSettings};
 use mixseek_core::ModelId;
 use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
 use std::collections::{BTreeMap, HashMap};
@@ -91,21 +91,6 @@ impl RegistryConfig {
     pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
         self.observers.push(observer);
         self
-    }
-}
-
-/// The observers of a registry: its ledger plus the configured ones.
-pub(crate) struct Observers {
-    pub(crate) ledger: Arc<UsageLedger>,
-    pub(crate) extra: Vec<Arc<dyn CallObserver>>,
-}
-
-impl Observers {
-    pub(crate) fn notify(&self, record: &mixseek_core::LlmCallRecord) {
-        self.ledger.on_call(record);
-        for o in &self.extra {
-            o.on_call(record);
-        }
     }
 }
 

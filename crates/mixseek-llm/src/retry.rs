@@ -9,7 +9,7 @@
 //! times counts with its longest valid value.
 
 use crate::error::ErrorKind;
-use mixseek_config::providers::ProviderSettings;
+use mixseek_config::ProviderSettings;
 use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
 

@@ -12,7 +12,7 @@ use crate::pricing::PriceTable;
 use crate::providers;
 use crate::retry::{RetryPolicy, clamped_secs, describe_wait};
 use crate::types::{ChatRequest, ChatResponse};
-use mixseek_config::providers::ProviderSettings;
+use mixseek_config::ProviderSettings;
 use mixseek_core::ModelId;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};

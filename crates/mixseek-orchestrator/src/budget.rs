@@ -6,14 +6,14 @@ use mixseek_core::Usage;
 use std::sync::Mutex;
 
 #[derive(Debug, Default)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub max_cost_usd: Option<f64>,
     pub max_tokens: Option<u64>,
     used: Mutex<Usage>,
 }
 
 impl Budget {
-    pub fn new(max_cost_usd: Option<f64>, max_tokens: Option<u64>) -> Self {
+    pub(crate) fn new(max_cost_usd: Option<f64>, max_tokens: Option<u64>) -> Self {
         Self {
             max_cost_usd,
             max_tokens,
@@ -22,14 +22,14 @@ impl Budget {
     }
 
     /// Starts from usage already spent (resume).
-    pub fn add(&self, u: Usage) {
+    pub(crate) fn add(&self, u: Usage) {
         match self.used.lock() {
             Ok(mut g) => *g += u,
             Err(p) => *p.into_inner() += u,
         }
     }
 
-    pub fn used(&self) -> Usage {
+    pub(crate) fn used(&self) -> Usage {
         match self.used.lock() {
             Ok(g) => *g,
             Err(p) => *p.into_inner(),
@@ -37,7 +37,7 @@ impl Budget {
     }
 
     /// Why no new round may start, if a limit is reached.
-    pub fn exceeded(&self) -> Option<String> {
+    pub(crate) fn exceeded(&self) -> Option<String> {
         let u = self.used();
         if let Some(max) = self.max_cost_usd {
             if u.cost_usd >= max {

@@ -9,6 +9,8 @@ use mixseek_core::{Event, EventSink, PiiMasker, SinkError};
 use std::borrow::Cow;
 use std::sync::Arc;
 
+/// Sends each event to its sinks in order: primary ones first (their failure fails the
+/// emitter), then secondary ones (their failure is logged).
 pub struct EventBus {
     /// Sinks whose failure fails the emitter (the store).
     primary: Vec<Arc<dyn EventSink>>,
@@ -28,6 +30,7 @@ impl std::fmt::Debug for EventBus {
 }
 
 impl EventBus {
+    /// A bus with no sink and no masking.
     pub fn new() -> Self {
         Self {
             primary: Vec::new(),
@@ -36,14 +39,16 @@ impl EventBus {
         }
     }
     /// Masks the events the secondary sinks get.
-    pub fn with_masker(mut self, masker: Arc<PiiMasker>) -> Self {
+    pub(crate) fn with_masker(mut self, masker: Arc<PiiMasker>) -> Self {
         self.masker = masker;
         self
     }
-    pub fn with_primary(mut self, sink: Arc<dyn EventSink>) -> Self {
+    /// Adds a sink whose failure fails the emitter.
+    pub(crate) fn with_primary(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.primary.push(sink);
         self
     }
+    /// Adds a sink whose failure is logged and ignored.
     pub fn with_secondary(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.secondary.push(sink);
         self

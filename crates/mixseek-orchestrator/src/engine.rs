@@ -11,6 +11,7 @@ use crate::ranking::LiveRanking;
 use crate::resume::{self, PriorTeam};
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::{LoadedConfig, LoadedTeam};
+use mixseek_core::PiiMasker;
 use mixseek_core::{
     Event, EventSink, ExecutionId, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo,
     LeaderboardEntry, LlmCallRecord, TeamId, TeamRef,
@@ -20,7 +21,7 @@ use mixseek_prompt::PromptBuilder;
 use mixseek_round::{
     CompletedRound, JudgmentClient, RoundController, RoundSettings, StopCheck, SubmissionEvaluator,
 };
-use mixseek_store::{PiiMasker, Store, StoreError};
+use mixseek_store::{Store, StoreError};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 /// How to run.
 #[derive(Clone)]
 pub struct RunOptions {
+    /// The task every team works on.
     pub user_prompt: String,
     /// Continue this execution instead of starting a new one.
     pub resume: Option<String>,
@@ -38,7 +40,9 @@ pub struct RunOptions {
     pub force: bool,
     /// Turn the response cache on (`--cache`).
     pub cache: bool,
+    /// Stop starting rounds once the execution cost this much (US dollars).
     pub max_cost_usd: Option<f64>,
+    /// Stop starting rounds once the execution used this many tokens.
     pub max_tokens: Option<u64>,
     /// Cancelled on Ctrl-C: no new work starts; the execution is marked interrupted.
     pub cancel: CancellationToken,
@@ -58,6 +62,7 @@ impl std::fmt::Debug for RunOptions {
 }
 
 impl RunOptions {
+    /// A new execution of `user_prompt`, with no budget, cache or display.
     pub fn new(user_prompt: impl Into<String>) -> Self {
         Self {
             user_prompt: user_prompt.into(),
@@ -74,7 +79,7 @@ impl RunOptions {
 }
 
 /// A stable hash of everything that shapes a run (resume refuses a changed configuration).
-pub fn config_hash(config: &LoadedConfig) -> String {
+pub(crate) fn config_hash(config: &LoadedConfig) -> String {
     let mut teams = Vec::new();
     for t in &config.teams {
         teams.push(serde_json::to_value(&t.settings).unwrap_or_default());
@@ -156,6 +161,7 @@ pub struct Orchestrator {
 }
 
 impl Orchestrator {
+    /// An orchestrator for `config`.
     pub fn new(config: LoadedConfig) -> Self {
         Self { config }
     }

@@ -18,33 +18,58 @@ pub enum ErrorClass {
 /// An execution that could not start or could not be recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum OrchestratorError {
+    /// The user prompt is blank.
     #[error("user_prompt cannot be empty")]
     EmptyPrompt,
+    /// The workspace directory could not be created.
     #[error("cannot create the workspace {}", path.display())]
     Workspace {
+        /// The workspace directory.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The store could not be opened or read.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// `--resume` names no execution of this workspace.
     #[error("execution {id} not found in {}", db.display())]
-    ExecutionNotFound { id: String, db: PathBuf },
+    ExecutionNotFound {
+        /// The id given.
+        id: String,
+        /// The database searched.
+        db: PathBuf,
+    },
+    /// `--resume` names an execution that already finished.
     #[error("execution {id} already finished (status {status})")]
-    AlreadyFinished { id: String, status: String },
+    AlreadyFinished {
+        /// The execution.
+        id: String,
+        /// Its stored status.
+        status: String,
+    },
+    /// `--resume` without `--force` on an execution whose configuration changed.
     #[error("the configuration changed since execution {id} started")]
-    ConfigChanged { id: String },
+    ConfigChanged {
+        /// The execution.
+        id: String,
+    },
     /// A part of the run could not be built from the configuration.
     #[error("cannot set up {what}")]
     Setup {
+        /// What could not be built.
         what: &'static str,
+        /// The cause.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The store refused the execution's start (nothing was recorded).
     #[error("cannot record {what}")]
     Record {
+        /// What could not be recorded.
         what: &'static str,
+        /// The store's refusal.
         #[source]
         source: SinkError,
     },
@@ -53,6 +78,7 @@ pub enum OrchestratorError {
         "internal error (a bug in mixseek, please report it): cannot mask the execution summary"
     )]
     Mask {
+        /// The serialization error.
         #[source]
         source: serde_json::Error,
     },
@@ -61,8 +87,11 @@ pub enum OrchestratorError {
     /// are kept and `mixseek exec --resume` continues the execution.
     #[error("execution {execution_id} stopped: cannot record {what}")]
     Stopped {
+        /// The execution, to resume.
         execution_id: ExecutionId,
+        /// What could not be recorded.
         what: String,
+        /// The store's refusal.
         #[source]
         source: SinkError,
     },

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
-pub struct HookRunner {
+pub(crate) struct HookRunner {
     hooks: Vec<HookSettings>,
     client: reqwest::Client,
     tasks: Mutex<JoinSet<()>>,
@@ -24,7 +24,7 @@ impl std::fmt::Debug for HookRunner {
 }
 
 impl HookRunner {
-    pub fn new(hooks: Vec<HookSettings>) -> Arc<Self> {
+    pub(crate) fn new(hooks: Vec<HookSettings>) -> Arc<Self> {
         Arc::new(Self {
             hooks,
             client: reqwest::Client::new(),
@@ -32,7 +32,7 @@ impl HookRunner {
         })
     }
 
-    pub async fn finish(&self) {
+    pub(crate) async fn finish(&self) {
         let mut tasks = self.tasks.lock().await;
         while tasks.join_next().await.is_some() {}
     }

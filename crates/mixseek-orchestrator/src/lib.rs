@@ -12,19 +12,19 @@
 //! # Ok(()) }
 //! ```
 
-pub mod budget;
-pub mod bus;
-pub mod engine;
+#![warn(missing_docs, unreachable_pub)]
+
+mod budget;
+mod bus;
+mod engine;
 mod error;
 mod halt;
-pub mod hooks;
+mod hooks;
 mod panics;
-pub mod progress_files;
-pub mod ranking;
-pub mod resume;
+mod progress_files;
+mod ranking;
+mod resume;
 
-pub use budget::Budget;
 pub use bus::EventBus;
-pub use engine::{Orchestrator, RunOptions, config_hash};
+pub use engine::{Orchestrator, RunOptions};
 pub use error::{ErrorClass, OrchestratorError};
-pub use ranking::LiveRanking;

@@ -36,7 +36,7 @@ fn install_hook() {
 
 /// A caught panic: its message and where it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Panic {
+pub(crate) struct Panic {
     pub message: String,
     /// `file:line:column`, when the hook saw it.
     pub location: Option<String>,
@@ -68,7 +68,7 @@ impl fmt::Display for Panic {
 }
 
 /// Runs `fut`, turning a panic while it is polled into `Err(Panic)`.
-pub fn catch<F: Future>(fut: F) -> CatchPanic<F> {
+pub(crate) fn catch<F: Future>(fut: F) -> CatchPanic<F> {
     install_hook();
     CatchPanic {
         inner: Box::pin(fut),
@@ -76,7 +76,7 @@ pub fn catch<F: Future>(fut: F) -> CatchPanic<F> {
 }
 
 /// The future of [`catch`].
-pub struct CatchPanic<F> {
+pub(crate) struct CatchPanic<F> {
     inner: Pin<Box<F>>,
 }
 

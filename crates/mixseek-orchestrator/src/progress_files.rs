@@ -17,7 +17,7 @@ struct TeamProgress {
 }
 
 #[derive(Debug)]
-pub struct ProgressFiles {
+pub(crate) struct ProgressFiles {
     dir: PathBuf,
     total_rounds: Mutex<u32>,
     teams: Mutex<HashMap<TeamId, TeamProgress>>,
@@ -38,7 +38,7 @@ struct Snapshot<'a> {
 }
 
 impl ProgressFiles {
-    pub fn new(logs_dir: PathBuf, total_rounds: u32) -> Self {
+    pub(crate) fn new(logs_dir: PathBuf, total_rounds: u32) -> Self {
         Self {
             dir: logs_dir,
             total_rounds: Mutex::new(total_rounds),
@@ -47,7 +47,7 @@ impl ProgressFiles {
     }
 
     /// The progress file of team `team_id` in execution `execution_id`.
-    pub fn path(&self, execution_id: &ExecutionId, team_id: &TeamId) -> PathBuf {
+    pub(crate) fn path(&self, execution_id: &ExecutionId, team_id: &TeamId) -> PathBuf {
         self.dir
             .join(format!("{execution_id}.{team_id}.progress.json"))
     }

@@ -78,18 +78,18 @@ impl Board {
 
 /// The in-memory ranking of one execution (see the module docs).
 #[derive(Debug)]
-pub struct LiveRanking {
+pub(crate) struct LiveRanking {
     execution_id: ExecutionId,
     board: Mutex<Board>,
 }
 
 /// A stored round: (team_id, team_name, round_number, score).
-pub type StoredRound<'a> = (&'a str, &'a str, u32, f64);
+pub(crate) type StoredRound<'a> = (&'a str, &'a str, u32, f64);
 
 impl LiveRanking {
     /// The ranking of `execution_id`, holding the rounds already stored (none for a new
     /// execution).
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         execution_id: impl Into<ExecutionId>,
         stored: impl IntoIterator<Item = StoredRound<'a>>,
     ) -> Self {
@@ -118,12 +118,16 @@ impl LiveRanking {
     }
 
     /// The ranking now, in order (shared: cheap to take).
-    pub fn snapshot(&self) -> Arc<Vec<RankingEntry>> {
+    pub(crate) fn snapshot(&self) -> Arc<Vec<RankingEntry>> {
         self.board().sorted.clone()
     }
 
     /// Replaces a team's rounds by those stored (after its run was cut off).
-    pub fn set_team<'a>(&self, team_id: &str, stored: impl IntoIterator<Item = StoredRound<'a>>) {
+    pub(crate) fn set_team<'a>(
+        &self,
+        team_id: &str,
+        stored: impl IntoIterator<Item = StoredRound<'a>>,
+    ) {
         let mut board = self.board();
         let rounds: BTreeMap<u32, RankedRound> = stored
             .into_iter()

@@ -7,7 +7,7 @@ use mixseek_core::{
 use mixseek_round::{CompletedRound, best_entry};
 
 /// A stored round as the round controller's `CompletedRound` (its decision when judged).
-pub fn to_completed(r: &mixseek_store::CompletedRound) -> CompletedRound {
+pub(crate) fn to_completed(r: &mixseek_store::CompletedRound) -> CompletedRound {
     let d = &r.decision;
     let decision = d.should_continue.map(|should_continue| Decision {
         should_continue,
@@ -24,7 +24,10 @@ pub fn to_completed(r: &mixseek_store::CompletedRound) -> CompletedRound {
 }
 
 /// Stored rounds of one team, in round order.
-pub fn team_rounds(all: &[mixseek_store::CompletedRound], team_id: &TeamId) -> Vec<CompletedRound> {
+pub(crate) fn team_rounds(
+    all: &[mixseek_store::CompletedRound],
+    team_id: &TeamId,
+) -> Vec<CompletedRound> {
     let mut v: Vec<&mixseek_store::CompletedRound> =
         all.iter().filter(|r| r.team_id == *team_id).collect();
     v.sort_by_key(|r| r.state.round_number);
@@ -33,7 +36,7 @@ pub fn team_rounds(all: &[mixseek_store::CompletedRound], team_id: &TeamId) -> V
 
 /// What an earlier process of the execution left of one team.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PriorTeam {
+pub(crate) enum PriorTeam {
     /// Finished normally (its best round is final): kept as it is.
     Finished {
         best: Option<LeaderboardEntry>,
@@ -57,7 +60,7 @@ pub enum PriorTeam {
 ///   listed in the stored summary's `failed_teams_info` → [`PriorTeam::Failed`];
 /// * any other final round → [`PriorTeam::Finished`];
 /// * otherwise [`PriorTeam::Unfinished`].
-pub fn prior_team(
+pub(crate) fn prior_team(
     all: &[mixseek_store::CompletedRound],
     summary: Option<&ExecutionSummary>,
     execution_id: &ExecutionId,

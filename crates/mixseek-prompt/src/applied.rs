@@ -5,7 +5,7 @@
 //! the execution, team, round, phase and side.
 
 use crate::context::PromptContext;
-use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide};
+use mixseek_config::{InjectionPhase, InjectionSide};
 use mixseek_core::AppliedInjection;
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -14,7 +14,7 @@ use crate::vars::{INJECTION_VARS, compute, validate, variable_names};
 use chrono_tz::Tz;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use mixseek_config::Issues;
-use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+use mixseek_config::{InjectionPhase, InjectionSide, PromptBuilderSettings};
 use mixseek_core::AppliedInjection;
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -55,11 +55,9 @@ pub fn format_current_datetime(now: DateTime<Utc>, tz: Tz) -> String {
 /// Parses a zone name from `origin`; anything that is not an IANA name (case-sensitive, no
 /// POSIX strings, no paths, not empty) is `Invalid timezone in {origin}: {value}. …`.
 pub fn parse_time_zone(value: &str, origin: TimeZoneSource) -> Result<Tz, PromptError> {
-    mixseek_config::prompt_builder::parse_time_zone(value).ok_or_else(|| {
-        PromptError::InvalidTimeZone {
-            origin,
-            value: value.to_string(),
-        }
+    mixseek_config::parse_time_zone(value).ok_or_else(|| PromptError::InvalidTimeZone {
+        origin,
+        value: value.to_string(),
     })
 }
 

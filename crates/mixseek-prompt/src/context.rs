@@ -3,7 +3,7 @@
 //! suffixes). Its JSON form is the `--context` file of `mixseek prompt render`.
 
 use crate::error::PromptError;
-use mixseek_config::prompt_builder::is_blank;
+use mixseek_config::is_blank;
 use mixseek_core::{RoundState, ScoreDetails};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -94,7 +94,7 @@ mod shared_ranking {
 }
 
 impl RankingEntry {
-    /// The ranking order, [`mixseek_core::ranking`]'s rule: best score first, then `team_id`
+    /// The ranking order, [`mixseek_core::team_order`]'s rule: best score first, then `team_id`
     /// ascending. `Less` when `a` ranks above `b`.
     pub fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
         mixseek_core::team_order(
@@ -197,7 +197,7 @@ impl PromptContext {
 
 /// Trims Python whitespace (Unicode whitespace plus `\x1c`–`\x1f`) from both ends.
 pub fn py_trim(s: &str) -> &str {
-    s.trim_matches(mixseek_config::prompt_builder::is_py_whitespace)
+    s.trim_matches(mixseek_config::is_py_whitespace)
 }
 
 #[cfg(test)]

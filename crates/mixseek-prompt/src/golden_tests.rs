@@ -505,7 +505,7 @@ fn check_settings_reports_every_problem() {
 
 #[test]
 fn check_settings_reports_unknown_names_with_a_suggestion() {
-    use mixseek_config::prompt_builder::{InjectionRuleSettings, InjectionTarget};
+    use mixseek_config::{InjectionRuleSettings, InjectionTarget};
     let settings = PromptBuilderSettings {
         team_user_prompt: "{{ user_prompt }}\n  {{ round_nmber }}".into(),
         evaluator_user_prompt: "{{ submission }}{% if extra is defined %}{{ extra }}{% endif %}\

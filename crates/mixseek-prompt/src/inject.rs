@@ -4,7 +4,7 @@
 //! every phase; `[[prompt_builder.injections]]` adds rules or overrides built-ins key by key.
 
 use crate::context::{PromptContext, py_trim};
-use mixseek_config::prompt_builder::{
+use mixseek_config::{
     InjectionPhase, InjectionRuleSettings, InjectionSide, PromptBuilderSettings, is_blank,
 };
 
@@ -314,7 +314,7 @@ pub(crate) fn assemble(base: &str, blocks: &[String], separator: &str) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mixseek_config::prompt_builder::InjectionTarget;
+    use mixseek_config::InjectionTarget;
 
     #[test]
     fn builtins_are_ordered_by_priority() {

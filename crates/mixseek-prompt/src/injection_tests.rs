@@ -4,7 +4,7 @@
 use crate::*;
 use chrono::{TimeZone, Utc};
 use chrono_tz::Tz;
-use mixseek_config::prompt_builder::{InjectionRuleSettings, InjectionTarget};
+use mixseek_config::{InjectionRuleSettings, InjectionTarget};
 use std::sync::Arc;
 
 fn builder_with(settings: &PromptBuilderSettings) -> PromptBuilder {

@@ -8,7 +8,7 @@
 //! # Use
 //!
 //! ```
-//! use mixseek_config::prompt_builder::{InjectionPhase, PromptBuilderSettings};
+//! use mixseek_config::{InjectionPhase, PromptBuilderSettings};
 //! use mixseek_prompt::{FixedClock, PromptBuilder, PromptContext};
 //! use std::sync::Arc;
 //!
@@ -98,7 +98,7 @@ pub use inject::Injected;
 pub use load::{
     CONTEXT_KEYS, LoadedSettings, load_for_run, parse_context, required_fields, settings_from_toml,
 };
-pub use mixseek_config::prompt_builder::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+pub use mixseek_config::{InjectionPhase, InjectionSide, PromptBuilderSettings};
 pub use pyjson::py_float_repr;
 pub use vars::{INJECTION_VARS, VarInfo, template_variables};
 

@@ -4,12 +4,12 @@
 
 use crate::context::PromptContext;
 use crate::error::{PromptError, TemplateKind};
-use mixseek_config::doc::{TomlDoc, deserialize_section};
-use mixseek_config::load::load_prompt_builder;
-use mixseek_config::prompt_builder::PromptBuilderSettings;
+use mixseek_config::PromptBuilderSettings;
+use mixseek_config::load_prompt_builder;
 use mixseek_config::{
     ConfigIssue, EnvVars, Issues, Origin, Overrides, Part, SourceMap, Workspace, WorkspaceSource,
 };
+use mixseek_config::{TomlDoc, deserialize_section};
 use std::path::Path;
 
 fn file_error(path: &str, message: impl Into<String>) -> PromptError {
@@ -88,7 +88,7 @@ fn from_part(part: Part<PromptBuilderSettings>) -> Result<LoadedSettings, Prompt
 }
 
 /// The settings a run would use, loaded by the run's own loader
-/// ([`mixseek_config::load::load_prompt_builder`], with its `MIXSEEK_PROMPT_BUILDER__*`
+/// ([`mixseek_config::load_prompt_builder`], with its `MIXSEEK_PROMPT_BUILDER__*`
 /// overrides from `env`):
 ///
 /// * `config` is an orchestrator file (it has `[orchestrator]`): exactly what `mixseek exec

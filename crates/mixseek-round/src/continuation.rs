@@ -12,11 +12,12 @@
 //! Ours: when the judgment call fails, `on_error` decides — `stop` (exit `judgment_failed`,
 //! or `max_rounds_reached` at the maximum), `continue`, or `fail` (the team fails).
 
-use crate::judgment::{JudgmentError, OnJudgmentError};
+use crate::judgment::JudgmentError;
+use mixseek_config::OnJudgmentError;
 use mixseek_core::{Decision, ExitReason, Judgment, Usage};
 
 /// Stages 1 and 2: the decision when no LLM call is needed.
-pub fn without_judgment(
+pub(crate) fn without_judgment(
     r: u32,
     min_rounds: u32,
     max_rounds: u32,
@@ -47,7 +48,7 @@ pub fn without_judgment(
 }
 
 /// Stage 3: the judgment LLM's answer, overridden to stop at the maximum.
-pub fn from_judgment(r: u32, max_rounds: u32, judgment: Judgment, usage: Usage) -> Decision {
+pub(crate) fn from_judgment(r: u32, max_rounds: u32, judgment: Judgment, usage: Usage) -> Decision {
     let at_max = r >= max_rounds;
     let should_continue = judgment.should_continue && !at_max;
     let exit_reason = match (should_continue, at_max) {
@@ -66,7 +67,7 @@ pub fn from_judgment(r: u32, max_rounds: u32, judgment: Judgment, usage: Usage) 
 }
 
 /// The judgment that is stored on the round's state: the LLM's answer after the override.
-pub fn stored_judgment(decision: &Decision) -> Option<Judgment> {
+pub(crate) fn stored_judgment(decision: &Decision) -> Option<Judgment> {
     decision.judgment.as_ref().map(|j| Judgment {
         should_continue: decision.should_continue,
         ..j.clone()
@@ -74,7 +75,7 @@ pub fn stored_judgment(decision: &Decision) -> Option<Judgment> {
 }
 
 /// A failed judgment call under `policy`: a decision, or the error when the team must fail.
-pub fn from_judgment_error(
+pub(crate) fn from_judgment_error(
     r: u32,
     max_rounds: u32,
     error: JudgmentError,

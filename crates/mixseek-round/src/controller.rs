@@ -41,7 +41,9 @@ use tracing::Instrument;
 /// The round settings of a team run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundSettings {
+    /// Rounds played before a judgment may stop the team (`min_rounds`).
     pub min_rounds: u32,
+    /// The most rounds played (`max_rounds`).
     pub max_rounds: u32,
     /// Bound of one leader run (`submission_timeout_seconds`).
     pub submission_timeout: Option<Duration>,
@@ -74,15 +76,20 @@ impl RoundSettings {
 /// transcript is its record's `leader_messages` (in the sink, and in `records`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletedRound {
+    /// The round.
     pub state: RoundState,
+    /// Its continuation decision.
     pub decision: Option<Decision>,
 }
 
 /// A team that finished normally.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TeamResult {
+    /// The execution.
     pub execution_id: ExecutionId,
+    /// The team.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
     /// Every completed round (resumed ones included), in order.
     pub rounds: Vec<CompletedRound>,
@@ -91,6 +98,7 @@ pub struct TeamResult {
     pub records: Vec<RoundRecord>,
     /// The best round, marked final (`None` when no round was played).
     pub best: Option<LeaderboardEntry>,
+    /// Why the team stopped.
     pub exit_reason: ExitReason,
     /// Usage of this run by role (leader, member, evaluator, judgment).
     pub usage: UsageByRole,
@@ -99,9 +107,13 @@ pub struct TeamResult {
 /// A team run that failed: the error and everything completed before it.
 #[derive(Debug, Clone)]
 pub struct TeamFailure {
+    /// What made the team fail.
     pub error: RoundError,
+    /// Every round completed before the failure, in order.
     pub rounds: Vec<CompletedRound>,
+    /// The rounds played by this run before the failure, as recorded.
     pub records: Vec<RoundRecord>,
+    /// Usage of this run by role.
     pub usage: UsageByRole,
     /// The round whose leader answered but whose evaluation (or its commit) failed: its
     /// submission, transcript and member submissions. Not a completed round.
@@ -109,6 +121,7 @@ pub struct TeamFailure {
 }
 
 impl TeamFailure {
+    /// Whether a retry may succeed (the error is transient).
     pub fn is_transient(&self) -> bool {
         self.error.is_transient()
     }
@@ -209,10 +222,12 @@ impl RoundController {
             keep_records: true,
         }
     }
+    /// Reads the ranking of other teams from `ranking` (default: none).
     pub fn with_ranking(mut self, ranking: Arc<dyn RankingSource>) -> Self {
         self.ranking = ranking;
         self
     }
+    /// Sends the run's events to `sink` (default: nowhere).
     pub fn with_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.sink = sink;
         self
@@ -227,6 +242,7 @@ impl RoundController {
         self.language = language;
         self
     }
+    /// Checks `check` before every new round.
     pub fn with_stop_check(mut self, check: StopCheck) -> Self {
         self.stop_check = Some(check);
         self
@@ -239,6 +255,7 @@ impl RoundController {
         self.keep_records = false;
         self
     }
+    /// The round settings.
     pub fn settings(&self) -> &RoundSettings {
         &self.settings
     }
@@ -246,6 +263,7 @@ impl RoundController {
     pub fn team_id(&self) -> &TeamId {
         &self.agents.settings().team_id
     }
+    /// The team's display name.
     pub fn team_name(&self) -> &str {
         &self.agents.settings().team_name
     }

@@ -2,7 +2,7 @@
 
 /// Removes the whitespace prefix common to every non-blank line (lines of only whitespace
 /// become empty), then trims both ends — as `textwrap.dedent(s).strip()`.
-pub fn dedent_trim(s: &str) -> String {
+pub(crate) fn dedent_trim(s: &str) -> String {
     let lines: Vec<&str> = s.split('\n').collect();
     let mut prefix: Option<&str> = None;
     for line in &lines {

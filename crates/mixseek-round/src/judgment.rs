@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The built-in judgment instruction (effective text: 381 characters, no trailing newline).
-pub const DEFAULT_JUDGMENT_INSTRUCTION: &str = include_str!("../assets/judgment_instruction.txt");
+pub(crate) const DEFAULT_JUDGMENT_INSTRUCTION: &str =
+    include_str!("../assets/judgment_instruction.txt");
 
 /// LLM-based improvement prospect judgment result
 ///
@@ -30,16 +31,16 @@ pub const DEFAULT_JUDGMENT_INSTRUCTION: &str = include_str!("../assets/judgment_
 /// to determine if another round should be executed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "ImprovementJudgment")]
-pub struct ImprovementJudgment {
+pub(crate) struct ImprovementJudgment {
     /// Whether to proceed to the next round
     #[schemars(title = "Should Continue")]
-    pub should_continue: bool,
+    pub(crate) should_continue: bool,
     /// Detailed reasoning for the judgment
     #[schemars(title = "Reasoning")]
-    pub reasoning: String,
+    pub(crate) reasoning: String,
     /// Confidence score (0.0-1.0 range)
     #[schemars(title = "Confidence Score", range(min = 0.0, max = 1.0))]
-    pub confidence_score: f64,
+    pub(crate) confidence_score: f64,
 }
 
 impl From<ImprovementJudgment> for Judgment {
@@ -56,7 +57,7 @@ impl From<ImprovementJudgment> for Judgment {
 /// `0.0..=1.0` (inclusive); nothing is clamped, an answer outside is repaired or fails. (JSON
 /// has no `NaN` or infinity, and `1e999` does not parse: such answers fail as invalid JSON
 /// before this check.)
-pub fn check_judgment(j: &ImprovementJudgment) -> Result<(), String> {
+pub(crate) fn check_judgment(j: &ImprovementJudgment) -> Result<(), String> {
     let c = j.confidence_score;
     if c.is_finite() && (0.0..=1.0).contains(&c) {
         Ok(())
@@ -88,9 +89,7 @@ fn answered(e: &LlmError) -> String {
     }
 }
 
-/// What to do when the judgment call fails (`on_error`); defined with the settings.
-pub use mixseek_config::OnJudgmentError;
-
+/// Why the judgment gave no answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum JudgmentError {
     /// The judgment LLM failed (after its repairs and retries) — the original's text.
@@ -99,8 +98,11 @@ pub enum JudgmentError {
         answered(source)
     )]
     Failed {
+        /// The judgment model's provider.
         provider: String,
+        /// Repairs and retries made.
         retries: u32,
+        /// The LLM error.
         #[source]
         source: Box<LlmError>,
     },
@@ -108,7 +110,12 @@ pub enum JudgmentError {
     #[error(
         "Failed to judge improvement prospects: no answer within {seconds} s (judgment_timeout_seconds) | Provider: {provider}"
     )]
-    Timeout { provider: String, seconds: f64 },
+    Timeout {
+        /// The judgment model's provider.
+        provider: String,
+        /// The time limit, in seconds.
+        seconds: f64,
+    },
     /// The rendered prompt was blank.
     #[error("formatted_prompt cannot be empty")]
     EmptyPrompt,
@@ -118,7 +125,9 @@ pub enum JudgmentError {
     /// The judgment model cannot be used.
     #[error("judgment: cannot use model `{model}`: {source}")]
     Model {
+        /// The model id.
         model: String,
+        /// The LLM error.
         #[source]
         source: Box<LlmError>,
     },
@@ -133,12 +142,13 @@ impl From<mixseek_prompt::PromptError> for JudgmentError {
 impl JudgmentError {
     /// Whether `on_error` decides what happens (a failed or timed-out call); prompt and
     /// configuration errors always fail the team.
-    pub fn is_call_failure(&self) -> bool {
+    pub(crate) fn is_call_failure(&self) -> bool {
         matches!(
             self,
             JudgmentError::Failed { .. } | JudgmentError::Timeout { .. }
         )
     }
+    /// Whether a retry may succeed.
     pub fn is_transient(&self) -> bool {
         match self {
             JudgmentError::Failed { source, .. } => source.is_transient(),
@@ -150,11 +160,13 @@ impl JudgmentError {
 
 /// A judgment with what it cost.
 #[derive(Debug, Clone, PartialEq)]
-pub struct JudgmentAnswer {
-    pub judgment: Judgment,
-    pub usage: Usage,
+pub(crate) struct JudgmentAnswer {
+    /// The judgment.
+    pub(crate) judgment: Judgment,
+    /// Usage of the call.
+    pub(crate) usage: Usage,
     /// The user prompt that was sent.
-    pub prompt: String,
+    pub(crate) prompt: String,
 }
 
 /// The judgment LLM client.
@@ -176,7 +188,7 @@ impl std::fmt::Debug for JudgmentClient {
 
 /// The effective judgment instruction: configured (non-empty) or the default, dedented and
 /// trimmed.
-pub fn judgment_instruction(configured: Option<&str>) -> String {
+pub(crate) fn judgment_instruction(configured: Option<&str>) -> String {
     match configured {
         Some(s) if !s.is_empty() => dedent_trim(s),
         _ => dedent_trim(DEFAULT_JUDGMENT_INSTRUCTION),
@@ -200,7 +212,7 @@ impl JudgmentClient {
     }
 
     /// A client with an already built model.
-    pub fn with_model(
+    pub(crate) fn with_model(
         settings: &JudgmentSettings,
         model: Arc<dyn ChatModel>,
         prompts: PromptBuilder,
@@ -213,6 +225,7 @@ impl JudgmentClient {
         }
     }
 
+    /// The judgment settings.
     pub fn settings(&self) -> &JudgmentSettings {
         &self.settings
     }
@@ -223,7 +236,7 @@ impl JudgmentClient {
 
     /// Judges the team's rounds in `ctx` (its `round_history` includes the round just played),
     /// within `timeout` as a whole when given.
-    pub async fn judge(
+    pub(crate) async fn judge(
         &self,
         ctx: &PromptContext,
         timeout: Option<Duration>,

@@ -3,14 +3,14 @@
 //! * [`RoundController`] plays a team's rounds: the team prompt (history + ranking) → the
 //!   leader with fresh agents (bounded by `submission_timeout_seconds`) → evaluation of the
 //!   submission against the original user prompt → the round recorded (`Event::Evaluated`,
-//!   awaited) → the continuation rule ([`continuation`]: below `min_rounds` continue; on the
+//!   awaited) → the continuation rule (below `min_rounds` continue; on the
 //!   final round with `judge_on_final_round = false` stop without a call; otherwise the
 //!   judgment LLM, forced to stop at `max_rounds`) with the original's exit reasons and
 //!   `round_status` texts. The best round (highest score, the later round on ties) is marked
 //!   final. Every step emits a [`mixseek_core::Event`]. Runs resume after completed rounds.
 //! * [`JudgmentClient`] asks the judgment LLM for `{should_continue, reasoning,
 //!   confidence_score}` (structured output with repair); `on_error = stop | continue | fail`
-//!   decides what a failed call means ([`OnJudgmentError`]).
+//!   decides what a failed call means ([`mixseek_config::OnJudgmentError`]).
 //! * The evaluator and the ranking come in through the [`SubmissionEvaluator`] and
 //!   [`RankingSource`] traits; events go out through [`mixseek_core::EventSink`].
 //! * [`TeamReport`] is what `mixseek team` prints.
@@ -33,27 +33,25 @@
 //! # }
 //! ```
 
-pub mod continuation;
-pub mod controller;
-pub mod dedent;
-pub mod error;
-pub mod evaluator;
-pub mod judgment;
-pub mod ports;
-pub mod report;
-pub mod standalone;
+#![warn(missing_docs, unreachable_pub)]
+
+mod continuation;
+mod controller;
+mod dedent;
+mod error;
+mod evaluator;
+mod judgment;
+mod ports;
+mod report;
+mod standalone;
 
 pub use controller::{
     CompletedRound, RoundController, RoundSettings, StopCheck, TeamFailure, TeamResult, best_entry,
 };
 pub use error::RoundError;
-pub use judgment::{
-    DEFAULT_JUDGMENT_INSTRUCTION, ImprovementJudgment, JudgmentAnswer, JudgmentClient,
-    JudgmentError, OnJudgmentError,
-};
+pub use judgment::{JudgmentClient, JudgmentError};
 pub use ports::{
-    EvaluateError, Evaluation, EvaluationRequest, NoRanking, RankingError, RankingSource,
-    SubmissionEvaluator,
+    EvaluateError, Evaluation, EvaluationRequest, RankingError, RankingSource, SubmissionEvaluator,
 };
 pub use report::{RoundReport, TeamReport, UnevaluatedRound};
 pub use standalone::{StandaloneError, StandaloneOptions, StandaloneRun, run_team};

@@ -10,11 +10,17 @@ use mixseek_prompt::Ranking;
 /// leader's submission, with the ids custom metrics receive.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvaluationRequest {
+    /// The original user prompt.
     pub user_query: String,
+    /// The leader's submission.
     pub submission: String,
+    /// The execution.
     pub execution_id: ExecutionId,
+    /// The team.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// The round number, from 1.
     pub round_number: u32,
     /// The domain context in effect (the team's, else the orchestrator's).
     pub domain_context: Option<String>,
@@ -25,6 +31,7 @@ pub struct EvaluationRequest {
 /// The evaluation of one submission.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
+    /// Overall score and per-metric scores.
     pub score_details: ScoreDetails,
     /// Usage of the evaluation's LLM calls.
     pub usage: Usage,
@@ -34,18 +41,21 @@ pub struct Evaluation {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct EvaluateError {
+    /// What went wrong.
     pub message: String,
     /// Whether evaluating again may succeed (a transient LLM failure).
     pub transient: bool,
 }
 
 impl EvaluateError {
+    /// A failure that evaluating again would not fix.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             transient: false,
         }
     }
+    /// A failure that evaluating again may fix.
     pub fn transient(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
@@ -57,6 +67,7 @@ impl EvaluateError {
 /// Scores submissions.
 #[async_trait::async_trait]
 pub trait SubmissionEvaluator: Send + Sync {
+    /// Scores one submission.
     async fn evaluate(&self, request: &EvaluationRequest) -> Result<Evaluation, EvaluateError>;
 }
 
@@ -74,7 +85,7 @@ pub trait RankingSource: Send + Sync {
 
 /// No store: no ranking.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoRanking;
+pub(crate) struct NoRanking;
 
 #[async_trait::async_trait]
 impl RankingSource for NoRanking {

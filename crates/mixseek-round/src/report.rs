@@ -11,16 +11,25 @@ use serde::Serialize;
 /// One team run, for output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TeamReport {
+    /// The execution.
     pub execution_id: ExecutionId,
+    /// The team.
     pub team_id: TeamId,
+    /// The team's display name.
     pub team_name: String,
+    /// How the team ended.
     pub status: TeamStatusKind,
+    /// Why the team stopped, when it completed.
     pub exit_reason: Option<ExitReason>,
+    /// The error, when the team failed.
     pub error_message: Option<String>,
+    /// The completed rounds, in order.
     pub rounds: Vec<RoundReport>,
     /// The final submission (the best round).
     pub best: Option<LeaderboardEntry>,
+    /// Usage of the run.
     pub usage: Usage,
+    /// The same usage, split by role.
     pub usage_by_role: UsageByRole,
     /// The round whose leader answered but whose evaluation failed (a failed run only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -30,24 +39,34 @@ pub struct TeamReport {
 /// A round that was played but not evaluated, for output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UnevaluatedRound {
+    /// The round number, from 1.
     pub round_number: u32,
+    /// The leader's submission.
     pub submission_content: String,
     /// The round's `MemberSubmissionsRecord` JSON (with counts).
     pub member_submissions: serde_json::Value,
+    /// Usage of the round's agent calls (leader + members).
     pub agent_usage: Usage,
 }
 
 /// One round, for output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoundReport {
+    /// The round number, from 1.
     pub round_number: u32,
+    /// The round's overall score.
     pub score: f64,
+    /// Overall score and per-metric scores.
     pub score_details: ScoreDetails,
+    /// The leader's submission.
     pub submission_content: String,
+    /// The continuation decision, when one was made.
     pub decision: Option<Decision>,
     /// The round's `MemberSubmissionsRecord` JSON (with counts), when played by this run.
     pub member_submissions: Option<serde_json::Value>,
+    /// Usage of the round's agent calls (leader + members).
     pub agent_usage: Option<Usage>,
+    /// Usage of the round's evaluation, when played by this run.
     pub evaluation_usage: Option<Usage>,
 }
 
@@ -100,6 +119,7 @@ fn push_members(s: &mut String, record: &serde_json::Value) {
 }
 
 impl TeamReport {
+    /// A completed run.
     pub fn from_result(r: &TeamResult) -> Self {
         Self {
             execution_id: r.execution_id.clone(),
@@ -238,7 +258,7 @@ impl TeamReport {
     }
 
     /// Member calls that failed, over all rounds played.
-    pub fn failed_member_calls(&self) -> usize {
+    pub(crate) fn failed_member_calls(&self) -> usize {
         self.member_records()
             .filter_map(|m| m["submissions"].as_array())
             .flatten()

@@ -7,10 +7,10 @@ use crate::controller::{RoundController, RoundSettings};
 use crate::judgment::JudgmentClient;
 use crate::report::TeamReport;
 use mixseek_agents::{AgentDeps, TeamAgents, check_team};
-use mixseek_config::load::{load_evaluator, load_judgment, load_prompt_builder, load_team};
 use mixseek_config::{
     ConfigIssue, EnvVars, LoadError, OrchestratorSettings, Origin, Part, SourceMap, Workspace,
 };
+use mixseek_config::{load_evaluator, load_judgment, load_prompt_builder, load_team};
 use mixseek_core::ExecutionId;
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
@@ -20,11 +20,13 @@ use std::sync::Arc;
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct StandaloneOptions {
+    /// The workspace (configurations, logs).
     pub workspace: Workspace,
     /// The team TOML (already resolved to an existing path).
     pub team_file: PathBuf,
     /// The path as the user gave it (for messages).
     pub team_entry: String,
+    /// The user prompt.
     pub prompt: String,
     /// Rounds at most (default 5).
     pub max_rounds: Option<u32>,
@@ -39,11 +41,15 @@ pub struct StandaloneOptions {
 /// The run could not start: bad configuration or an unusable model or member.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StandaloneError {
+    /// The team, judgment, evaluator or prompt builder files could not be loaded.
     #[error(transparent)]
     Config(#[from] LoadError),
+    /// A model, member or the evaluator could not be set up.
     #[error("{message}")]
     Setup {
+        /// What went wrong.
         message: String,
+        /// What to do about it.
         hint: Option<String>,
     },
 }
@@ -55,6 +61,7 @@ impl StandaloneError {
             hint: None,
         }
     }
+    /// What to do about it, when known.
     pub fn hint(&self) -> Option<&str> {
         match self {
             StandaloneError::Setup { hint, .. } => hint.as_deref(),
@@ -66,7 +73,9 @@ impl StandaloneError {
 /// A finished run: the report and whether the team completed.
 #[derive(Debug, Clone)]
 pub struct StandaloneRun {
+    /// What to print.
     pub report: TeamReport,
+    /// Whether the team completed (did not fail).
     pub completed: bool,
 }
 

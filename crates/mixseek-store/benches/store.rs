@@ -29,12 +29,13 @@
 #![allow(clippy::print_stdout)]
 
 use chrono::{TimeZone, Utc};
+use mixseek_core::PiiMasker;
 use mixseek_core::{
     Decision, Event, ExitReason, LeaderboardEntry, MemberSubmissionsRecord, MetricScore,
     RoundRecord, ScoreDetails, SubmittedRound, TeamRef, TeamStatusKind, Usage,
 };
 use mixseek_store::MAX_TX_ROUNDS;
-use mixseek_store::{LeaderboardScope, PiiMasker, Store, StoreWriter};
+use mixseek_store::{LeaderboardScope, Store, StoreWriter};
 use std::time::{Duration, Instant};
 
 const TEAMS: u32 = 100;

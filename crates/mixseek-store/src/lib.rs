@@ -93,7 +93,6 @@ pub mod report;
 
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
-pub use mixseek_core::pii::{self, ExtraPattern, MaskingSpec, PiiMasker};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,

@@ -50,7 +50,7 @@ use duckdb::arrow::array::{
 use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::{Connection, params, params_from_iter};
-use mixseek_core::pii::{PiiMasker, sha256_hex};
+use mixseek_core::{PiiMasker, sha256_hex};
 use mixseek_core::{RoundRecord, SubmittedRound, Usage};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

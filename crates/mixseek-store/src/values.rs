@@ -4,7 +4,7 @@
 
 use crate::error::{Result, StoreError};
 use chrono::{DateTime, Utc};
-use mixseek_core::pii::PiiMasker;
+use mixseek_core::PiiMasker;
 
 /// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
 pub(crate) const TS: &str = "make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ";

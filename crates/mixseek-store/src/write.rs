@@ -13,8 +13,8 @@ use crate::values::{TS, json_text, masked_json, micros, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::types::Value;
 use duckdb::{Connection, params};
-use mixseek_core::pii::{PiiMasker, sha256_hex};
 use mixseek_core::{Decision, ExecutionSummary, LeaderboardEntry, LlmCallRecord, TeamRef};
+use mixseek_core::{PiiMasker, sha256_hex};
 use std::collections::HashMap;
 
 /// A `Judged` event to store, with the masker of the handle that sent it.

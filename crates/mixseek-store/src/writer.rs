@@ -32,7 +32,7 @@ use crate::rounds::{RoundKeys, StageRound, StagedRounds};
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
-use mixseek_core::pii::PiiMasker;
+use mixseek_core::PiiMasker;
 use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError, SubmittedRound};
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -21,7 +21,7 @@ async fn child_writer() {
     };
     let store = Store::open(&path).expect("child open");
     let writer = store
-        .writer_with_clock(mixseek_store::PiiMasker::disabled(), fixed_clock)
+        .writer_with_clock(mixseek_core::PiiMasker::disabled(), fixed_clock)
         .expect("writer");
     for n in 1..=100_000u32 {
         let team = format!("team-{:02}", n % 7);

@@ -8,7 +8,8 @@ mod common;
 
 use common::*;
 use mixseek_core::Event;
-use mixseek_store::{ErrorClass, LeaderboardScope, PiiMasker, Store, StoreError};
+use mixseek_core::PiiMasker;
+use mixseek_store::{ErrorClass, LeaderboardScope, Store, StoreError};
 use proptest::prelude::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

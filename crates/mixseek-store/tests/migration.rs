@@ -413,7 +413,7 @@ async fn version_2_gets_its_keys_back_and_keeps_its_rows_and_ids() {
     assert!(rounds[1].final_submission);
     // writing works on the upgraded file, still one row per key
     let writer = store
-        .writer(mixseek_store::PiiMasker::disabled())
+        .writer(mixseek_core::PiiMasker::disabled())
         .expect("writer");
     let r = common::round("e2", "team-a", "A", 2, 70.0, "rewritten");
     for _ in 0..2 {
@@ -511,7 +511,7 @@ async fn version_3_gains_the_submission_columns_of_round_history_and_its_keys() 
     {
         let store = Store::open(&path).expect("create");
         let writer = store
-            .writer(mixseek_store::PiiMasker::disabled())
+            .writer(mixseek_core::PiiMasker::disabled())
             .expect("writer");
         let evaluated = common::round("e3", "team-a", "A", 1, 50.0, "evaluated");
         writer

@@ -5,7 +5,8 @@ mod common;
 
 use common::*;
 use mixseek_core::{Event, EventSink, ExitReason, LlmCallRecord, Role, TeamStatusKind, Usage};
-use mixseek_store::{LeaderboardScope, MaskingSpec, PiiMasker, Store, StoreError};
+use mixseek_core::{MaskingSpec, PiiMasker};
+use mixseek_store::{LeaderboardScope, Store, StoreError};
 
 #[tokio::test]
 async fn upserts_are_idempotent() {
@@ -561,7 +562,7 @@ async fn pii_is_masked_in_stored_text_with_the_hash_of_the_original() {
     );
     assert_eq!(
         d.submission_sha256.as_deref(),
-        Some(mixseek_store::pii::sha256_hex(original).as_str())
+        Some(mixseek_core::sha256_hex(original).as_str())
     );
     assert!(d.pii_masked);
     let member = d

@@ -8,8 +8,9 @@ mod common;
 
 use common::*;
 use mixseek_core::{Event, ExitReason, LlmCallRecord, Role, TeamStatusKind};
+use mixseek_core::{MaskingSpec, PiiMasker};
 use mixseek_store::report::{self, Format};
-use mixseek_store::{LeaderboardScope, MaskingSpec, PiiMasker, Store};
+use mixseek_store::{LeaderboardScope, Store};
 
 /// The stored `round_history` row of a key: (submission_content, message_history,
 /// member_submissions_record, prompt, applied_injections).
@@ -391,7 +392,7 @@ async fn an_unevaluated_round_is_masked_and_encoded_exactly_like_an_evaluated_on
     assert_eq!(unevaluated.5, "担当: [メールアドレス] / [電話番号]");
     assert_eq!(
         unevaluated.6.as_deref(),
-        Some(mixseek_store::pii::sha256_hex(secret).as_str())
+        Some(mixseek_core::sha256_hex(secret).as_str())
     );
     assert!(unevaluated.4, "pii_masked");
     // its evaluation (same transcript, so written without it) keeps the masked row as stored

@@ -19,33 +19,18 @@
 //! reply is wrapped in [`Reply::without_usage`].
 //!
 //! [`Reply::Hostile`] answers as a broken or malicious server would (see
-//! [`crate::hostile`]). [`FakeLlm::reject_response_formats`] makes the OpenAI server
+//! [`Hostile`]). [`FakeLlm::reject_response_formats`] makes the OpenAI server
 //! refuse structured-output modes as a server without them does.
 
 use crate::hostile::{Api, Hostile, hostile_answer};
 use crate::sample::sample;
 use crate::server::{Answer, HttpRequest, HttpResponse, HttpServer};
+use crate::wire::{RESPONSES_PATH, USAGE_INPUT, USAGE_OUTPUT, Wire, error_response};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// Input tokens reported by every fake answer.
-pub const USAGE_INPUT: u64 = 12;
-/// Output tokens reported by every fake answer.
-pub const USAGE_OUTPUT: u64 = 5;
-
-/// The wire format a fake server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
-    /// OpenAI Chat Completions (and the Responses API on [`RESPONSES_PATH`]).
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini `generateContent`.
-    Gemini,
-}
 
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -443,9 +428,6 @@ async fn handle(s: &State, req: HttpRequest) -> Answer {
     answer(s.wire, reply, &body, n, true).await
 }
 
-/// The path of the OpenAI Responses API on the fake OpenAI server.
-pub const RESPONSES_PATH: &str = "/v1/responses";
-
 /// Resolves the wrappers of `reply` (delay, no usage, hang, auto) to a final reply; `None`
 /// after a hang.
 async fn resolve(reply: Reply, usage: bool, auto: impl Fn() -> Reply) -> Option<(Reply, bool)> {
@@ -484,7 +466,13 @@ pub(crate) async fn answer_responses(reply: Reply, body: &Value, n: usize, usage
             headers,
         } => error_response(Wire::OpenAi, status, &message, &headers).into(),
         Reply::Body { status, body } => HttpResponse::text(status, body).into(),
-        Reply::Hostile(h) => hostile_answer(Api::Responses, h, body, n),
+        Reply::Hostile(h) => hostile_answer(
+            Api::Responses,
+            h,
+            body,
+            n,
+            normal_body(Api::Responses, body, n),
+        ),
         other => HttpResponse::json(200, &responses_body(&other, body, n, usage)).into(),
     }
 }
@@ -599,34 +587,24 @@ pub(crate) async fn answer(
             headers,
         } => error_response(wire, status, &message, &headers).into(),
         Reply::Body { status, body } => HttpResponse::text(status, body).into(),
-        Reply::Hostile(h) => hostile_answer(Api::Chat(wire), h, body, n),
+        Reply::Hostile(h) => hostile_answer(
+            Api::Chat(wire),
+            h,
+            body,
+            n,
+            normal_body(Api::Chat(wire), body, n),
+        ),
         other => HttpResponse::json(200, &success_body(wire, &other, body, n, usage)).into(),
     }
 }
 
-/// The error answer of `wire` (its JSON error shape) with extra headers.
-pub fn error_response(
-    wire: Wire,
-    status: u16,
-    message: &str,
-    headers: &[(String, String)],
-) -> HttpResponse {
-    let body = match wire {
-        Wire::OpenAi => {
-            json!({"error": {"message": message, "type": "fake_error", "code": status}})
-        }
-        Wire::Anthropic => {
-            json!({"type": "error", "error": {"type": "fake_error", "message": message}})
-        }
-        Wire::Gemini => {
-            json!({"error": {"code": status, "message": message, "status": "FAKE_ERROR"}})
-        }
-    };
-    let mut r = HttpResponse::json(status, &body);
-    for (k, v) in headers {
-        r = r.with_header(k, v);
+/// The answer [`Reply::Auto`] gives on `api` to `req` (the `n`-th request), with usage: what
+/// each hostile case starts from.
+pub(crate) fn normal_body(api: Api, req: &Value, n: usize) -> Value {
+    match api {
+        Api::Chat(wire) => success_body(wire, &auto_reply(wire, req, n), req, n, true),
+        Api::Responses => responses_body(&auto_reply_responses(req, n), req, n, true),
     }
-    r
 }
 
 /// The success body of `wire` for `reply` (not an error) to a request `req`.

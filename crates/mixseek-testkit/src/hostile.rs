@@ -8,8 +8,8 @@
 //! (text, tool calls or a schema sample, with usage) and breaks one thing in it; the wire
 //! cases break the HTTP exchange itself (see [`Delivery`]).
 
-use crate::fake::{Wire, auto_reply, auto_reply_responses, responses_body, success_body};
 use crate::server::{Answer, Delivery, HttpResponse};
+use crate::wire::{USAGE_INPUT, USAGE_OUTPUT, Wire, error_response};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
@@ -157,14 +157,6 @@ impl Api {
     }
 }
 
-/// The normal answer of `api` to `req` (the `n`-th request), as JSON.
-fn normal(api: Api, req: &Value, n: usize) -> Value {
-    match api {
-        Api::Chat(wire) => success_body(wire, &auto_reply(wire, req, n), req, n, true),
-        Api::Responses => responses_body(&auto_reply_responses(req, n), req, n, true),
-    }
-}
-
 /// The name of the first tool `req` offers, else [`UNKNOWN_TOOL`].
 fn offered_tool(api: Api, req: &Value) -> String {
     let name = match api {
@@ -186,22 +178,22 @@ fn tool_call(api: Api, name: &str, arguments: Value, n: usize) -> Value {
             "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
                 {"id": format!("call_{n}"), "type": "function", "function": {"name": name, "arguments": arguments}}]},
                 "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": crate::USAGE_INPUT, "completion_tokens": crate::USAGE_OUTPUT}})
+            "usage": {"prompt_tokens": USAGE_INPUT, "completion_tokens": USAGE_OUTPUT}})
         }
         Api::Chat(Wire::Anthropic) => {
             json!({"id": format!("msg_hostile_{n}"), "type": "message", "role": "assistant",
             "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": name, "input": arguments}],
             "stop_reason": "tool_use",
-            "usage": {"input_tokens": crate::USAGE_INPUT, "output_tokens": crate::USAGE_OUTPUT}})
+            "usage": {"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT}})
         }
         Api::Chat(Wire::Gemini) => json!({"candidates": [{"content": {"role": "model", "parts": [
                 {"functionCall": {"name": name, "args": arguments}}]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": crate::USAGE_INPUT, "candidatesTokenCount": crate::USAGE_OUTPUT}}),
+            "usageMetadata": {"promptTokenCount": USAGE_INPUT, "candidatesTokenCount": USAGE_OUTPUT}}),
         Api::Responses => {
             json!({"id": format!("resp_hostile_{n}"), "object": "response", "status": "completed",
             "output": [{"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
                 "name": name, "arguments": arguments, "status": "completed"}],
-            "usage": {"input_tokens": crate::USAGE_INPUT, "output_tokens": crate::USAGE_OUTPUT}})
+            "usage": {"input_tokens": USAGE_INPUT, "output_tokens": USAGE_OUTPUT}})
         }
     }
 }
@@ -257,10 +249,11 @@ fn json_response(status: u16, v: &Value) -> HttpResponse {
     HttpResponse::json(status, v)
 }
 
-/// The answer of `api` to `req` (the `n`-th request) broken as `h` says.
-pub(crate) fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize) -> Answer {
+/// The answer of `api` to `req` (the `n`-th request) broken as `h` says, starting from
+/// `normal`, the answer it would otherwise give (with usage).
+pub(crate) fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize, normal: Value) -> Answer {
     let main = api.main_field();
-    let mut v = normal(api, req, n);
+    let mut v = normal;
     let json_answer = |v: &Value| Answer::from(json_response(200, v));
     let raw = |status: u16, body: Bytes, delivery: Delivery| Answer {
         response: HttpResponse {
@@ -398,7 +391,7 @@ pub(crate) fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize) -> Ans
                 Api::Chat(w) => w,
                 Api::Responses => Wire::OpenAi,
             };
-            Answer::from(crate::fake::error_response(
+            Answer::from(error_response(
                 wire,
                 600,
                 "a status code no HTTP standard defines",
@@ -416,6 +409,7 @@ pub(crate) fn hostile_answer(api: Api, h: Hostile, req: &Value, n: usize) -> Ans
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::normal_body;
 
     #[test]
     fn every_case_answers_on_every_api() {
@@ -427,16 +421,29 @@ mod tests {
             Api::Responses,
         ] {
             for h in Hostile::ALL {
-                let a = hostile_answer(api, *h, &req, 0);
+                let a = hostile_answer(api, *h, &req, 0, normal_body(api, &req, 0));
                 assert!(
                     !a.response.body.is_empty() || *h == Hostile::EmptyBody,
                     "{api:?} {h:?}"
                 );
             }
         }
-        let huge = hostile_answer(Api::Responses, Hostile::HugeBody, &req, 0);
+        let huge = hostile_answer(
+            Api::Responses,
+            Hostile::HugeBody,
+            &req,
+            0,
+            normal_body(Api::Responses, &req, 0),
+        );
         assert_eq!(huge.response.body.len(), HUGE_BODY_BYTES);
-        let bad = hostile_answer(Api::Chat(Wire::OpenAi), Hostile::InvalidUtf8, &req, 0);
+        let api = Api::Chat(Wire::OpenAi);
+        let bad = hostile_answer(
+            api,
+            Hostile::InvalidUtf8,
+            &req,
+            0,
+            normal_body(api, &req, 0),
+        );
         assert!(std::str::from_utf8(&bad.response.body).is_err());
     }
 }

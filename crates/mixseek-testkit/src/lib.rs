@@ -11,10 +11,9 @@ mod fake;
 mod hostile;
 mod sample;
 mod server;
+mod wire;
 
-pub use fake::{
-    FakeLlm, FormatRejection, RESPONSES_PATH, RecordedRequest, Reply, USAGE_INPUT, USAGE_OUTPUT,
-    Wire, error_response, fake_signature, respond,
-};
+pub use fake::{FakeLlm, FormatRejection, RecordedRequest, Reply, fake_signature, respond};
 pub use hostile::{Hostile, INVALID_ARGUMENTS, UNKNOWN_FINISH_REASON, UNKNOWN_TOOL};
 pub use server::{HttpRequest, HttpResponse, HttpServer};
+pub use wire::{RESPONSES_PATH, USAGE_INPUT, USAGE_OUTPUT, Wire, error_response};

@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Why an address is not public, or `None` when it is.
-pub fn non_public_reason(ip: IpAddr) -> Option<&'static str> {
+pub(crate) fn non_public_reason(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => v4_reason(v4),
         IpAddr::V6(v6) => v6_reason(v6),

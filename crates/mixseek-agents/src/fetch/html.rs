@@ -4,7 +4,7 @@
 
 /// A page as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageText {
+pub(crate) struct PageText {
     pub title: Option<String>,
     pub text: String,
 }
@@ -46,7 +46,7 @@ const BLOCKS: &[&str] = &[
 ];
 
 /// Converts an HTML document to text.
-pub fn html_to_text(html: &str) -> PageText {
+pub(crate) fn html_to_text(html: &str) -> PageText {
     let mut out = String::with_capacity(html.len() / 2);
     let mut title: Option<String> = None;
     let mut pre_depth = 0usize;
@@ -235,7 +235,7 @@ const MAX_ENTITY_LEN: usize = 40;
 
 /// Decodes `&name;` (every HTML5 named entity), `&#123;` and `&#x1F600;`; unknown or
 /// malformed entities stay as written.
-pub fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }

@@ -6,8 +6,8 @@
 //! the `Content-Type` charset, then an HTML `<meta charset>` / `http-equiv`, else UTF-8 — the
 //! WHATWG order), and HTML turned into text.
 
-pub mod address;
-pub mod html;
+pub(crate) mod address;
+pub(crate) mod html;
 
 use mixseek_config::MemberSettings;
 use reqwest::Url;
@@ -108,11 +108,15 @@ impl FetchSettings {
 pub struct FetchedPage {
     /// The final URL (after redirects).
     pub url: String,
+    /// The HTTP status.
     pub status: u16,
+    /// The `Content-Type` header.
     pub content_type: String,
     /// The encoding the body was decoded from (e.g. `Shift_JIS`, `UTF-8`).
     pub encoding: String,
+    /// The HTML `<title>`, when there is one.
     pub title: Option<String>,
+    /// The page as text (HTML turned into text).
     pub text: String,
     /// The body or the text was cut at a limit.
     pub truncated: bool,
@@ -136,38 +140,93 @@ impl FetchedPage {
     }
 }
 
+/// Why a page could not be fetched (the member's tool result says so).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FetchError {
+    /// The URL does not parse.
     #[error("invalid URL `{url}`: {message}")]
-    InvalidUrl { url: String, message: String },
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        message: String,
+    },
+    /// Not an http or https URL.
     #[error("only http and https URLs can be fetched, not `{scheme}:`")]
-    Scheme { scheme: String },
+    Scheme {
+        /// The scheme given.
+        scheme: String,
+    },
+    /// The host is a private, loopback or otherwise non-public address.
     #[error(
         "refused to fetch {url}: {host} is {reason} (set allow_private_network = true on the member to allow it)"
     )]
     PrivateAddress {
+        /// The URL.
         url: String,
+        /// The host or address.
         host: String,
+        /// What kind of address it is.
         reason: &'static str,
     },
+    /// The domain is blocked or not in `allowed_domains`.
     #[error("refused to fetch {url}: the domain `{host}` is {why}")]
     Domain {
+        /// The URL.
         url: String,
+        /// The host.
         host: String,
+        /// Why it is refused.
         why: &'static str,
     },
+    /// The host name does not resolve.
     #[error("cannot resolve `{host}`: {message}")]
-    Resolve { host: String, message: String },
+    Resolve {
+        /// The host.
+        host: String,
+        /// The resolver's error.
+        message: String,
+    },
+    /// No answer within the time limit.
     #[error("no answer from {url} within {seconds} s")]
-    Timeout { url: String, seconds: f64 },
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The time limit, in seconds.
+        seconds: f64,
+    },
+    /// The HTTP exchange failed.
     #[error("fetching {url} failed: {message}")]
-    Http { url: String, message: String },
+    Http {
+        /// The URL.
+        url: String,
+        /// The HTTP client's error.
+        message: String,
+    },
+    /// The server answered with an error status.
     #[error("{url} answered HTTP {status}")]
-    Status { url: String, status: u16 },
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// Too many redirects.
     #[error("more than {max} redirects starting at {url}")]
-    TooManyRedirects { url: String, max: u32 },
+    TooManyRedirects {
+        /// The first URL.
+        url: String,
+        /// The redirects allowed.
+        max: u32,
+    },
+    /// The page is neither text nor HTML.
     #[error("{url} is `{content_type}`, not text or HTML")]
-    UnsupportedContent { url: String, content_type: String },
+    UnsupportedContent {
+        /// The URL.
+        url: String,
+        /// Its content type.
+        content_type: String,
+    },
 }
 
 fn domain_matches(host: &str, domain: &str) -> bool {
@@ -387,7 +446,7 @@ const META_PRESCAN_BYTES: usize = 4096;
 /// Decodes a response body: a byte-order mark wins, then the `charset` parameter of
 /// `content_type`, then (HTML) a `<meta>` declaration near the start, else UTF-8. Bytes that
 /// are invalid in the chosen encoding become U+FFFD.
-pub fn decode_body(
+pub(crate) fn decode_body(
     body: &[u8],
     content_type: &str,
     is_html: bool,

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The default time limit of one run of the program.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most a command member may print on stdout (its JSON answer); a program printing more
 /// is stopped and the task fails.
 pub const MAX_STDOUT: usize = 16 * 1024 * 1024;
@@ -41,7 +41,7 @@ const STDERR_TAIL: usize = 2000;
 const STDOUT_HEAD: usize = 300;
 
 /// A `command` member.
-pub struct CommandMember {
+pub(crate) struct CommandMember {
     name: String,
     program: PathBuf,
     args: Vec<String>,
@@ -80,7 +80,10 @@ fn program(argv0: &str, dir: Option<&Path>) -> PathBuf {
 }
 
 impl CommandMember {
-    pub fn new(settings: &MemberSettings, base_dir: Option<&Path>) -> Result<Self, AgentError> {
+    pub(crate) fn new(
+        settings: &MemberSettings,
+        base_dir: Option<&Path>,
+    ) -> Result<Self, AgentError> {
         let name = settings.name.clone().unwrap_or_else(|| "member".into());
         let argv = settings.command.clone().unwrap_or_default();
         let (program, args) = match argv.split_first() {

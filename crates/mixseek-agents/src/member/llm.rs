@@ -31,7 +31,7 @@ pub(crate) struct LlmSetup {
 }
 
 impl LlmSetup {
-    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+    pub(crate) fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         let name = settings.name.clone().unwrap_or_else(|| "member".into());
         let member_type = settings.agent_type.unwrap_or(MemberType::Plain);
         let agent_type = member_type.to_string();
@@ -67,7 +67,7 @@ impl LlmSetup {
     }
 
     /// The system prompt and first user message of a task, with the member-phase rules.
-    pub fn prompts(
+    pub(crate) fn prompts(
         &self,
         task: &str,
         ctx: &RoundContext,
@@ -79,7 +79,7 @@ impl LlmSetup {
         Ok((system, user))
     }
 
-    pub fn request(
+    pub(crate) fn request(
         &self,
         system: Option<String>,
         messages: Vec<Message>,
@@ -98,12 +98,12 @@ impl LlmSetup {
 }
 
 /// A `plain` member, or (with a native tool) a `web_search` / `code_execution` member.
-pub struct LlmMember {
+pub(crate) struct LlmMember {
     setup: LlmSetup,
 }
 
 impl LlmMember {
-    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+    pub(crate) fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         Ok(Self {
             setup: LlmSetup::new(settings, deps)?,
         })
@@ -111,7 +111,7 @@ impl LlmMember {
 
     /// A member whose call carries the provider-native `tool`. The caller has checked that
     /// the provider can run it ([`crate::member::native::check_with_registry`]).
-    pub fn with_native_tool(
+    pub(crate) fn with_native_tool(
         settings: &MemberSettings,
         deps: &AgentDeps,
         tool: NativeTool,

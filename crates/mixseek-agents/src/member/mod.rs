@@ -7,10 +7,10 @@
 //! speaking JSON on stdin/stdout, [`command::CommandMember`]), `web_search` and
 //! `code_execution` (one LLM call carrying the provider's native tool, [`native`]).
 
-pub mod command;
-pub mod llm;
-pub mod native;
-pub mod web_fetch;
+pub(crate) mod command;
+pub(crate) mod llm;
+pub(crate) mod native;
+pub(crate) mod web_fetch;
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
@@ -23,9 +23,11 @@ use std::sync::Arc;
 /// them as tool errors and the round goes on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberOutput {
+    /// How the call ended.
     pub status: MemberStatus,
     /// The answer (`""` on error).
     pub content: String,
+    /// The error, when the call failed.
     pub error_message: Option<String>,
     /// Real token usage of the member's LLM calls (or what a command reported).
     pub usage: Usage,
@@ -34,6 +36,7 @@ pub struct MemberOutput {
 }
 
 impl MemberOutput {
+    /// A `SUCCESS` answer.
     pub fn success(
         content: impl Into<String>,
         usage: Usage,
@@ -47,6 +50,7 @@ impl MemberOutput {
             messages,
         }
     }
+    /// An `ERROR` answer carrying `message`.
     pub fn error(
         message: impl Into<String>,
         usage: Usage,
@@ -66,7 +70,9 @@ impl MemberOutput {
 /// within the round.
 #[async_trait::async_trait]
 pub trait MemberAgent: Send + Sync {
+    /// The member's name (its tool name for the leader).
     fn name(&self) -> &str;
+    /// The member's type (`plain`, `web_fetch`, `command`, …).
     fn agent_type(&self) -> &str;
     /// Executes `task` in the round `ctx`. Never panics on bad input; failures come back as
     /// an `ERROR` output.

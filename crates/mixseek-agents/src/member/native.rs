@@ -41,7 +41,7 @@ fn unsupported(member: &str, agent_type: MemberType, message: String) -> AgentEr
 
 /// The native tool of a `web_search` / `code_execution` member, with the web search options
 /// of its `[tool_settings.web_search]`.
-pub fn tool_for(
+pub(crate) fn tool_for(
     settings: &MemberSettings,
     agent_type: MemberType,
 ) -> Result<NativeTool, AgentError> {
@@ -111,7 +111,7 @@ fn refusal(member: &str, agent_type: MemberType, model: &str, why: &str) -> Agen
 /// The preflight check of a native-tool member with model `model` (`provider:model`) and
 /// its fallbacks: decided for the built-in providers; other provider names pass here and
 /// are decided by [`check_with_registry`] when the member is built.
-pub fn check(
+pub(crate) fn check(
     member: &str,
     agent_type: MemberType,
     model: &str,
@@ -130,7 +130,7 @@ pub fn check(
 
 /// The full check, with the registry's `[providers.<name>]` settings: the model and every
 /// fallback must be able to run `tool`.
-pub fn check_with_registry(
+pub(crate) fn check_with_registry(
     member: &str,
     agent_type: MemberType,
     model: &str,

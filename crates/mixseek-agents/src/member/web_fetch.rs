@@ -16,10 +16,10 @@ use mixseek_llm::{Message, ToolSpec};
 use serde_json::json;
 
 /// The tool's name.
-pub const FETCH_TOOL: &str = "fetch_url";
+pub(crate) const FETCH_TOOL: &str = "fetch_url";
 
 /// The `fetch_url` tool as the model sees it.
-pub fn fetch_tool() -> ToolSpec {
+pub(crate) fn fetch_tool() -> ToolSpec {
     ToolSpec {
         name: FETCH_TOOL.into(),
         description: "Fetch a web page with an HTTP GET and return its text (HTML is converted to text). Only http and https URLs.".into(),
@@ -35,7 +35,7 @@ pub fn fetch_tool() -> ToolSpec {
 pub const FINAL_ANSWER_REQUEST: &str = "You have used all the fetches you may make for this task. Answer now with what you have, without calling any tool.";
 
 /// A `web_fetch` member.
-pub struct WebFetchMember {
+pub(crate) struct WebFetchMember {
     setup: LlmSetup,
     fetch: FetchSettings,
     /// Invalid tool calls (bad `fetch_url` arguments, unknown tools) allowed per tool before
@@ -44,10 +44,10 @@ pub struct WebFetchMember {
 }
 
 /// `max_retries` of a member when unset (the original's default).
-pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub(crate) const DEFAULT_MAX_RETRIES: u32 = 3;
 
 impl WebFetchMember {
-    pub fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
+    pub(crate) fn new(settings: &MemberSettings, deps: &AgentDeps) -> Result<Self, AgentError> {
         Ok(Self {
             setup: LlmSetup::new(settings, deps)?,
             fetch: FetchSettings::from_member(settings),

@@ -2,9 +2,10 @@
 #![allow(dead_code)]
 
 use mixseek_agents::{AgentDeps, RoundContext, TeamAgents};
+use mixseek_config::TeamFile;
 use mixseek_config::TeamSettings;
-use mixseek_config::team::TeamFile;
-use mixseek_llm::{Env, ModelRegistry, ProviderKind, ProviderSettings, RegistryConfig};
+use mixseek_config::{ProviderKind, ProviderSettings};
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{PromptBuilder, PromptBuilderSettings, PromptContext};
 use mixseek_testkit::{FakeLlm, Wire};
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Subcommand, Debug)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Show every effective setting with its source (default, file:line, env, cli); secrets masked
     Show(ShowArgs),
     /// Load and validate a configuration; exit 0 when valid, 2 otherwise
@@ -17,7 +17,7 @@ pub enum ConfigCommand {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// Orchestrator TOML (relative: against the workspace, then the current directory)
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
@@ -28,7 +28,7 @@ pub struct ShowArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Orchestrator TOML
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
@@ -36,14 +36,14 @@ pub struct ValidateArgs {
     pub format: TextOrJson,
 }
 
-pub async fn run(cmd: ConfigCommand, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(cmd: ConfigCommand, ctx: &Ctx) -> Result<ExitCode, CliError> {
     match cmd {
         ConfigCommand::Show(a) => show(a, ctx),
         ConfigCommand::Validate(a) => validate(a, ctx),
     }
 }
 
-pub fn load_report(
+pub(crate) fn load_report(
     ctx: &Ctx,
     config: &std::path::Path,
     overrides: &Overrides,
@@ -143,7 +143,7 @@ fn sections(report: &LoadReport) -> Vec<Section> {
 }
 
 mod erased {
-    pub trait Ser {
+    pub(super) trait Ser {
         fn to_value(&self) -> serde_json::Value;
     }
     impl<T: serde::Serialize> Ser for T {

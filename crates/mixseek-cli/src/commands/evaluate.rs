@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The user prompt (task) the submission answers
     #[arg(long)]
     pub prompt: String,
@@ -66,7 +66,7 @@ fn read_submission(args: &Args) -> Result<String, CliError> {
     })
 }
 
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let submission = read_submission(&args)?;
     let config = match &args.config {
         Some(c) => Some(ctx.resolve_config_path(c)?),

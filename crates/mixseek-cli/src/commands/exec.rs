@@ -1,5 +1,6 @@
 //! `mixseek exec`: preflight, then the competition.
 
+use crate::commands::exec_output::RULE;
 use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::{TextOrJson, to_json_pretty};
@@ -9,10 +10,8 @@ use mixseek_core::ExecutionId;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
-
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The task for every team (`-` reads it from stdin)
     #[arg(required_unless_present_any = ["prompt_file", "resume"])]
     pub prompt: Option<String>,
@@ -78,7 +77,7 @@ fn parse_max_cost(s: &str) -> Result<f64, String> {
 }
 
 /// Loads the configuration and runs every preflight check.
-pub fn preflight(
+pub(crate) fn preflight(
     ctx: &Ctx,
     config: &std::path::Path,
     overrides: &Overrides,
@@ -169,7 +168,7 @@ pub fn preflight(
     Ok((pf, report))
 }
 
-pub fn render_preflight_text(report: &PreflightReport) -> String {
+pub(crate) fn render_preflight_text(report: &PreflightReport) -> String {
     let mut s = String::new();
     s.push_str("🔍 Preflight Check Results\n");
     s.push_str(RULE);
@@ -203,14 +202,14 @@ pub fn render_preflight_text(report: &PreflightReport) -> String {
     s
 }
 
-pub fn print_preflight(report: &PreflightReport, format: TextOrJson) {
+pub(crate) fn print_preflight(report: &PreflightReport, format: TextOrJson) {
     match format {
         TextOrJson::Text => print!("{}", render_preflight_text(report)),
         TextOrJson::Json => println!("{}", to_json_pretty(report)),
     }
 }
 
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let Some(config) = args.config.clone() else {
         // The original's wording ("--config option is required").
         return Err(CliError::usage("--config オプションは必須です").with_hint(

@@ -1,20 +1,26 @@
 //! The text output of `mixseek exec`, as the original prints it (header, per-team results,
 //! failed teams, best result, leaderboard table, summary), plus usage and cost.
 
-use crate::commands::exec::RULE;
 use crate::textwidth::{pad_left, pad_right, width, wrap};
 use mixseek_core::{Event, EventSink, ExecutionId, ExecutionSummary, SinkError};
 use std::io::Write;
 
+/// The horizontal rule between the sections of the output.
+pub(crate) const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
+
 /// Printed before the run starts.
-pub fn header(user_prompt: &str, team_count: usize) -> String {
+pub(crate) fn header(user_prompt: &str, team_count: usize) -> String {
     format!(
         "🚀 MixSeek Orchestrator\n{RULE}\n\n📝 Task: {user_prompt}\n\n🔄 Running {team_count} teams in parallel...\n\n"
     )
 }
 
 /// The header of a resumed execution: its stored task, then which execution continues.
-pub fn resume_header(user_prompt: &str, team_count: usize, execution_id: &ExecutionId) -> String {
+pub(crate) fn resume_header(
+    user_prompt: &str,
+    team_count: usize,
+    execution_id: &ExecutionId,
+) -> String {
     format!(
         "{}🔁 Resuming execution {execution_id} (completed rounds are kept)\n\n",
         header(user_prompt.trim(), team_count)
@@ -24,12 +30,12 @@ pub fn resume_header(user_prompt: &str, team_count: usize, execution_id: &Execut
 /// Prints [`resume_header`] on stdout when the resumed execution starts (its task comes from
 /// the database).
 #[derive(Debug)]
-pub struct ResumeHeader {
+pub(crate) struct ResumeHeader {
     team_count: usize,
 }
 
 impl ResumeHeader {
-    pub fn new(team_count: usize) -> Self {
+    pub(crate) fn new(team_count: usize) -> Self {
         Self { team_count }
     }
 }
@@ -52,9 +58,9 @@ impl EventSink for ResumeHeader {
     }
 }
 
-/// The leaderboard table: rows ranked by `mixseek_core::ranking` (score, then `team_id`),
+/// The leaderboard table: rows ranked by `mixseek_core::team_order` (score, then `team_id`),
 /// partial teams marked, fully failed teams last.
-pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
+pub(crate) fn leaderboard_table(summary: &ExecutionSummary) -> String {
     const W: [usize; 4] = [6, 20, 8, 12];
     let mut rows: Vec<[String; 4]> = Vec::new();
     let mut results: Vec<&mixseek_core::LeaderboardEntry> = summary.team_results.iter().collect();
@@ -140,7 +146,7 @@ pub fn leaderboard_table(summary: &ExecutionSummary) -> String {
 }
 
 /// Everything printed after the run.
-pub fn results(summary: &ExecutionSummary) -> String {
+pub(crate) fn results(summary: &ExecutionSummary) -> String {
     let mut s = String::new();
     for e in &summary.team_results {
         let partial = summary.is_partial(e.team_id.as_str());

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Overwrite sample files that already exist
     #[arg(long)]
     pub force: bool,
 }
 
 /// The files `init` writes, relative to the workspace.
-pub const FILES: &[(&str, &str)] = &[
+pub(crate) const FILES: &[(&str, &str)] = &[
     (
         "configs/quickstart/orchestrator.toml",
         include_str!("../../../../configs/quickstart/orchestrator.toml"),
@@ -138,7 +138,7 @@ const DIRS: &[&str] = &[
     "templates",
 ];
 
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let root = ctx.workspace()?;
     if root.exists() && !root.is_dir() {
         return Err(

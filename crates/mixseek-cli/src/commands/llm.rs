@@ -1,7 +1,7 @@
 //! `mixseek llm MODEL "prompt" [--system S] [--schema FILE.json] [-f text|json]`: one request
 //! to one model — the quickest way to check a key, a base URL or a local server. Prints the
 //! answer (the validated object with `--schema`), then the model, attempts and usage. The
-//! logic lives in `mixseek_llm::direct`.
+//! logic lives in `mixseek_llm::run_direct`.
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// `mixseek llm …`
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Model id `provider:model` (e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`,
     /// `google-gla:gemini-2.5-flash`, `ollama:llama3.2` with a [providers.ollama] table,
     /// `mock:default` offline).
@@ -72,7 +72,7 @@ fn llm_error(e: LlmError) -> CliError {
 }
 
 /// Runs `mixseek llm`.
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let mut registry_config = RegistryConfig::new().with_env(Env::process());
     if let Some(path) = &args.config {
         let path = ctx.resolve_config_path(path)?;

@@ -1,11 +1,11 @@
 //! One module per command.
 
-pub mod config;
-pub mod evaluate;
-pub mod exec;
-pub mod exec_output;
-pub mod init;
-pub mod llm;
-pub mod prompt;
-pub mod reports;
-pub mod team;
+pub(crate) mod config;
+pub(crate) mod evaluate;
+pub(crate) mod exec;
+pub(crate) mod exec_output;
+pub(crate) mod init;
+pub(crate) mod llm;
+pub(crate) mod prompt;
+pub(crate) mod reports;
+pub(crate) mod team;

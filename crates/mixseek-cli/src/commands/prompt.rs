@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 /// `mixseek prompt …`
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     pub command: PromptCommand,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum PromptCommand {
+pub(crate) enum PromptCommand {
     /// Render a user prompt (team, evaluator or judgment) from a context JSON file and print it
     /// exactly, with nothing added
     Render(RenderArgs),
@@ -50,7 +50,7 @@ impl From<Kind> for TemplateKind {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// Which template to render.
     #[arg(long, value_enum)]
     pub kind: Kind,
@@ -82,7 +82,7 @@ pub struct RenderArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct VarsArgs {
+pub(crate) struct VarsArgs {
     /// Only this template's variables.
     #[arg(long, value_enum)]
     pub kind: Option<Kind>,
@@ -91,7 +91,7 @@ pub struct VarsArgs {
     pub format: TextOrJson,
 }
 
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     match args.command {
         PromptCommand::Render(a) => render(a, ctx),
         PromptCommand::Vars(a) => vars(a),

@@ -43,7 +43,7 @@ async fn blocking<T: Send + 'static>(
 
 /// `mixseek leaderboard [--execution ID | --latest | --all]`: each team's best round.
 #[derive(clap::Args, Debug)]
-pub struct LeaderboardArgs {
+pub(crate) struct LeaderboardArgs {
     /// Show this execution (an id or a unique prefix of one).
     #[arg(long, short = 'e', value_name = "ID", conflicts_with_all = ["latest", "all"])]
     pub execution: Option<String>,
@@ -58,7 +58,10 @@ pub struct LeaderboardArgs {
     pub format: String,
 }
 
-pub async fn run_leaderboard(args: LeaderboardArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_leaderboard(
+    args: LeaderboardArgs,
+    ctx: &Ctx,
+) -> Result<ExitCode, CliError> {
     let fmt = format_of(&args.format)?;
     let store = open(ctx)?;
     let scope = match (args.execution, args.all) {
@@ -84,7 +87,7 @@ fn no_executions() -> CliError {
 
 /// `mixseek executions`: the stored executions, newest first.
 #[derive(clap::Args, Debug)]
-pub struct ExecutionsArgs {
+pub(crate) struct ExecutionsArgs {
     /// Show at most this many executions.
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
@@ -93,7 +96,7 @@ pub struct ExecutionsArgs {
     pub format: String,
 }
 
-pub async fn run_executions(args: ExecutionsArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_executions(args: ExecutionsArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let fmt = format_of(&args.format)?;
     let store = open(ctx)?;
     let text = blocking(move || {
@@ -106,7 +109,7 @@ pub async fn run_executions(args: ExecutionsArgs, ctx: &Ctx) -> Result<ExitCode,
 
 /// `mixseek history [--execution ID] [--team ID]`: every evaluated round with its decision.
 #[derive(clap::Args, Debug)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// The execution (an id or a unique prefix; default: the most recent one).
     #[arg(long, short = 'e', value_name = "ID")]
     pub execution: Option<String>,
@@ -118,7 +121,7 @@ pub struct HistoryArgs {
     pub format: String,
 }
 
-pub async fn run_history(args: HistoryArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_history(args: HistoryArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let fmt = format_of(&args.format)?;
     let store = open(ctx)?;
     let text = blocking(move || {
@@ -141,7 +144,7 @@ pub async fn run_history(args: HistoryArgs, ctx: &Ctx) -> Result<ExitCode, CliEr
 /// `mixseek show EXECUTION_ID [--team ID] [--round N]`: an execution, a team's rounds, or one
 /// round in full (submission, metric scores and comments, judgment, member outputs, usage).
 #[derive(clap::Args, Debug)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The execution (an id or a unique prefix of one).
     pub execution_id: String,
     /// Show this team's rounds.
@@ -155,7 +158,7 @@ pub struct ShowArgs {
     pub format: String,
 }
 
-pub async fn run_show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let fmt = format_of(&args.format)?;
     let store = open(ctx)?;
     let text = blocking(move || {
@@ -201,7 +204,7 @@ pub async fn run_show(args: ShowArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
 
 /// `mixseek export (EXECUTION_ID | --all) --format json|csv|parquet -o PATH`.
 #[derive(clap::Args, Debug)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The execution to export (an id or a unique prefix of one).
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub execution_id: Option<String>,
@@ -216,7 +219,7 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
-pub async fn run_export(args: ExportArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_export(args: ExportArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let format = ExportFormat::parse(&args.format).map_err(store_error)?;
     let store = open(ctx)?;
     let quiet = ctx.quiet;
@@ -243,7 +246,7 @@ pub async fn run_export(args: ExportArgs, ctx: &Ctx) -> Result<ExitCode, CliErro
 
 /// `mixseek report EXECUTION_ID -o report.html`: a self-contained HTML report.
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The execution (an id or a unique prefix of one).
     pub execution_id: String,
     /// The HTML file to write (`-` for standard output).
@@ -251,7 +254,7 @@ pub struct ReportArgs {
     pub output: PathBuf,
 }
 
-pub async fn run_report(args: ReportArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run_report(args: ReportArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let store = open(ctx)?;
     let quiet = ctx.quiet;
     let (exec, page) = blocking(move || {

@@ -2,7 +2,7 @@
 //! judgment from the workspace's configs, else the defaults; no store) and prints each
 //! round's score and the final submission. Exit 0 when the team completed, 1 when it failed,
 //! 2 on bad input or when every member call failed (`All member agents failed. No successful
-//! submissions.`, as the original). The logic lives in `mixseek_round::standalone`.
+//! submissions.`, as the original). The logic lives in `mixseek_round::run_team`.
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The task for the team
     pub prompt: String,
     /// Team TOML (relative: against the workspace, then the current directory)
@@ -35,7 +35,7 @@ pub struct Args {
     pub min_rounds: Option<u32>,
 }
 
-pub async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     if args.prompt.trim().is_empty() {
         return Err(CliError::usage("user_prompt cannot be empty"));
     }

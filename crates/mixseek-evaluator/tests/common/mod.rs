@@ -5,9 +5,10 @@
 
 #![allow(dead_code)]
 
+use mixseek_config::ProviderSettings;
 use mixseek_config::{EvaluatorSettings, MetricSettings};
 use mixseek_evaluator::Evaluator;
-use mixseek_llm::{Env, ModelRegistry, ProviderSettings, RegistryConfig};
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{FixedClock, PromptBuilder, PromptBuilderSettings};
 use mixseek_testkit::{HttpResponse, HttpServer, Reply, Wire, respond};
 use serde_json::{Value, json};

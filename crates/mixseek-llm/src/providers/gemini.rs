@@ -26,7 +26,7 @@ use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::LlmError;
 use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
 use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
-use mixseek_config::providers::ProviderKind;
+use mixseek_config::ProviderKind;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::AtomicU32;
 

@@ -47,7 +47,7 @@ use crate::backend::Backend;
 use crate::env::Env;
 use crate::error::LlmError;
 use crate::types::NativeTool;
-use mixseek_config::providers::{ProviderKind, ProviderSettings};
+use mixseek_config::{ProviderKind, ProviderSettings};
 use std::sync::Arc;
 
 /// Built-in defaults of a provider name: kind, base URL, API key variables.

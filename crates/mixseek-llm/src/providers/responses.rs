@@ -25,7 +25,7 @@ use crate::backend::{Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
 use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
 use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
-use mixseek_config::providers::ProviderKind;
+use mixseek_config::ProviderKind;
 use serde_json::{Value, json};
 
 /// Which Responses API a provider speaks.

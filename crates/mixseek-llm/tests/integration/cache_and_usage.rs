@@ -1,8 +1,9 @@
 //! The response cache and the call observers / usage ledger.
 
 use super::*;
+use mixseek_config::CacheSettings;
 use mixseek_core::{LlmCallRecord, Role};
-use mixseek_llm::{CacheSettings, CallObserver, CallerTag, ChatRequest};
+use mixseek_llm::{CallObserver, CallerTag, ChatRequest};
 use mixseek_testkit::Reply;
 use std::sync::{Arc, Mutex};
 

@@ -9,7 +9,8 @@ mod retries;
 mod structured;
 mod structured_modes;
 
-use mixseek_llm::{Env, ModelRegistry, ProviderSettings, RegistryConfig};
+use mixseek_config::ProviderSettings;
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_testkit::FakeLlm;
 use std::collections::BTreeMap;
 

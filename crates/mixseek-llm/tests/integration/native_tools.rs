@@ -3,9 +3,10 @@
 //! Gemini thought signature echoed back.
 
 use super::*;
+use mixseek_config::ProviderKind;
 use mixseek_llm::{
-    CODE_EXECUTION_BETA, ChatRequest, ErrorKind, FinishReason, Message, NativeTool, ProviderKind,
-    ToolSpec, WebSearchOptions,
+    CODE_EXECUTION_BETA, ChatRequest, ErrorKind, FinishReason, Message, NativeTool, ToolSpec,
+    WebSearchOptions,
 };
 use mixseek_testkit::{RESPONSES_PATH, Reply, USAGE_INPUT, USAGE_OUTPUT, fake_signature};
 use serde_json::json;

@@ -1,10 +1,11 @@
 //! Each provider's request body and response parsing against its fake server.
 
 use super::*;
+use mixseek_config::ProviderKind;
 use mixseek_core::Role;
 use mixseek_llm::{
-    CallerTag, ChatRequest, ErrorKind, FinishReason, Message, ProviderKind, StructuredOptions,
-    ToolSpec, generate_json,
+    CallerTag, ChatRequest, ErrorKind, FinishReason, Message, StructuredOptions, ToolSpec,
+    generate_json,
 };
 use mixseek_testkit::{Reply, USAGE_INPUT, USAGE_OUTPUT};
 use serde_json::json;

@@ -5,9 +5,10 @@
 use chrono::{DateTime, TimeZone, Utc};
 use mixseek_agents::{AgentDeps, TeamAgents};
 use mixseek_config::JudgmentSettings;
-use mixseek_config::team::TeamFile;
+use mixseek_config::TeamFile;
+use mixseek_config::{ProviderKind, ProviderSettings};
 use mixseek_core::{Event, EventSink, MetricScore, ScoreDetails, SinkError, Usage};
-use mixseek_llm::{Env, ModelRegistry, ProviderKind, ProviderSettings, RegistryConfig};
+use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{FixedClock, PromptBuilder, PromptBuilderSettings, RankingEntry};
 use mixseek_round::{
     EvaluateError, Evaluation, EvaluationRequest, JudgmentClient, RankingError, RankingSource,

@@ -2,13 +2,14 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, TimeZone, Utc};
+use mixseek_core::PiiMasker;
 use mixseek_core::{
     Decision, Event, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo, Judgment,
     LeaderboardEntry, LlmCallRecord, MemberStatus, MemberSubmission, MemberSubmissionsRecord,
     MetricScore, Role, RoundRecord, ScoreDetails, SubmittedRound, TeamRef, TeamStatusKind, Usage,
     UsageByRole,
 };
-use mixseek_store::{PiiMasker, Store, StoreWriter};
+use mixseek_store::{Store, StoreWriter};
 use std::path::Path;
 
 pub const EXEC: &str = "3f2b8c1e-0000-4000-8000-000000000001";
