@@ -1,7 +1,7 @@
 //! The round controller: every continuation branch and exit reason, the judgment error
 //! policies, the best-round tie rule, timeouts, resume, events, and the prompts of round 2.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mixseek_core::{Decision, Event, ExitReason, RoundState, ScoreDetails, TeamStatusKind, Usage};

@@ -2,7 +2,7 @@
 //! request on each wire (fake servers), the parsed answer as the member's submission, and
 //! the offline `mock:` provider.
 
-mod common;
+use crate::common;
 
 use common::{agents, ctx, deps, mock_registry, registry};
 use mixseek_agents::build_member;

@@ -1,6 +1,6 @@
 //! The leader's tool-calling loop against fake OpenAI-format servers and the `mock:` provider.
 
-mod common;
+use crate::common;
 
 use common::{agents, ctx, messages, mock_registry, registry, system_of};
 use mixseek_agents::{AgentError, final_answer_request};

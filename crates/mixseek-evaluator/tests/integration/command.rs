@@ -1,6 +1,6 @@
 //! Command metrics: small scripts written by the tests, run with JSON on stdin.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mixseek_config::MetricSettings;

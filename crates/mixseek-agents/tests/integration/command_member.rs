@@ -1,7 +1,7 @@
 //! `command` members: a program written by the test (a `sh` script), speaking JSON on
 //! stdin/stdout.
 
-mod common;
+use crate::common;
 
 use common::{ctx, deps, messages, mock_registry, registry};
 use mixseek_agents::{TeamAgents, build_member};

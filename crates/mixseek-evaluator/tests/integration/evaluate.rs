@@ -1,7 +1,7 @@
 //! The evaluator against fake LLM servers on 127.0.0.1: weights, aggregation and rounding,
 //! repair of bad judge answers, concurrency, error policies, samples, juries, injections.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mixseek_config::{EvaluatorSettings, MetricSettings};

@@ -3,7 +3,7 @@
 //! repaired or becomes a metric failure that keeps the judge's raw answer — never a stored
 //! NaN, never a clamp — and the overall score stays finite.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mixseek_evaluator::{EvaluationRequest, EvaluatorError, MetricFailure};

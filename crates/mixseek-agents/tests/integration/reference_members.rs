@@ -2,7 +2,7 @@
 //! `tool_description` overrides reach the leader's tool list on the wire; any other member
 //! key next to `config` is an error naming the key, the file and what to do.
 
-mod common;
+use crate::common;
 
 use common::{deps, registry};
 use mixseek_agents::{RoundContext, TeamAgents};

@@ -1,7 +1,7 @@
 //! The leader's and members' sampling parameters and time limits reach the wire, and every
 //! round starts with fresh agents (no conversation or retry count carried over).
 
-mod common;
+use crate::common;
 
 use common::{agents, ctx, messages, registry};
 use mixseek_agents::AgentError;

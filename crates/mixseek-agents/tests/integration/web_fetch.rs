@@ -1,7 +1,7 @@
 //! `web_fetch`: the fetcher against a local HTTP server (refusals with the private-network
 //! flag off, limits with it on) and the member's `fetch_url` loop against a fake LLM.
 
-mod common;
+use crate::common;
 
 use common::{ctx, deps, messages, registry};
 use mixseek_agents::build_member;
