@@ -46,3 +46,25 @@ fn every_test_the_reliability_table_names_exists() {
         "docs/reliability.md names tests that do not exist: {missing:?}"
     );
 }
+
+/// The files and folders of the repository the docs name (`crates/…`, `workspace-tests/…`)
+/// exist: a test file moved or renamed takes its mentions along.
+#[test]
+fn every_repository_path_the_docs_name_exists() {
+    let root = workspace_tests::repo_root();
+    let mut missing = Vec::new();
+    for doc in ["README.md", "docs/reliability.md", "docs/ARCHITECTURE.md", "docs/user-guide.md", "docs/benchmarks.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        for span in text.split('`').skip(1).step_by(2) {
+            let path = span.split(':').next().unwrap_or(span);
+            let is_path = (path.starts_with("crates/") || path.starts_with("workspace-tests/"))
+                && path
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/_-.".contains(c));
+            if is_path && !root.join(path).exists() {
+                missing.push(format!("{doc}: {path}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "the docs name paths that do not exist: {missing:?}");
+}
