@@ -314,7 +314,10 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
                         && reasoning.contains("; the model answered: "),
                     "the judgment failed for another reason than the model's answer: {r}"
                 );
-                eprintln!("team {}: the judgment's answer was refused: {reasoning}", r["team_id"]);
+                eprintln!(
+                    "team {}: the judgment's answer was refused: {reasoning}",
+                    r["team_id"]
+                );
             }
         }
     }

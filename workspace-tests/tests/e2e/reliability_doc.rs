@@ -53,7 +53,13 @@ fn every_test_the_reliability_table_names_exists() {
 fn every_repository_path_the_docs_name_exists() {
     let root = workspace_tests::repo_root();
     let mut missing = Vec::new();
-    for doc in ["README.md", "docs/reliability.md", "docs/ARCHITECTURE.md", "docs/user-guide.md", "docs/benchmarks.md"] {
+    for doc in [
+        "README.md",
+        "docs/reliability.md",
+        "docs/ARCHITECTURE.md",
+        "docs/user-guide.md",
+        "docs/benchmarks.md",
+    ] {
         let text = std::fs::read_to_string(root.join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
         for span in text.split('`').skip(1).step_by(2) {
             let path = span.split(':').next().unwrap_or(span);
@@ -66,5 +72,8 @@ fn every_repository_path_the_docs_name_exists() {
             }
         }
     }
-    assert!(missing.is_empty(), "the docs name paths that do not exist: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "the docs name paths that do not exist: {missing:?}"
+    );
 }
