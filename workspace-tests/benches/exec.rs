@@ -182,22 +182,11 @@ fn write_config(
     Ok(path)
 }
 
-/// The `mixseek` binary next to this benchmark's `deps/` folder.
-fn mixseek_bin() -> Result<PathBuf, BoxError> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("the benchmark lives in target/<profile>/deps")?;
-    let bin = dir.join("mixseek");
-    if !bin.is_file() {
-        return Err(format!(
-            "{} not found: build it first with `cargo build --workspace --bins`",
-            bin.display()
-        )
-        .into());
-    }
-    Ok(bin)
+/// The `mixseek` binary: `CARGO_BIN_EXE_mixseek` when set, else the one next to this
+/// benchmark's `deps/` folder, refused when one of its sources is newer
+/// (`workspace_tests::mixseek_bin`, as for the end-to-end tests).
+fn mixseek_bin() -> PathBuf {
+    workspace_tests::mixseek_bin()
 }
 
 struct RunResult {
@@ -371,7 +360,7 @@ fn scenario(
 }
 
 fn main() -> Result<(), BoxError> {
-    let bin = mixseek_bin()?;
+    let bin = mixseek_bin();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

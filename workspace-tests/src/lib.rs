@@ -89,9 +89,13 @@ impl Default for Sandbox {
     }
 }
 
-/// The `mixseek` binary of this build: `target/debug/mixseek`, next to the test executable's
-/// `deps/` folder. `cargo test --workspace` builds it (through mixseek-cli's own integration
-/// tests); a test run that did not is told how to get it.
+/// The `mixseek` binary the end-to-end tests and the `exec` bench drive: the path in
+/// `CARGO_BIN_EXE_mixseek` when it is set at run time (used as it is), else this build's
+/// `target/<profile>/mixseek`, next to the test executable's `deps/` folder. `cargo test
+/// --workspace` builds it (through mixseek-cli's own integration tests); a run that did not is
+/// told how to get it, and a binary older than one of its Rust sources is refused (this package
+/// cannot name it with `env!("CARGO_BIN_EXE_mixseek")`: cargo sets that only for the binary's
+/// own package).
 pub fn mixseek_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("CARGO_BIN_EXE_mixseek") {
         return PathBuf::from(p);
@@ -104,7 +108,7 @@ pub fn mixseek_bin() -> PathBuf {
     let bin = dir.join(format!("mixseek{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
-        "{} does not exist: run the end-to-end tests with `cargo test --workspace`, which builds the binary",
+        "{} does not exist: build it with `cargo build --workspace --bins` (`cargo test --workspace` builds it too)",
         bin.display()
     );
     static FRESH: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();

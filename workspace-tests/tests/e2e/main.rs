@@ -1,0 +1,20 @@
+//! The end-to-end tests: the real `mixseek` binary (`workspace_tests::mixseek_bin`, which
+//! refuses a stale one) in sandbox workspaces, against real DuckDB files and the testkit's fake
+//! servers. One test executable, since each links DuckDB (see docs/ARCHITECTURE.md, "Test
+//! layout"); the real-server tier (`real_server.rs`) is an executable of its own, which
+//! `scripts/real-server-tests` runs with `--test real_server`.
+
+mod cache;
+mod config_cli;
+mod disk_faults;
+mod evaluate;
+mod exec;
+mod exec_scenarios;
+mod exit_codes;
+mod llm;
+mod members_usage;
+mod privacy;
+mod prompt;
+mod reliability_doc;
+mod reports;
+mod team;
