@@ -16,8 +16,8 @@
 //!   columns. The writer calls it on the emitter's side, so this CPU work runs in parallel
 //!   with the database work of earlier rounds.
 //! * [`write_rounds`] (writer thread, inside the batch's transaction) appends the staged
-//!   columns into a connection-local staging table (DuckDB's Appender, one record batch per
-//!   job) and moves them into each table with set-based statements.
+//!   columns, one row per key, into a connection-local staging table (DuckDB's Appender) and
+//!   moves them into each table with set-based statements.
 //!
 //! Since schema version 5 the three tables have their UNIQUE (execution_id, team_id,
 //! round_number) key again (versions 3 and 4 had none, and the writer kept the keys unique
@@ -27,13 +27,17 @@
 //! cheaper plain insert when no staged key is stored, and decides what the database cannot: a
 //! submission never replaces an evaluated round, and an evaluation staged without its
 //! transcript needs its submission's row. Per batch:
-//! 1. the batch's keys are read from the staged columns; a key staged twice keeps its last row
-//!    (the others are deleted from the staging table, only when there are duplicates: one
-//!    upsert cannot update a row twice);
+//! 1. the batch's keys are read from the staged columns, with the rows each key keeps
+//!    ([`KeyRows`]: one upsert cannot update a row twice);
 //! 2. the stored keys of executions the writer has not seen yet are read from the tables (one
 //!    query per table for all of them; after that the writer knows); a submission of an
-//!    evaluated round is dropped from the staging table;
-//! 3. per table one statement for the staged rows it receives: a plain `INSERT … SELECT` when
+//!    evaluated round is dropped;
+//! 3. the kept rows are staged: the jobs' record batches as they are when each key is staged
+//!    once, else one batch merged in memory ([`merge`]: the kept rows, an evaluation's missing
+//!    transcript taken from its submission). DuckDB plans every statement anew at each run
+//!    (it never reuses a plan for one that reads a temporary table or writes a table with a
+//!    `current_timestamp` default), so a merge in SQL cost two statements, ~2 ms a batch;
+//! 4. per table one statement for the staged rows it receives: a plain `INSERT … SELECT` when
 //!    none of their keys is stored (new rounds, bulk loads: the cheaper statement, and still
 //!    checked by the key), else the upsert; the evaluations staged without their transcript
 //!    update their submission's `round_history` row with an `UPDATE … FROM`.
@@ -48,12 +52,13 @@ use duckdb::arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
 };
 use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use duckdb::arrow::compute::interleave;
 use duckdb::arrow::record_batch::RecordBatch;
-use duckdb::{Connection, params, params_from_iter};
+use duckdb::{Connection, params_from_iter};
 use mixseek_core::{PiiMasker, sha256_hex};
 use mixseek_core::{RoundRecord, SubmittedRound, Usage};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// At most this many distinct executions in a batch are passed as a filter; a batch touching
@@ -86,7 +91,7 @@ impl StageRound<'_> {
 }
 
 /// Rounds ready to be appended: validated, masked and serialized into the columns of
-/// `stage_rounds` (all but the two the writer adds: `seq` and `now_us`).
+/// `stage_rounds` (all but the one the writer adds: `now_us`).
 #[derive(Debug)]
 pub(crate) struct StagedRounds {
     batch: RecordBatch,
@@ -630,7 +635,7 @@ pub(crate) fn leader_prompt(messages: &[serde_json::Value]) -> Option<&str> {
         .and_then(serde_json::Value::as_str)
 }
 
-/// The columns of `stage_rounds` (but `seq` and `now_us`), filled one round at a time with
+/// The columns of `stage_rounds` (but `now_us`), filled one round at a time with
 /// plain vectors: Arrow's generic builders cost several times more in the unoptimised dev
 /// profile.
 struct RoundColumns {
@@ -813,11 +818,10 @@ impl RoundColumns {
     }
 }
 
-/// The staging table: `seq` (the row's position in the writer's batch) and `now_us` (the
-/// batch's clock), then the columns of [`RoundColumns`].
+/// The staging table: `now_us` (the batch's clock), then the columns of [`RoundColumns`].
 const STAGE_ROUNDS: &str = "
 CREATE OR REPLACE TEMP TABLE stage_rounds (
-    seq BIGINT, now_us BIGINT, execution_id VARCHAR, team_id VARCHAR, team_name VARCHAR,
+    now_us BIGINT, execution_id VARCHAR, team_id VARCHAR, team_name VARCHAR,
     round_number INTEGER, message_history VARCHAR, member_submissions_record VARCHAR,
     prompt VARCHAR, prompt_sha256 VARCHAR, submission_content VARCHAR, submission_sha256 VARCHAR,
     pii_masked BOOLEAN, score DOUBLE, score_details VARCHAR, started_us BIGINT, ended_us BIGINT,
@@ -826,7 +830,11 @@ CREATE OR REPLACE TEMP TABLE stage_rounds (
     transcript BOOLEAN
 )";
 
-/// The index of `stage_usage` in a [`StagedRounds`] batch, …
+/// The index of `message_history` (the first of the transcript's four columns) in a
+/// [`StagedRounds`] batch, of `pii_masked`, …
+const MESSAGE_HISTORY_COLUMN: usize = 4;
+const PII_MASKED_COLUMN: usize = 10;
+/// … of `stage_usage`, …
 const STAGE_USAGE_COLUMN: usize = 20;
 /// … of `evaluated` …
 const EVALUATED_COLUMN: usize = 22;
@@ -926,24 +934,15 @@ pub(crate) fn write_rounds(
     staged: &[&StagedRounds],
     now: DateTime<Utc>,
 ) -> Result<()> {
-    type Key<'a> = (&'a str, &'a str, i32);
     let rows: usize = staged.iter().map(|s| s.len()).sum();
     if rows == 0 {
         return Ok(());
     }
-    // 1. the batch's keys and executions, and which keys have an evaluated round
-    let mut batch_keys: HashSet<Key<'_>> = HashSet::with_capacity(rows);
-    // (tracked only in batches with submissions: otherwise every key is evaluated)
-    let mut evaluated_keys: HashSet<Key<'_>> = HashSet::new();
-    let any_submitted = staged.iter().any(|s| s.has_submitted);
-    // evaluated keys whose kept row (the last evaluated one) is staged without its transcript
-    let mut evaluated_only: HashMap<Key<'_>, bool> = HashMap::new();
-    let any_evaluated_only = staged.iter().any(|s| s.has_evaluated_only);
-    // keys submitted in this batch (tracked only when some evaluation lacks its transcript)
-    let mut submitted_here: HashSet<Key<'_>> = HashSet::new();
+    // 1. what the batch holds of each key, and its executions
+    let mut batch_keys: HashMap<Key<'_>, KeyRows> = HashMap::with_capacity(rows);
     let mut executions: Vec<&str> = Vec::new();
     let mut last_execution = "";
-    for s in staged {
+    for (job, s) in staged.iter().enumerate() {
         // `None`: every round of this job is evaluated / has its transcript
         let evaluated = s.evaluated()?;
         let transcripts = s.transcripts()?;
@@ -954,36 +953,23 @@ pub(crate) fn write_rounds(
                     executions.push(key.0);
                 }
             }
-            let is_evaluated = evaluated.is_none_or(|e| e.value(i));
-            if any_submitted && is_evaluated {
-                evaluated_keys.insert(key);
+            let at = (job, i);
+            let held = batch_keys.entry(key).or_default();
+            if evaluated.is_none_or(|e| e.value(i)) {
+                held.last_evaluated = Some(at);
+                held.evaluated_lacks_transcript = transcripts.is_some_and(|t| !t.value(i));
+            } else {
+                held.last_submitted = Some(at);
             }
-            if any_evaluated_only && !is_evaluated {
-                submitted_here.insert(key);
-            }
-            if any_evaluated_only && is_evaluated {
-                evaluated_only.insert(key, transcripts.is_some_and(|t| !t.value(i)));
-            }
-            batch_keys.insert(key);
         }
     }
-    let is_evaluated = |key: &Key<'_>| !any_submitted || evaluated_keys.contains(key);
-    // an evaluation whose submission is in this batch takes the transcript from it (below)
-    let mut fill_transcripts = false;
-    for (key, lacks) in evaluated_only.iter_mut() {
-        if *lacks && submitted_here.contains(key) {
-            *lacks = false;
-            fill_transcripts = true;
-        }
-    }
-    let lacks_transcript = |key: &Key<'_>| evaluated_only.get(key).copied().unwrap_or(false);
     // 2. what is stored already; a key only submitted here whose round is evaluated in the
     // store keeps its evaluation (the submission is dropped)
     keys.load(conn, &executions)?;
     let evaluated_already: Vec<Key<'_>> = batch_keys
         .iter()
-        .filter(|k| !is_evaluated(k) && keys.get(k.0, k.1, k.2) & IN_LEADER_BOARD != 0)
-        .copied()
+        .filter(|(k, h)| !h.evaluated() && keys.get(k.0, k.1, k.2) & IN_LEADER_BOARD != 0)
+        .map(|(k, _)| *k)
         .collect();
     for key in &evaluated_already {
         batch_keys.remove(key);
@@ -997,7 +983,8 @@ pub(crate) fn write_rounds(
     // an evaluation staged without its transcript updates the stored submission's row
     if let Some(key) = batch_keys
         .iter()
-        .find(|k| lacks_transcript(k) && keys.get(k.0, k.1, k.2) & IN_ROUND_HISTORY == 0)
+        .find(|(k, h)| h.lacks_transcript() && keys.get(k.0, k.1, k.2) & IN_ROUND_HISTORY == 0)
+        .map(|(k, _)| k)
     {
         return Err(StoreError::MissingSubmission {
             execution_id: key.0.to_string(),
@@ -1005,17 +992,20 @@ pub(crate) fn write_rounds(
             round_number: key.2,
         });
     }
-    // 3. stage and move
-    stage(conn, staged, micros(&now))?;
-    if fill_transcripts {
-        conn.execute_batch(FILL_TRANSCRIPTS)
-            .map_err(StoreError::db("completing staged evaluations"))?;
+    // 3. stage one row per key (the jobs as they are when that is what they hold) and move
+    let fills = batch_keys.values().any(KeyRows::fills);
+    // some evaluation updates its stored submission's row instead of being inserted
+    let updates_history = batch_keys.values().any(KeyRows::lacks_transcript);
+    let now_us = micros(&now);
+    if batch_keys.len() == rows && !fills {
+        let batches: Vec<&RecordBatch> = staged.iter().map(|s| &s.batch).collect();
+        stage(conn, &batches, now_us)?;
+    } else {
+        let mut kept: Vec<&KeyRows> = batch_keys.values().collect();
+        kept.sort_unstable_by_key(|h| h.kept());
+        let merged = merge(staged, &kept)?;
+        stage(conn, &[&merged], now_us)?;
     }
-    if batch_keys.len() + evaluated_already.len() < rows {
-        conn.execute_batch(DROP_SUPERSEDED)
-            .map_err(StoreError::db("dropping superseded rounds"))?;
-    }
-    drop_submitted(conn, &evaluated_already)?;
     for table in &ROUND_TABLES {
         let history = table.bit == IN_ROUND_HISTORY;
         // how many keys this table receives and how many of them it holds already (the
@@ -1023,9 +1013,9 @@ pub(crate) fn write_rounds(
         // their submission's row)
         let (receiving, stored, updated_only) = batch_keys
             .iter()
-            .filter(|k| history || is_evaluated(k))
-            .fold((0, 0, 0), |(n, stored, updated_only), k| {
-                if history && lacks_transcript(k) {
+            .filter(|(_, h)| history || h.evaluated())
+            .fold((0, 0, 0), |(n, stored, updated_only), (k, h)| {
+                if history && h.lacks_transcript() {
                     return (n, stored, updated_only + 1);
                 }
                 let has = keys.get(k.0, k.1, k.2) & table.bit != 0;
@@ -1042,7 +1032,7 @@ pub(crate) fn write_rounds(
             update_evaluated_history(conn, &filter, lowest)?;
         }
         if receiving > 0 {
-            let table = if history && any_evaluated_only {
+            let table = if history && updates_history {
                 &HISTORY_WITH_TRANSCRIPT
             } else {
                 table
@@ -1050,8 +1040,8 @@ pub(crate) fn write_rounds(
             upsert(conn, table, stored > 0)?;
         }
     }
-    for key in batch_keys {
-        let bits = if is_evaluated(&key) {
+    for (key, h) in batch_keys {
+        let bits = if h.evaluated() {
             IN_ALL
         } else {
             IN_ROUND_HISTORY
@@ -1078,86 +1068,140 @@ pub(crate) fn write_rounds(
     Ok(())
 }
 
-/// Removes the staged submissions of these keys (their rounds are evaluated already).
-fn drop_submitted(conn: &Connection, keys: &[(&str, &str, i32)]) -> Result<()> {
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let mut stmt = conn
-        .prepare(
-            "DELETE FROM stage_rounds
-             WHERE NOT evaluated AND execution_id = ? AND team_id = ? AND round_number = ?",
-        )
-        .map_err(StoreError::db("dropping staged submissions"))?;
-    for (e, t, r) in keys {
-        stmt.execute(params![e, t, r])
-            .map_err(StoreError::db("dropping staged submissions"))?;
-    }
-    Ok(())
-}
-
-/// Replaces the staging table's content with the staged batches (DuckDB's row-wise
-/// Appender costs several times more per value than a record batch).
-fn stage(conn: &Connection, staged: &[&StagedRounds], now_us: i64) -> Result<()> {
+/// Replaces the staging table's content with `batches` (DuckDB's row-wise Appender costs
+/// several times more per value than a record batch).
+fn stage(conn: &Connection, batches: &[&RecordBatch], now_us: i64) -> Result<()> {
     // A fresh table each batch: deleted rows would stay in it and slow every later scan.
     conn.execute_batch(STAGE_ROUNDS)
         .map_err(StoreError::db("creating the staging table"))?;
     let mut app = conn
         .appender_to_catalog_and_db("stage_rounds", "temp", "main")
         .map_err(StoreError::db("opening the round appender"))?;
-    let mut seq = 0;
-    for s in staged {
-        let n = s.len();
-        app.append_record_batch(with_seq_and_now(&s.batch, seq, now_us)?)
+    for batch in batches {
+        app.append_record_batch(with_now(batch, now_us)?)
             .map_err(StoreError::db("staging the rounds"))?;
-        seq += n as i64;
     }
     app.flush()
         .map_err(StoreError::db("flushing the round appender"))
 }
 
-/// `batch` preceded by the `seq` (`first`, `first + 1`, …) and `now_us` columns.
-fn with_seq_and_now(batch: &RecordBatch, first: i64, now_us: i64) -> Result<RecordBatch> {
-    let n = batch.num_rows() as i64;
-    let mut columns: Vec<(String, ArrayRef)> = vec![
-        (
-            "seq".into(),
-            Arc::new(Int64Array::from((first..first + n).collect::<Vec<i64>>())),
-        ),
-        (
-            "now_us".into(),
-            Arc::new(Int64Array::from(vec![now_us; batch.num_rows()])),
-        ),
-    ];
+/// `batch` preceded by the `now_us` column.
+fn with_now(batch: &RecordBatch, now_us: i64) -> Result<RecordBatch> {
+    let now: ArrayRef = Arc::new(Int64Array::from(vec![now_us; batch.num_rows()]));
     let schema = batch.schema();
-    for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        columns.push((field.name().clone(), column.clone()));
-    }
+    let columns = std::iter::once(("now_us".to_string(), now)).chain(
+        schema
+            .fields()
+            .iter()
+            .zip(batch.columns())
+            .map(|(field, column)| (field.name().clone(), column.clone())),
+    );
     RecordBatch::try_from_iter(columns)
         .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
 }
 
-/// Gives an evaluation staged without its transcript the transcript of its key's last
-/// submission staged in the same batch (the one it was compared with: the emitter sends a
-/// submission before its evaluation).
-const FILL_TRANSCRIPTS: &str = "
-UPDATE stage_rounds AS e SET message_history = s.message_history,
-    member_submissions_record = s.member_submissions_record, prompt = s.prompt,
-    prompt_sha256 = s.prompt_sha256, pii_masked = e.pii_masked OR s.pii_masked, transcript = TRUE
-FROM (
-    SELECT * FROM stage_rounds WHERE NOT evaluated
-    QUALIFY row_number() OVER (PARTITION BY execution_id, team_id, round_number ORDER BY seq DESC) = 1
-) AS s
-WHERE e.evaluated AND NOT e.transcript AND e.execution_id = s.execution_id
-    AND e.team_id = s.team_id AND e.round_number = s.round_number";
+/// A row of a batch's jobs: (job, row within the job's [`StagedRounds`]).
+type RowAt = (usize, usize);
 
-/// Keeps one staged row of each key: the last evaluated one, else the last submission (the
-/// last write wins, but a submission never replaces an evaluation).
-const DROP_SUPERSEDED: &str = "
-DELETE FROM stage_rounds WHERE seq NOT IN (
-    SELECT arg_max(seq, CASE WHEN evaluated THEN seq + 4611686018427387904 ELSE seq END)
-    FROM stage_rounds GROUP BY execution_id, team_id, round_number
-)";
+/// A round key: (execution_id, team_id, round_number).
+type Key<'a> = (&'a str, &'a str, i32);
+
+/// What a batch holds of one key. The last write wins, but a submission never replaces an
+/// evaluation: the key keeps its last evaluated row, else its last submission; an
+/// evaluation staged without its transcript takes the transcript of the last submission
+/// staged with it (the one it was compared with: the emitter sends a submission before its
+/// evaluation).
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyRows {
+    last_evaluated: Option<RowAt>,
+    /// The last evaluated row is staged without its transcript.
+    evaluated_lacks_transcript: bool,
+    last_submitted: Option<RowAt>,
+}
+
+impl KeyRows {
+    fn evaluated(&self) -> bool {
+        self.last_evaluated.is_some()
+    }
+
+    /// The row written for the key.
+    fn kept(&self) -> RowAt {
+        self.last_evaluated
+            .or(self.last_submitted)
+            .unwrap_or_default()
+    }
+
+    /// The kept evaluation takes its transcript from the last submission staged with it.
+    fn fills(&self) -> bool {
+        self.evaluated_lacks_transcript && self.last_submitted.is_some()
+    }
+
+    /// The kept evaluation has no transcript in this batch: it updates its stored submission.
+    fn lacks_transcript(&self) -> bool {
+        self.evaluated() && self.evaluated_lacks_transcript && self.last_submitted.is_none()
+    }
+
+    /// The row the kept row's transcript columns come from.
+    fn transcript_from(&self) -> RowAt {
+        match self.last_submitted {
+            Some(submitted) if self.fills() => submitted,
+            _ => self.kept(),
+        }
+    }
+}
+
+/// The staged columns that make a round's transcript.
+const TRANSCRIPT_COLUMNS: [usize; 4] = [
+    MESSAGE_HISTORY_COLUMN,
+    MESSAGE_HISTORY_COLUMN + 1,
+    MESSAGE_HISTORY_COLUMN + 2,
+    MESSAGE_HISTORY_COLUMN + 3,
+];
+
+/// One staged row per key, in the order the kept rows were staged (see [`KeyRows`]).
+fn merge(staged: &[&StagedRounds], kept: &[&KeyRows]) -> Result<RecordBatch> {
+    let rows: Vec<RowAt> = kept.iter().map(|h| h.kept()).collect();
+    let transcript_rows: Vec<RowAt> = kept.iter().map(|h| h.transcript_from()).collect();
+    let flag = |column: usize, (job, row): RowAt| -> Result<bool> {
+        let s = staged
+            .get(job)
+            .ok_or_else(|| StoreError::Invalid("a kept round is outside its batch".into()))?;
+        Ok(s.column::<BooleanArray>(column, "a flag")?.value(row))
+    };
+    let mut pii_masked = Vec::with_capacity(kept.len());
+    let mut transcript = Vec::with_capacity(kept.len());
+    for h in kept {
+        let filled = h.fills();
+        let from_submission = filled && flag(PII_MASKED_COLUMN, h.transcript_from())?;
+        pii_masked.push(flag(PII_MASKED_COLUMN, h.kept())? || from_submission);
+        transcript.push(filled || flag(TRANSCRIPT_COLUMN, h.kept())?);
+    }
+    let Some(first) = staged.first() else {
+        return Err(StoreError::Invalid("no rounds to merge".into()));
+    };
+    let schema = first.batch.schema();
+    let mut columns: Vec<(String, ArrayRef)> = Vec::with_capacity(schema.fields().len());
+    for (c, field) in schema.fields().iter().enumerate() {
+        let column: ArrayRef = match c {
+            PII_MASKED_COLUMN => Arc::new(BooleanArray::from(pii_masked.clone())),
+            TRANSCRIPT_COLUMN => Arc::new(BooleanArray::from(transcript.clone())),
+            _ => {
+                let arrays: Vec<&dyn Array> =
+                    staged.iter().map(|s| s.batch.column(c).as_ref()).collect();
+                let picks = if TRANSCRIPT_COLUMNS.contains(&c) {
+                    &transcript_rows
+                } else {
+                    &rows
+                };
+                interleave(&arrays, picks)
+                    .map_err(|e| StoreError::Invalid(format!("cannot merge the rounds: {e}")))?
+            }
+        };
+        columns.push((field.name().clone(), column));
+    }
+    RecordBatch::try_from_iter(columns)
+        .map_err(|e| StoreError::Invalid(format!("cannot merge the rounds: {e}")))
+}
 
 /// `?, ?, …` for `n` parameters.
 fn placeholders(n: usize) -> String {
@@ -1421,6 +1465,72 @@ pub(crate) mod tests {
         completed.extend(all("c"));
         assert_eq!(rows(&conn, "leader_board"), completed);
         assert_eq!(rows(&conn, "round_history").len(), 3);
+    }
+
+    #[test]
+    fn one_batch_keeps_one_row_per_key_and_completes_evaluations_from_their_submission() {
+        // What a fast run queues into one transaction: a round's submission and its
+        // evaluation staged without the transcript, a round evaluated twice, and a late
+        // submission of an evaluated round.
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let mut keys = RoundKeys::default();
+        let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap_or_default();
+        let masker = PiiMasker::disabled();
+        let mut a1 = record("a", 1, 10.0);
+        a1.leader_messages = vec![serde_json::json!({"role": "user", "content": "a's prompt"})];
+        a1.prompt = "a's prompt".into();
+        let (b1_first, b1_last) = (record("b", 1, 20.0), record("b", 1, 25.0));
+        let c1 = record("c", 1, 30.0);
+        let jobs = [
+            StagedRounds::build(&masker, &[StageRound::Submitted(&submission(&a1))]).expect("a"),
+            StagedRounds::build(&masker, &[StageRound::Evaluated(&b1_first)]).expect("b"),
+            StagedRounds::build(&masker, &[StageRound::Evaluated(&c1)]).expect("c"),
+            StagedRounds::build(
+                &masker,
+                &[
+                    StageRound::EvaluatedOnly(&a1),
+                    StageRound::Evaluated(&b1_last),
+                    StageRound::Submitted(&submission(&record("c", 1, 0.0))),
+                ],
+            )
+            .expect("later"),
+        ];
+        let refs: Vec<&StagedRounds> = jobs.iter().collect();
+        write_rounds(&conn, &mut keys, &refs, now).expect("batch");
+        let completed: Vec<(String, i32)> =
+            ["a", "b", "c"].iter().map(|t| (t.to_string(), 1)).collect();
+        for table in ["round_history", "leader_board", "round_status"] {
+            assert_eq!(rows(&conn, table), completed, "{table}");
+        }
+        let score = |team: &str| -> f64 {
+            conn.query_row(
+                "SELECT score FROM leader_board WHERE team_id = ?",
+                [team],
+                |r| r.get(0),
+            )
+            .expect("score")
+        };
+        assert_eq!((score("a"), score("b"), score("c")), (10.0, 25.0, 30.0));
+        // a's evaluation took the transcript of its submission; c kept its evaluation's
+        let history = |team: &str| -> (Option<String>, Option<String>, String) {
+            conn.query_row(
+                "SELECT message_history, applied_injections, submission_content
+                 FROM round_history WHERE team_id = ?",
+                [team],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("history")
+        };
+        let (messages, injections, _) = history("a");
+        assert!(messages.is_some_and(|m| m.contains("a's prompt")));
+        assert_eq!(
+            injections.as_deref(),
+            Some("[]"),
+            "the evaluation's columns"
+        );
+        assert_eq!(history("c").2, "c 1");
+        assert_eq!(keys.get("e", "a", 1), IN_ALL);
     }
 
     #[test]
