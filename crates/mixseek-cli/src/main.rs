@@ -3,6 +3,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // the CLI is the one crate that prints
 #![warn(unreachable_pub)]
+// The doc comments of the command-line types are clap's help text, where `[cache]` or
+// `[prompt_builder]` names a TOML table, not an item to link.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 mod commands;
 mod context;

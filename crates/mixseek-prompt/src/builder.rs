@@ -270,17 +270,6 @@ impl PromptBuilder {
         self
     }
 
-    /// Replaces the time zone of `current_datetime`.
-    pub fn with_time_zone(mut self, tz: Tz) -> Self {
-        self.tz = tz;
-        self
-    }
-
-    /// The time zone `current_datetime` is shown in.
-    pub fn time_zone(&self) -> Tz {
-        self.tz
-    }
-
     /// The injection rules this builder (or a clone) applied in round `round` of `team_id`
     /// in `execution_id` — every phase whose prompts carried that execution id, team id and
     /// round number — ordered by phase then side; they are forgotten, with anything left from

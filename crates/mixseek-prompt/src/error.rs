@@ -220,11 +220,6 @@ impl PromptError {
             _ => None,
         }
     }
-
-    /// True for syntax / undefined / render errors of a template.
-    pub fn is_template_error(&self) -> bool {
-        self.template().is_some()
-    }
 }
 
 fn to_u32(n: usize) -> u32 {

@@ -652,15 +652,6 @@ impl Store {
         Ok(Some(state))
     }
 
-    /// [`Store::execution_state`] on tokio's blocking pool.
-    pub async fn execution_state_async(
-        &self,
-        execution_id: &str,
-    ) -> Result<Option<ExecutionState>> {
-        let id = execution_id.to_string();
-        self.read_async(move |s| s.execution_state(&id)).await
-    }
-
     /// What the earlier processes of an execution spent, for `mixseek exec --resume`: the
     /// usage of its recorded LLM calls by role, and its run time in seconds so far. The run
     /// time is the stored time of the last process that ended (interrupted); when the last

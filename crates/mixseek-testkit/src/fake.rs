@@ -206,7 +206,7 @@ pub enum FormatRejection {
     #[default]
     OpenAi400,
     /// HTTP 500 with the body llama-cpp-python's server (0.3.16) sends for a
-    /// `response_format` type it does not know ([`llama_cpp_python_rejection`]).
+    /// `response_format` type it does not know (`llama_cpp_python_rejection`).
     LlamaCppPython500,
 }
 
@@ -558,7 +558,7 @@ pub(crate) fn auto_reply_responses(body: &Value, n: usize) -> Reply {
 }
 
 /// The response of `wire` for `reply` to a request `body` (the `n`-th request). A
-/// [`Reply::Hostile`] that breaks the HTTP exchange itself needs [`answer`].
+/// [`Reply::Hostile`] that breaks the HTTP exchange itself needs the private `answer`.
 pub async fn respond(
     wire: Wire,
     reply: Reply,

@@ -61,7 +61,7 @@ pub enum Hostile {
     UsageHuge,
     /// No usage at all.
     UsageMissing,
-    /// A 50 MB answer ([`HUGE_BODY_BYTES`]) with Content-Length.
+    /// A 50 MB answer (`HUGE_BODY_BYTES`) with Content-Length.
     HugeBody,
     /// A 50 MB answer in chunks, without Content-Length.
     HugeChunkedBody,
@@ -73,7 +73,7 @@ pub enum Hostile {
     ShortBody,
     /// Half of the answer, then a connection reset.
     Reset,
-    /// The answer one byte every [`TRICKLE_INTERVAL`].
+    /// The answer one byte every `TRICKLE_INTERVAL`.
     Trickle,
     /// HTTP 200 with an empty body.
     EmptyBody,
