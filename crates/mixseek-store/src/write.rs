@@ -29,39 +29,21 @@ pub(crate) struct DecisionJob<'a> {
 /// At most this many team ids in one `IN (…)` list.
 const MAX_LISTED_TEAMS: usize = 256;
 
-/// The types of a decision's values (parameters have none of their own), in the order
-/// [`decision_row`] gives them.
-const DECISION_TYPES: [&str; 14] = [
-    "VARCHAR", "VARCHAR", "INTEGER", "BOOLEAN", "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR",
-    "BIGINT", "BIGINT", "BIGINT", "BIGINT", "DOUBLE", "VARCHAR",
-];
-
-/// `(CAST($n AS …), …)` for each of `rows` decisions, numbered from `$2` (`$1` is the time).
-fn decision_values(rows: usize) -> String {
-    let mut n = 1;
-    let row = |_| {
-        let cells: Vec<String> = DECISION_TYPES
-            .iter()
-            .map(|t| {
-                n += 1;
-                format!("CAST(${n} AS {t})")
-            })
-            .collect();
-        format!("({})", cells.join(", "))
-    };
-    (0..rows).map(row).collect::<Vec<_>>().join(", ")
-}
-
-/// The names of the decision values' columns.
-const DECISION_COLUMNS: &str = "execution_id, team_id, round_number, should_continue, reasoning,
-    confidence_score, judgment, exit_reason, input_tokens, output_tokens, cached_tokens,
-    requests, cost_usd, stage_usage";
+/// The staging table of a batch's decisions: the columns [`decision_row`] gives, in its order.
+/// A fresh table each batch, as for rounds (`rounds.rs`). An `UPDATE … FROM (VALUES …)` with
+/// a parameter per value cost 3 ms of CPU for 5 decisions and 13 ms for 50, against 2.6 and
+/// 3.6 ms for this table, its appender and the update (DuckDB binds every parameter).
+const STAGE_DECISIONS: &str = "CREATE OR REPLACE TEMP TABLE stage_decisions (
+    execution_id VARCHAR, team_id VARCHAR, round_number INTEGER, should_continue BOOLEAN,
+    reasoning VARCHAR, confidence_score DOUBLE, judgment VARCHAR, exit_reason VARCHAR,
+    input_tokens BIGINT, output_tokens BIGINT, cached_tokens BIGINT, requests BIGINT,
+    cost_usd DOUBLE, stage_usage VARCHAR)";
 
 /// Stores continuation decisions (`round_status`), adding each judgment's usage to its round's
 /// totals: the stored usage of the rounds this writer did not store itself is read with one
-/// query per execution, then each chunk of [`MAX_LISTED_TEAMS`] decisions is one
-/// `UPDATE … FROM (VALUES …)` (one decision or a thousand: the same statement, no staging
-/// table). Of a round decided twice the last decision is kept. Any invalid decision or missing
+/// query per execution, then the decisions are staged ([`STAGE_DECISIONS`]) and written with
+/// one `UPDATE … FROM` (one decision or a thousand: the same statements). Of a round decided
+/// twice the last decision is kept. Any invalid decision or missing
 /// round fails the whole call (the writer then writes the jobs one by one, so the error
 /// reaches its own emitter).
 pub(crate) fn write_decisions(
@@ -113,27 +95,34 @@ pub(crate) fn write_decisions(
         .into_iter()
         .min()
         .unwrap_or(i64::from(i32::MIN));
-    for chunk in rows.chunks(MAX_LISTED_TEAMS) {
-        let values = decision_values(chunk.len());
-        let params =
-            std::iter::once(Value::BigInt(micros(&now))).chain(chunk.iter().flatten().cloned());
-        conn.execute(
-            &format!(
-                "UPDATE round_status AS t SET should_continue = s.should_continue,
-                     reasoning = s.reasoning, confidence_score = s.confidence_score,
-                     judgment = s.judgment, exit_reason = s.exit_reason,
-                     input_tokens = s.input_tokens, output_tokens = s.output_tokens,
-                     cached_tokens = s.cached_tokens, requests = s.requests, cost_usd = s.cost_usd,
-                     stage_usage = s.stage_usage,
-                     updated_at = make_timestamp(CAST($1 AS BIGINT))::TIMESTAMPTZ
-                 FROM (VALUES {values}) AS s({DECISION_COLUMNS})
-                 WHERE t.id >= {lowest} AND t.execution_id = s.execution_id
-                     AND t.team_id = s.team_id AND t.round_number = s.round_number"
-            ),
-            duckdb::params_from_iter(params),
-        )
-        .map_err(StoreError::db("writing round_status"))?;
+    conn.execute_batch(STAGE_DECISIONS)
+        .map_err(StoreError::db("creating the decision staging table"))?;
+    let mut app = conn
+        .appender_to_catalog_and_db("stage_decisions", "temp", "main")
+        .map_err(StoreError::db("opening the decision appender"))?;
+    for row in &rows {
+        app.append_row(duckdb::appender_params_from_iter(row))
+            .map_err(StoreError::db("staging decisions"))?;
     }
+    app.flush()
+        .map_err(StoreError::db("flushing the decision appender"))?;
+    drop(app);
+    conn.execute(
+        &format!(
+            "UPDATE round_status AS t SET should_continue = s.should_continue,
+                 reasoning = s.reasoning, confidence_score = s.confidence_score,
+                 judgment = s.judgment, exit_reason = s.exit_reason,
+                 input_tokens = s.input_tokens, output_tokens = s.output_tokens,
+                 cached_tokens = s.cached_tokens, requests = s.requests, cost_usd = s.cost_usd,
+                 stage_usage = s.stage_usage,
+                 updated_at = make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ
+             FROM stage_decisions AS s
+             WHERE t.id >= {lowest} AND t.execution_id = s.execution_id
+                 AND t.team_id = s.team_id AND t.round_number = s.round_number"
+        ),
+        [micros(&now)],
+    )
+    .map_err(StoreError::db("writing round_status"))?;
     Ok(())
 }
 
@@ -195,7 +184,7 @@ fn stored_usage<'a>(
     Ok(stored)
 }
 
-/// One decision's values ([`DECISION_COLUMNS`]): its reasoning and judgment masked, the
+/// One decision's values (the columns of [`STAGE_DECISIONS`]): its reasoning and judgment masked, the
 /// judgment's usage added to the round's stored `stage_usage`.
 fn decision_row(j: &DecisionJob<'_>, stage_usage: Option<&str>) -> Result<[Value; 14]> {
     let mut usage: RoundUsage = stage_usage
@@ -214,7 +203,9 @@ fn decision_row(j: &DecisionJob<'_>, stage_usage: Option<&str>) -> Result<[Value
     Ok([
         Value::Text(j.execution_id.to_string()),
         Value::Text(j.team_id.to_string()),
-        Value::UInt(j.round_number),
+        Value::Int(i32::try_from(j.round_number).map_err(|_| {
+            StoreError::Invalid(format!("round_number {} is out of range", j.round_number))
+        })?),
         Value::Boolean(j.decision.should_continue),
         Value::Text(j.masker.mask(&j.decision.reasoning).into_owned()),
         j.decision
