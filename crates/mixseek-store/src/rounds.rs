@@ -1162,19 +1162,23 @@ const TRANSCRIPT_COLUMNS: [usize; 4] = [
 fn merge(staged: &[&StagedRounds], kept: &[&KeyRows]) -> Result<RecordBatch> {
     let rows: Vec<RowAt> = kept.iter().map(|h| h.kept()).collect();
     let transcript_rows: Vec<RowAt> = kept.iter().map(|h| h.transcript_from()).collect();
-    let flag = |column: usize, (job, row): RowAt| -> Result<bool> {
+    let flag = |(column, name): (usize, &str), (job, row): RowAt| -> Result<bool> {
         let s = staged
             .get(job)
             .ok_or_else(|| StoreError::Invalid("a kept round is outside its batch".into()))?;
-        Ok(s.column::<BooleanArray>(column, "a flag")?.value(row))
+        Ok(s.column::<BooleanArray>(column, name)?.value(row))
     };
+    let (pii, with_transcript) = (
+        (PII_MASKED_COLUMN, "pii_masked"),
+        (TRANSCRIPT_COLUMN, "transcript"),
+    );
     let mut pii_masked = Vec::with_capacity(kept.len());
     let mut transcript = Vec::with_capacity(kept.len());
     for h in kept {
         let filled = h.fills();
-        let from_submission = filled && flag(PII_MASKED_COLUMN, h.transcript_from())?;
-        pii_masked.push(flag(PII_MASKED_COLUMN, h.kept())? || from_submission);
-        transcript.push(filled || flag(TRANSCRIPT_COLUMN, h.kept())?);
+        let from_submission = filled && flag(pii, h.transcript_from())?;
+        pii_masked.push(flag(pii, h.kept())? || from_submission);
+        transcript.push(filled || flag(with_transcript, h.kept())?);
     }
     let Some(first) = staged.first() else {
         return Err(StoreError::Invalid("no rounds to merge".into()));
@@ -1183,8 +1187,8 @@ fn merge(staged: &[&StagedRounds], kept: &[&KeyRows]) -> Result<RecordBatch> {
     let mut columns: Vec<(String, ArrayRef)> = Vec::with_capacity(schema.fields().len());
     for (c, field) in schema.fields().iter().enumerate() {
         let column: ArrayRef = match c {
-            PII_MASKED_COLUMN => Arc::new(BooleanArray::from(pii_masked.clone())),
-            TRANSCRIPT_COLUMN => Arc::new(BooleanArray::from(transcript.clone())),
+            PII_MASKED_COLUMN => Arc::new(BooleanArray::from(std::mem::take(&mut pii_masked))),
+            TRANSCRIPT_COLUMN => Arc::new(BooleanArray::from(std::mem::take(&mut transcript))),
             _ => {
                 let arrays: Vec<&dyn Array> =
                     staged.iter().map(|s| s.batch.column(c).as_ref()).collect();

@@ -43,9 +43,8 @@ const STAGE_DECISIONS: &str = "CREATE OR REPLACE TEMP TABLE stage_decisions (
 /// totals: the stored usage of the rounds this writer did not store itself is read with one
 /// query per execution, then the decisions are staged ([`STAGE_DECISIONS`]) and written with
 /// one `UPDATE … FROM` (one decision or a thousand: the same statements). Of a round decided
-/// twice the last decision is kept. Any invalid decision or missing
-/// round fails the whole call (the writer then writes the jobs one by one, so the error
-/// reaches its own emitter).
+/// twice the last decision is kept. Any invalid decision or missing round fails the whole
+/// call (the writer then writes the jobs one by one, so the error reaches its own emitter).
 pub(crate) fn write_decisions(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -184,8 +183,8 @@ fn stored_usage<'a>(
     Ok(stored)
 }
 
-/// One decision's values (the columns of [`STAGE_DECISIONS`]): its reasoning and judgment masked, the
-/// judgment's usage added to the round's stored `stage_usage`.
+/// One decision's values (the columns of [`STAGE_DECISIONS`]): its reasoning and judgment
+/// masked, the judgment's usage added to the round's stored `stage_usage`.
 fn decision_row(j: &DecisionJob<'_>, stage_usage: Option<&str>) -> Result<[Value; 14]> {
     let mut usage: RoundUsage = stage_usage
         .map(serde_json::from_str)
