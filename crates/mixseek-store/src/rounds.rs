@@ -1162,23 +1162,22 @@ const TRANSCRIPT_COLUMNS: [usize; 4] = [
 fn merge(staged: &[&StagedRounds], kept: &[&KeyRows]) -> Result<RecordBatch> {
     let rows: Vec<RowAt> = kept.iter().map(|h| h.kept()).collect();
     let transcript_rows: Vec<RowAt> = kept.iter().map(|h| h.transcript_from()).collect();
-    let flag = |(column, name): (usize, &str), (job, row): RowAt| -> Result<bool> {
-        let s = staged
-            .get(job)
-            .ok_or_else(|| StoreError::Invalid("a kept round is outside its batch".into()))?;
-        Ok(s.column::<BooleanArray>(column, name)?.value(row))
+    // each job's `pii_masked` and `transcript` flags
+    let flags = |column: usize, name: &str| -> Result<Vec<&BooleanArray>> {
+        staged.iter().map(|s| s.column(column, name)).collect()
     };
-    let (pii, with_transcript) = (
-        (PII_MASKED_COLUMN, "pii_masked"),
-        (TRANSCRIPT_COLUMN, "transcript"),
+    let (pii, has_transcript) = (
+        flags(PII_MASKED_COLUMN, "pii_masked")?,
+        flags(TRANSCRIPT_COLUMN, "transcript")?,
     );
+    let flag = |arrays: &[&BooleanArray], (job, row): RowAt| arrays[job].value(row);
     let mut pii_masked = Vec::with_capacity(kept.len());
     let mut transcript = Vec::with_capacity(kept.len());
     for h in kept {
         let filled = h.fills();
-        let from_submission = filled && flag(pii, h.transcript_from())?;
-        pii_masked.push(flag(pii, h.kept())? || from_submission);
-        transcript.push(filled || flag(with_transcript, h.kept())?);
+        let from_submission = filled && flag(&pii, h.transcript_from());
+        pii_masked.push(flag(&pii, h.kept()) || from_submission);
+        transcript.push(filled || flag(&has_transcript, h.kept()));
     }
     let Some(first) = staged.first() else {
         return Err(StoreError::Invalid("no rounds to merge".into()));
