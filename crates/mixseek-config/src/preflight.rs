@@ -340,6 +340,27 @@ fn part_category<T>(title: &str, key: &str, part: &Part<T>) -> Category {
     }
 }
 
+/// The providers the run would call, each with its model ids (ids with an unknown prefix
+/// are left out: the credentials category reports them).
+pub fn providers_called(report: &LoadReport) -> BTreeMap<String, Vec<String>> {
+    let providers = report
+        .orchestrator
+        .value
+        .as_ref()
+        .map(|f| f.providers.clone())
+        .unwrap_or_default();
+    let mut by_provider: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for id in model_ids(report) {
+        if let Ok(mid) = model_id::resolve(&id, &providers) {
+            let v = by_provider.entry(mid.provider.clone()).or_default();
+            if !v.contains(&id) {
+                v.push(id);
+            }
+        }
+    }
+    by_provider
+}
+
 /// Every model id the run would call (leaders, members, their fallbacks, the evaluator's and
 /// the judgment's), in order of appearance.
 fn model_ids(report: &LoadReport) -> Vec<String> {

@@ -70,6 +70,7 @@ impl Exchange<'_> {
         } else {
             ErrorKind::Transport
         };
+        let refused = crate::reach::is_connection_refused(&e);
         // The base URL instead of reqwest's full URL.
         let e = e.without_url();
         let mut msg = format!("{} ({})", e, self.base_url);
@@ -79,7 +80,9 @@ impl Exchange<'_> {
             msg.push_str(&s.to_string());
             src = s.source();
         }
-        self.error(kind, msg)
+        let mut err = self.error(kind, msg);
+        err.connection_refused = refused;
+        err
     }
 
     /// Posts `body` as JSON and returns the parsed JSON answer, or the classified error.

@@ -82,6 +82,10 @@ pub struct LlmError {
     pub retry_after: Option<Duration>,
     /// HTTP attempts made before giving up, over all models tried.
     pub attempts: u32,
+    /// The attempt found nothing listening at the provider's address (connection refused):
+    /// the runtime reports a server that is down from the start at once (see
+    /// `crate::reach`) instead of retrying it like a server that went away.
+    pub(crate) connection_refused: bool,
 }
 
 impl fmt::Display for LlmError {
@@ -121,6 +125,7 @@ impl LlmError {
             raw_output: None,
             retry_after: None,
             attempts: 0,
+            connection_refused: false,
         }
     }
     /// A configuration error (unknown provider, missing key, …).

@@ -10,12 +10,13 @@ use crate::limits::Limiter;
 use crate::model::ChatModel;
 use crate::pricing::PriceTable;
 use crate::providers;
+use crate::reach;
 use crate::retry::{RetryPolicy, clamped_secs, describe_wait};
 use crate::types::{ChatRequest, ChatResponse};
 use mixseek_config::ProviderSettings;
 use mixseek_core::ModelId;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -39,6 +40,12 @@ pub(crate) struct ProviderRuntime {
     attempt_timeout: Option<Duration>,
     /// Models already warned about for reporting no usage.
     no_usage_warned: Mutex<HashSet<String>>,
+    /// Some attempt got an HTTP answer: a refused connection from now on is a server that
+    /// went away, retried as any transport error (see `crate::reach`).
+    reached: AtomicBool,
+    /// Found down (refused connections since the start, past the grace): its calls fail at
+    /// once until one gets an answer.
+    down: AtomicBool,
 }
 
 impl ProviderRuntime {
@@ -62,7 +69,41 @@ impl ProviderRuntime {
                 .attempt_timeout_seconds
                 .map(|t| clamped_secs(t, 0.001, 86_400.0)),
             no_usage_warned: Mutex::new(HashSet::new()),
+            reached: AtomicBool::new(false),
+            down: AtomicBool::new(false),
         })
+    }
+
+    /// An attempt got an HTTP answer (any status): the server is there.
+    fn mark_reached(&self) {
+        self.reached.store(true, Ordering::Relaxed);
+        self.down.store(false, Ordering::Relaxed);
+    }
+
+    /// What to do after `err`, an attempt of a call that started at `started`, when the
+    /// provider has never answered in this run and refused the connection: wait a little
+    /// and retry while the grace lasts and attempts remain (a server that is still
+    /// starting), else `Err`: the error saying the server is down and what to do.
+    /// `Ok(None)`: the usual retry policy applies.
+    fn down_check(
+        &self,
+        err: &LlmError,
+        started: Instant,
+        attempts_left: bool,
+    ) -> Result<Option<Duration>, LlmError> {
+        if !err.connection_refused || self.reached.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        if attempts_left
+            && !self.down.load(Ordering::Relaxed)
+            && started.elapsed() < reach::DOWN_GRACE
+        {
+            return Ok(Some(reach::DOWN_RETRY_WAIT));
+        }
+        self.down.store(true, Ordering::Relaxed);
+        let mut e = err.clone();
+        e.message = reach::down_message(&self.name, &self.base_url);
+        Err(e)
     }
 
     /// The time limit of one attempt of a call limited to `call_timeout`.
@@ -203,6 +244,7 @@ impl ChatModel for ProviderModel {
                 )
                 .with_attempts(total),
                 Ok(Ok(raw)) => {
+                    rt.mark_reached();
                     // Output tokens beyond what was reserved count against the budget too.
                     let output = raw.usage.as_ref().map_or_else(
                         || {
@@ -219,12 +261,18 @@ impl ChatModel for ProviderModel {
                     }
                     return Ok(response);
                 }
-                Ok(Err(e)) => e.with_attempts(total),
+                Ok(Err(e)) => {
+                    if e.status.is_some() {
+                        rt.mark_reached();
+                    }
+                    e.with_attempts(total)
+                }
             };
-            if !err.is_transient() || n >= rt.retry.max_attempts {
+            let grace_wait = rt.down_check(&err, started, n < rt.retry.max_attempts)?;
+            if grace_wait.is_none() && (!err.is_transient() || n >= rt.retry.max_attempts) {
                 return Err(err);
             }
-            let wait = rt.retry.wait(n, err.retry_after);
+            let wait = grace_wait.unwrap_or_else(|| rt.retry.wait(n, err.retry_after));
             if wait >= deadline.saturating_duration_since(Instant::now()) {
                 let mut e = err;
                 let asked = match e.retry_after {

@@ -17,4 +17,5 @@ mod privacy;
 mod prompt;
 mod reliability_doc;
 mod reports;
+mod servers;
 mod team;

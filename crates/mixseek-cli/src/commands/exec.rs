@@ -168,6 +168,56 @@ pub(crate) fn preflight(
     Ok((pf, report))
 }
 
+/// `--dry-run` only: every local server the run would call (see
+/// [`mixseek_llm::is_local_url`]) is asked whether it answers, in a category of its own
+/// after 認証 (absent when the run calls no local server; public endpoints are not
+/// contacted).
+async fn server_checks(report: &mut PreflightReport, loaded: &LoadReport) {
+    let Some(file) = loaded.orchestrator.value.as_ref() else {
+        return;
+    };
+    let env = mixseek_llm::Env::process();
+    let mut checks = Vec::new();
+    for (provider, models) in preflight::providers_called(loaded) {
+        let Some(base_url) =
+            mixseek_llm::base_url_of(&provider, file.providers.get(&provider), &env)
+        else {
+            continue;
+        };
+        if !mixseek_llm::is_local_url(&base_url) {
+            continue;
+        }
+        let (status, message) = match mixseek_llm::probe(&provider, &base_url).await {
+            Ok(()) => (
+                CheckStatus::Ok,
+                format!("{provider} のサーバーが応答しました: {base_url}"),
+            ),
+            Err(e) => (
+                CheckStatus::Error,
+                format!(
+                    "{provider} のサーバーに接続できません: {e} (needed by: {})",
+                    models.join(", ")
+                ),
+            ),
+        };
+        checks.push(preflight::Check {
+            name: format!("server_{provider}"),
+            status,
+            message,
+            source_file: None,
+        });
+    }
+    if !checks.is_empty() {
+        report.insert_after(
+            "認証",
+            preflight::Category {
+                category: "サーバー".into(),
+                checks,
+            },
+        );
+    }
+}
+
 pub(crate) fn render_preflight_text(report: &PreflightReport) -> String {
     let mut s = String::new();
     s.push_str("🔍 Preflight Check Results\n");
@@ -234,6 +284,10 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         }
         Err(e) => return Err(e),
     };
+    let mut report = report;
+    if args.dry_run {
+        server_checks(&mut report, &loaded).await;
+    }
     if args.dry_run || !report.is_valid() {
         print_preflight(&report, args.format);
         return Ok(if report.is_valid() {

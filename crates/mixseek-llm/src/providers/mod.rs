@@ -102,6 +102,18 @@ pub fn api_key_values(
     values
 }
 
+/// The base URL the calls of provider `name` go to: `[providers.<name>] base_url`, else the
+/// built-in default (`None`: the offline `mock`, or a new name without a base URL).
+pub fn base_url_of(name: &str, settings: Option<&ProviderSettings>, env: &Env) -> Option<String> {
+    if name == "mock" {
+        return None;
+    }
+    settings
+        .and_then(|s| s.base_url.clone())
+        .or_else(|| builtin(name, env).map(|b| b.1))
+        .map(|u| u.trim_end_matches('/').to_string())
+}
+
 /// The wire kind of provider `name` with its settings (`None`: the offline `mock`).
 fn kind_of(name: &str, settings: Option<&ProviderSettings>) -> Option<ProviderKind> {
     if name == "mock" {

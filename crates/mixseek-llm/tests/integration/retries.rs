@@ -311,14 +311,77 @@ async fn a_slow_answer_then_success_within_the_limit() {
     assert_eq!(r.text.as_deref(), Some("slow but fine"));
 }
 
+/// A port nobody listens on.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
 #[tokio::test]
-async fn connection_failures_are_transient() {
-    // A port nobody listens on.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").port()
-    };
+async fn a_server_down_from_the_start_is_reported_at_once_with_what_to_do() {
+    let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/v1");
+    let reg = registry(
+        vec![(
+            "local",
+            ProviderSettings {
+                base_url: Some(url.clone()),
+                // the default backoff: without the fast path these attempts would take ~15 s
+                max_attempts: 6,
+                ..ProviderSettings::default()
+            },
+        )],
+        &[],
+    );
+    let model = reg.model("local:m").expect("model");
+    let err = model
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect_err("refused");
+    // still a transport error (a fallback model may take over), with what to do
+    assert_eq!(err.kind, ErrorKind::Transport);
+    assert!(
+        err.attempts >= 2,
+        "a short grace for a starting server: {err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!(
+            "nothing is listening at {url} (connection refused)"
+        )) && msg.contains("[providers.local] base_url")
+            && msg.contains("llama-server"),
+        "{msg}"
+    );
+    // the provider is known to be down: the next call fails at its first attempt
+    let err = model
+        .chat(&ChatRequest::user("y"))
+        .await
+        .expect_err("still refused");
+    assert_eq!(err.attempts, 1, "{err}");
+    assert!(err.message.contains("nothing is listening"), "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_goes_away_after_answering_is_retried_as_before() {
+    // A server that answers one request, closes the connection and stops listening.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let served = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut s, _) = listener.accept().await.expect("accept");
+        let mut buf = vec![0u8; 64 * 1024];
+        let _ = s.read(&mut buf).await;
+        let body = r#"{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).await.expect("write");
+        s.write_all(body.as_bytes()).await.expect("write");
+        // the listener is dropped here: nothing listens any more
+    });
     let reg = registry(
         vec![(
             "local",
@@ -330,18 +393,44 @@ async fn connection_failures_are_transient() {
         )],
         &[],
     );
+    let model = reg.model("local:m").expect("model");
+    let r = model
+        .chat(&ChatRequest::user("x"))
+        .await
+        .expect("the server answers");
+    assert_eq!(r.text.as_deref(), Some("hello"));
+    served.await.expect("served");
+    let err = model.chat(&ChatRequest::user("x")).await.expect_err("gone");
+    assert_eq!((err.kind, err.attempts), (ErrorKind::Transport, 3));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("error sending request") && !msg.contains("nothing is listening"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn a_single_attempt_setting_is_kept_for_a_server_that_is_down() {
+    let url = format!("http://127.0.0.1:{}/v1", closed_port());
+    let reg = registry(
+        vec![(
+            "local",
+            ProviderSettings {
+                base_url: Some(url),
+                max_attempts: 1,
+                ..fast()
+            },
+        )],
+        &[],
+    );
     let err = reg
         .model("local:m")
         .expect("model")
         .chat(&ChatRequest::user("x"))
         .await
         .expect_err("refused");
-    assert_eq!((err.kind, err.attempts), (ErrorKind::Transport, 3));
-    let msg = err.to_string();
-    assert!(
-        msg.contains(&format!("127.0.0.1:{port}/v1")) && msg.contains("error sending request"),
-        "{msg}"
-    );
+    assert_eq!(err.attempts, 1, "{err}");
+    assert!(err.message.contains("nothing is listening"), "{err}");
 }
 
 #[tokio::test]
