@@ -166,6 +166,13 @@ mod tests {
             check_credential(&c, |v| (v == "XAI_API_KEY").then(|| "xai-1".into())),
             Ok(Some("XAI_API_KEY".into()))
         );
+        // `grok-responses` reads the same variables as `grok` (the original's GROK_API_KEY first).
+        let c = credential_for("grok-responses", &none);
+        assert_eq!(
+            c,
+            Credential::EnvVar(vec!["GROK_API_KEY".into(), "XAI_API_KEY".into()])
+        );
+        assert!(resolve("grok-responses:grok-4", &none).is_ok());
         let e = check_credential(&credential_for("openai", &none), |_| None).expect_err("missing");
         assert!(e.contains("OPENAI_API_KEY"));
     }

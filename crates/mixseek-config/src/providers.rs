@@ -34,7 +34,7 @@ impl ProviderKind {
 }
 
 /// One `[providers.<name>]` table. For a built-in name (`openai`, `anthropic`, `google-gla`,
-/// `grok`, `xai`) every key is optional and overrides the built-in default; any other name
+/// `grok`, `grok-responses`, `xai`) every key is optional and overrides the built-in default; any other name
 /// defines a new provider usable as `<name>:<model>` and needs at least `base_url`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -184,11 +184,25 @@ pub(crate) fn validate_providers(
             );
             continue;
         }
-        if name == "google-vertex" || name == "grok-responses" {
+        if name == "google-vertex" {
             issues.error(
                 prefix,
                 name,
                 format!("`{name}` is reserved and cannot be configured"),
+            );
+            continue;
+        }
+        if name == "grok-responses"
+            && settings
+                .kind
+                .is_some_and(|k| k != ProviderKind::OpenaiCompatible)
+        {
+            // Its wire is fixed: the point of the name is xAI's Responses API.
+            issues.error_hint(
+                &key_prefix,
+                "kind",
+                "`grok-responses` always speaks the OpenAI Responses API",
+                "remove kind, or set kind = \"openai-compatible\"",
             );
             continue;
         }
@@ -335,7 +349,7 @@ mod tests {
     #[test]
     fn a_new_provider_needs_a_base_url_and_sane_limits() {
         let t: BTreeMap<String, ProviderSettings> =
-            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\nbase_url = \"http://x\"\n[x]\nbase_url = \"localhost\"\n[grok-responses]\n")
+            toml::from_str("[vllm]\nmax_in_flight = 0\n[mock]\nbase_url = \"http://x\"\n[x]\nbase_url = \"localhost\"\n[grok-responses]\nkind = \"anthropic\"\n")
                 .expect("parse");
         let mut issues = Issues::default();
         validate_providers(&t, "providers", &mut issues);
@@ -344,10 +358,12 @@ mod tests {
         assert!(keys.contains(&"providers.vllm.max_in_flight"), "{keys:?}");
         assert!(keys.contains(&"providers.mock"), "{keys:?}");
         assert!(keys.contains(&"providers.x.base_url"), "{keys:?}");
-        assert!(keys.contains(&"providers.grok-responses"), "{keys:?}");
+        assert!(keys.contains(&"providers.grok-responses.kind"), "{keys:?}");
         // Limits of the mock provider may be tuned.
-        let ok: BTreeMap<String, ProviderSettings> =
-            toml::from_str("[mock]\nmax_attempts = 2\n").expect("parse");
+        let ok: BTreeMap<String, ProviderSettings> = toml::from_str(
+            "[mock]\nmax_attempts = 2\n[grok-responses]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        )
+        .expect("parse");
         let mut issues = Issues::default();
         validate_providers(&ok, "providers", &mut issues);
         assert!(issues.is_empty(), "{:?}", issues.items);

@@ -32,6 +32,10 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
         key_vars: &["GROK_API_KEY", "XAI_API_KEY"],
     },
     BuiltinProvider {
+        name: "grok-responses",
+        key_vars: &["GROK_API_KEY", "XAI_API_KEY"],
+    },
+    BuiltinProvider {
         name: "xai",
         key_vars: &["XAI_API_KEY", "GROK_API_KEY"],
     },
@@ -43,16 +47,10 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
 
 /// Prefixes the original MixSeek accepts that mixseek does not implement yet, each with what to
 /// use instead.
-pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[
-    (
-        "google-vertex",
-        "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY",
-    ),
-    (
-        "grok-responses",
-        "the xAI Responses API is not supported yet; use `grok:` (Chat Completions)",
-    ),
-];
+pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[(
+    "google-vertex",
+    "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY",
+)];
 
 /// The built-in provider named `name`, if there is one.
 pub fn builtin_provider(name: &str) -> Option<&'static BuiltinProvider> {
@@ -153,5 +151,10 @@ mod tests {
         );
         assert!(unsupported_provider("google-vertex").is_some());
         assert!(builtin_provider("google-vertex").is_none());
+        assert!(unsupported_provider("grok-responses").is_none());
+        assert_eq!(
+            builtin_provider("grok-responses").map(|p| p.key_vars),
+            builtin_provider("grok").map(|p| p.key_vars)
+        );
     }
 }

@@ -35,7 +35,8 @@ const DEFAULTS: &[(&str, f64, f64, Option<f64>)] = &[
     ("grok:grok-3-mini", 0.3, 0.5, Some(0.075)),
 ];
 
-/// Prices by `provider:model`. The `mock` provider is free; `xai:` shares `grok:` prices.
+/// Prices by `provider:model`. The `mock` provider is free; `xai:` and `grok-responses:` share
+/// `grok:` prices (the same xAI models, only the API differs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PriceTable {
     prices: BTreeMap<String, Price>,
@@ -63,8 +64,8 @@ impl PriceTable {
         Self { prices }
     }
 
-    /// The price of `id` (exact, then without a `-YYYY-MM-DD` date suffix; `xai:` as `grok:`;
-    /// `mock:` is free).
+    /// The price of `id` (exact, then without a `-YYYY-MM-DD` date suffix; `xai:` and
+    /// `grok-responses:` as `grok:`; `mock:` is free).
     pub(crate) fn get(&self, id: &str) -> Option<&Price> {
         static FREE: Price = Price {
             input_per_million: 0.0,
@@ -78,7 +79,11 @@ impl PriceTable {
         if provider == "mock" {
             return Some(&FREE);
         }
-        let provider = if provider == "xai" { "grok" } else { provider };
+        let provider = if provider == "xai" || provider == "grok-responses" {
+            "grok"
+        } else {
+            provider
+        };
         let undated = strip_date_suffix(model);
         self.prices
             .get(&format!("{provider}:{model}"))
@@ -171,6 +176,7 @@ mod tests {
         assert!((t.usage("openai:gpt-4o-2024-08-06", Some(c2)).cost_usd - 1.875).abs() < 1e-9);
         assert!(t.get("anthropic:claude-sonnet-4-5-20250929").is_some());
         assert!(t.get("xai:grok-3").is_some());
+        assert!(t.get("grok-responses:grok-4").is_some());
         assert_eq!(t.usage("mock:x", Some(c)).cost_usd, 0.0);
         assert_eq!(t.usage("mock:x", Some(c)).unpriced_requests, 0);
         let unknown = t.usage("vllm:qwen", Some(c));

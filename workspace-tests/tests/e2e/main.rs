@@ -11,6 +11,7 @@ mod evaluate;
 mod exec;
 mod exec_scenarios;
 mod exit_codes;
+mod grok_responses;
 mod llm;
 mod members_usage;
 mod privacy;

@@ -117,9 +117,41 @@ impl LlmMember {
         tool: NativeTool,
     ) -> Result<Self, AgentError> {
         let mut setup = LlmSetup::new(settings, deps)?;
+        let model = settings.model.as_deref().unwrap_or("");
+        if matches!(tool, NativeTool::WebSearch(_))
+            && mixseek_core::model_id::provider_of(model) == "grok-responses"
+        {
+            keep_only_temperature_and_max_tokens(&mut setup);
+        }
         setup.native_tools = vec![tool];
         Ok(Self { setup })
     }
+}
+
+/// The original builds a `web_search` member of a `grok-responses:` model with xAI's native
+/// search tool and forwards only `max_tokens` and `temperature` to it: `top_p`, `seed`,
+/// `stop_sequences` and `timeout_seconds` are dropped (the provider's default time limit
+/// applies). Same here, with a warning naming what was set and is not sent.
+fn keep_only_temperature_and_max_tokens(setup: &mut LlmSetup) {
+    let p = &setup.params;
+    let dropped: Vec<&str> = [
+        ("top_p", p.top_p.is_some()),
+        ("seed", p.seed.is_some()),
+        ("stop_sequences", !p.stop.is_empty()),
+        ("timeout_seconds", setup.timeout.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    if !dropped.is_empty() {
+        tracing::warn!(member = %setup.name, dropped = %dropped.join(", "), "a web_search member of a grok-responses: model sends only temperature and max_tokens, as the original; the other settings are ignored");
+    }
+    setup.params = GenerationParams {
+        temperature: p.temperature,
+        max_tokens: p.max_tokens,
+        ..GenerationParams::default()
+    };
+    setup.timeout = None;
 }
 
 /// The output of a final text answer: success, a warning when cut at the token limit, an

@@ -1,7 +1,7 @@
 //! `web_search` and `code_execution` members: one LLM call carrying the provider's native
 //! tool ([`NativeTool`]: Anthropic's `web_search` / `code_execution` server tools, Gemini's
 //! `google_search` / `code_execution`, OpenAI's and xAI's Responses-API `web_search` /
-//! `code_interpreter`; the offline `mock:` provider answers with a labelled made-up text).
+//! `code_interpreter` (xAI: `grok`, `xai`, `grok-responses`); the offline `mock:` provider answers with a labelled made-up text).
 //! The member's answer is the model's final text, with the code it ran, the output and the
 //! cited sources (the format is described on [`NativeTool`]).
 //!
@@ -23,10 +23,10 @@ use mixseek_llm::{ModelRegistry, NativeTool, WebSearchOptions, native_tool_suppo
 fn hint(agent_type: MemberType) -> &'static str {
     match agent_type {
         MemberType::WebSearch => {
-            "use a model of openai, anthropic, google-gla, grok/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, type = \"web_fetch\" (the model fetches URLs itself), or a type = \"command\" member that calls a search API"
+            "use a model of openai, anthropic, google-gla, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, type = \"web_fetch\" (the model fetches URLs itself), or a type = \"command\" member that calls a search API"
         }
         _ => {
-            "use a model of openai, anthropic, google-gla, grok/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, or a type = \"command\" member that runs the code in a sandbox of your choice"
+            "use a model of openai, anthropic, google-gla, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, or a type = \"command\" member that runs the code in a sandbox of your choice"
         }
     }
 }
@@ -162,6 +162,7 @@ mod tests {
             "google-gla:gemini-2.5-flash",
             "openai:gpt-4.1",
             "grok:grok-4",
+            "grok-responses:grok-4-1-fast",
             "mock:x",
             "local:llama",
         ] {

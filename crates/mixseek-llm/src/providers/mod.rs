@@ -3,7 +3,7 @@
 //!
 //! **Why hand-written `reqwest` code and not `genai`.** Each format needs only one endpoint
 //! (Chat Completions, Messages, generateContent; plus the Responses API for OpenAI's and
-//! xAI's native tools) and a few hundred lines; writing them
+//! xAI's native tools and for every call of `grok-responses`) and a few hundred lines; writing them
 //! ourselves gives exactly what the layers above rely on and `genai` (0.x, churning) does
 //! not expose uniformly: the HTTP status and headers of every failure (for `Retry-After`
 //! and rate-limit reset headers), the server's message with our key masking, the
@@ -23,6 +23,7 @@
 //! | `anthropic` | Anthropic | `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com` | `ANTHROPIC_API_KEY` |
 //! | `google-gla` | Gemini | `GOOGLE_GLA_BASE_URL`, else `https://generativelanguage.googleapis.com` | `GOOGLE_API_KEY`, `GEMINI_API_KEY` |
 //! | `grok`, `xai` | OpenAI | `https://api.x.ai/v1` | `GROK_API_KEY`, `XAI_API_KEY` |
+//! | `grok-responses` | OpenAI Responses (every call) | `https://api.x.ai/v1` | `GROK_API_KEY`, `XAI_API_KEY` |
 //! | `mock` | offline | — | — |
 //! | any other | `kind` (default OpenAI) | `base_url` (required) | `api_key_env`, else none |
 //!
@@ -30,8 +31,8 @@
 //! [`Config`](crate::ErrorKind::Config) error when the model is resolved.
 //!
 //! **Provider-native tools** ([`NativeTool`]: web search, code execution) are sent by the
-//! Anthropic and Gemini wires (any provider of that `kind`), by `openai`, `grok` and `xai`
-//! through the Responses API (`POST {base_url}/responses`, see [`responses`]), and answered
+//! Anthropic and Gemini wires (any provider of that `kind`), by `openai`, `grok`, `xai` and
+//! `grok-responses` through the Responses API (`POST {base_url}/responses`, see [`responses`]), and answered
 //! offline by `mock`. Any other OpenAI-compatible provider (`[providers.<name>]`, kind
 //! `openai-compatible`) is refused: Chat Completions has no such tools, and whether a
 //! server also speaks the Responses API cannot be known. [`native_tool_support`] says which.
@@ -71,7 +72,7 @@ fn builtin(name: &str, env: &Env) -> Option<(ProviderKind, String, &'static [&'s
                 .unwrap_or_else(|| "https://generativelanguage.googleapis.com".to_string()),
             &["GOOGLE_API_KEY", "GEMINI_API_KEY"],
         )),
-        "grok" | "xai" => Some((
+        "grok" | "xai" | "grok-responses" => Some((
             ProviderKind::OpenaiCompatible,
             "https://api.x.ai/v1".to_string(),
             &["GROK_API_KEY", "XAI_API_KEY"],
@@ -140,7 +141,7 @@ fn kind_of(name: &str, settings: Option<&ProviderSettings>) -> Option<ProviderKi
 /// | kind `anthropic` | yes (`max_uses`; `allowed_domains` or `blocked_domains`, not both) | yes |
 /// | kind `gemini` | yes (no options: `google_search` has none) | yes |
 /// | `openai` | yes (`max_uses`, `allowed_domains`, `blocked_domains`) | yes |
-/// | `grok`, `xai` | yes (`max_uses`; no domain filters) | yes |
+/// | `grok`, `xai`, `grok-responses` | yes (`max_uses`; no domain filters) | yes |
 /// | `mock` | yes (offline, labelled; options ignored) | yes |
 /// | other OpenAI-compatible | no | no |
 pub fn native_tool_support(
@@ -214,7 +215,7 @@ pub(crate) fn native_support_for_kind(
                 Ok(())
             }
             None => Err(format!(
-                "provider `{name}` speaks the OpenAI-compatible Chat Completions API, which has no native {label} tool (only `openai`, `grok`/`xai` (Responses API), `anthropic`-kind and `gemini`-kind providers, and the offline `mock`, have one)"
+                "provider `{name}` speaks the OpenAI-compatible Chat Completions API, which has no native {label} tool (only `openai`, `grok`/`xai`/`grok-responses` (Responses API), `anthropic`-kind and `gemini`-kind providers, and the offline `mock`, have one)"
             )),
         },
     }
@@ -271,6 +272,10 @@ pub(crate) fn build_backend(
     };
     let common = providers_common(name, base_url.clone(), api_key, s, http);
     let backend: Arc<dyn Backend> = match kind {
+        // xAI's Responses API for every call, not only those with native tools.
+        ProviderKind::OpenaiCompatible if name == responses::GROK_RESPONSES => {
+            Arc::new(responses::ResponsesBackend::new(common))
+        }
         ProviderKind::OpenaiCompatible => Arc::new(openai::OpenAiBackend::new(common)),
         ProviderKind::Anthropic => Arc::new(anthropic::AnthropicBackend::new(common)),
         ProviderKind::Gemini => Arc::new(gemini::GeminiBackend::new(common)),
@@ -431,7 +436,15 @@ mod tests {
     fn native_tool_support_by_provider_and_options() {
         let ws = NativeTool::web_search();
         let code = NativeTool::CodeExecution;
-        for name in ["openai", "anthropic", "google-gla", "grok", "xai", "mock"] {
+        for name in [
+            "openai",
+            "anthropic",
+            "google-gla",
+            "grok",
+            "xai",
+            "grok-responses",
+            "mock",
+        ] {
             assert_eq!(native_tool_support(name, None, &ws), Ok(()), "{name}");
             assert_eq!(native_tool_support(name, None, &code), Ok(()), "{name}");
         }
@@ -460,9 +473,12 @@ mod tests {
             native_tool_support("anthropic", None, &both).is_err_and(|e| e.contains("not both"))
         );
         assert_eq!(native_tool_support("openai", None, &both), Ok(()));
-        assert!(
-            native_tool_support("xai", None, &both).is_err_and(|e| e.contains("domain filters"))
-        );
+        for xai in ["xai", "grok-responses"] {
+            assert!(
+                native_tool_support(xai, None, &both).is_err_and(|e| e.contains("domain filters")),
+                "{xai}"
+            );
+        }
         let max = NativeTool::WebSearch(WebSearchOptions {
             max_uses: Some(3),
             ..WebSearchOptions::default()

@@ -1,6 +1,8 @@
 //! The OpenAI Responses API (`POST {base_url}/responses`), used by the `openai`, `grok` and
 //! `xai` providers for requests that carry provider-native tools (Chat Completions has
-//! none). Everything else about these providers stays on Chat Completions.
+//! none; everything else about these providers stays on Chat Completions), and by
+//! `grok-responses` ([`ResponsesBackend`]) for every request: the original's
+//! `grok-responses:` prefix is xAI through this API, which its native web and X search need.
 //!
 //! The body: `input` holds the system prompt (`{"role": "system"}`), the user and assistant
 //! messages, function calls (`function_call`) and their results (`function_call_output`);
@@ -21,12 +23,16 @@
 //! `input_tokens_details.cached_tokens`). A `failed` response is an error; an
 //! `incomplete` one ends with `Length` (`max_output_tokens`) or `ContentFilter`.
 
-use crate::backend::{Exchange, RawResponse};
+use crate::backend::{Backend, Exchange, RawResponse};
 use crate::error::{ErrorKind, LlmError};
 use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
 use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
 use mixseek_config::ProviderKind;
 use serde_json::{Value, json};
+use std::sync::atomic::AtomicU32;
+
+/// The built-in provider that speaks the Responses API for every request.
+pub(crate) const GROK_RESPONSES: &str = "grok-responses";
 
 /// Which Responses API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +47,7 @@ pub(crate) enum Flavour {
 pub(crate) fn flavour(name: &str) -> Option<Flavour> {
     match name {
         "openai" => Some(Flavour::OpenAi),
-        "grok" | "xai" => Some(Flavour::Xai),
+        "grok" | "xai" | GROK_RESPONSES => Some(Flavour::Xai),
         _ => None,
     }
 }
@@ -260,7 +266,41 @@ pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
     })
 }
 
-/// Sends `request` (which carries native tools) to `{base_url}/responses`.
+/// The backend of `grok-responses`: every request (text, structured output through
+/// `text.format`, function tools, native tools) goes to `{base_url}/responses`. There is no
+/// structured-output fallback chain as on Chat Completions: xAI's Responses API takes
+/// `json_schema`.
+pub(crate) struct ResponsesBackend {
+    c: HttpCommon,
+}
+
+impl ResponsesBackend {
+    pub(crate) fn new(c: HttpCommon) -> Self {
+        Self { c }
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for ResponsesBackend {
+    async fn send(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        _attempts: &AtomicU32,
+    ) -> Result<RawResponse, LlmError> {
+        let secrets = self.c.secrets();
+        let ex = Exchange {
+            provider: &self.c.provider,
+            model,
+            secrets: &secrets,
+            base_url: &self.c.base_url,
+        };
+        send(&self.c, &ex, model, request).await
+    }
+}
+
+/// Sends `request` to `{base_url}/responses` (for `openai`, `grok`, `xai`: only requests
+/// with native tools).
 pub(crate) async fn send(
     c: &HttpCommon,
     ex: &Exchange<'_>,

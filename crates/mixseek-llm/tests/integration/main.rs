@@ -1,6 +1,7 @@
 //! The LLM layer against the testkit's fake servers on 127.0.0.1.
 
 mod cache_and_usage;
+mod grok_responses;
 mod hostile;
 mod mock_provider;
 mod native_tools;
