@@ -136,10 +136,12 @@ async fn exec_runs_a_grok_responses_team_through_the_responses_api() {
     );
 }
 
-#[test]
-fn dry_run_checks_the_grok_api_key() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_checks_the_grok_api_key() {
+    // a server that answers: the dry run also asks local servers whether they do
+    let fake = FakeLlm::openai().await;
     let sb = Sandbox::new();
-    let orch = competition(&sb, "http://127.0.0.1:9/v1");
+    let orch = competition(&sb, &fake.base_url());
     let auth = |key: Option<&str>| {
         let mut cmd = sb.cmd();
         if let Some(k) = key {

@@ -14,6 +14,7 @@ mod exit_codes;
 mod grok_responses;
 mod llm;
 mod members_usage;
+mod original_configs;
 mod privacy;
 mod prompt;
 mod reliability_doc;
