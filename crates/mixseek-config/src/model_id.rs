@@ -90,6 +90,9 @@ pub(crate) enum Credential {
     None,
     /// One of these variables must be set and non-blank.
     EnvVar(Vec<String>),
+    /// Google Cloud credentials (`google-vertex`): `GOOGLE_APPLICATION_CREDENTIALS`, else the
+    /// Application Default Credentials file, readable and with the fields its type needs.
+    GoogleCloud,
 }
 
 /// The credential a provider needs: `api_key_env` of `[providers.<name>]` when set, else the
@@ -100,6 +103,9 @@ pub(crate) fn credential_for(
 ) -> Credential {
     if let Some(var) = custom.get(provider).and_then(|p| p.api_key_env.clone()) {
         return Credential::EnvVar(vec![var]);
+    }
+    if provider == "google-vertex" {
+        return Credential::GoogleCloud;
     }
     match builtin_provider(provider) {
         Some(p) if !p.key_vars.is_empty() => {
@@ -116,6 +122,13 @@ pub(crate) fn check_credential(
 ) -> Result<Option<String>, String> {
     match cred {
         Credential::None => Ok(None),
+        Credential::GoogleCloud => {
+            // Like the original: the file is readable and holds the fields its type needs
+            // (the key itself is checked when the first token is requested).
+            let source = crate::google_credentials::locate(&lookup)?;
+            crate::google_credentials::GoogleCredentials::load(&source.path)?;
+            Ok(Some(format!("{} ({})", source.via, source.path.display())))
+        }
         Credential::EnvVar(vars) => {
             for v in vars {
                 if lookup(v).is_some_and(|val| !val.trim().is_empty()) {
@@ -148,10 +161,7 @@ mod tests {
             e.contains("did you mean `openai`?") && e.contains("known providers: openai"),
             "{e}"
         );
-        let e = resolve("google-vertex:gemini", &none)
-            .expect_err("unsupported")
-            .to_string();
-        assert!(e.contains("not supported yet"), "{e}");
+        assert!(resolve("google-vertex:gemini", &none).is_ok());
         let mut custom = BTreeMap::new();
         custom.insert("ollama".to_string(), ProviderSettings::default());
         assert!(resolve("ollama:llama3", &custom).is_ok());
@@ -168,5 +178,43 @@ mod tests {
         );
         let e = check_credential(&credential_for("openai", &none), |_| None).expect_err("missing");
         assert!(e.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn google_vertex_needs_a_readable_complete_credentials_file() {
+        let none = BTreeMap::new();
+        let c = credential_for("google-vertex", &none);
+        assert_eq!(c, Credential::GoogleCloud);
+        let dir = tempfile::tempdir().expect("tmp");
+        let home = dir.path().display().to_string();
+        let e = check_credential(&c, |v| (v == "HOME").then(|| home.clone())).expect_err("none");
+        assert!(e.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+        let key = dir.path().join("key.json");
+        let key_s = key.display().to_string();
+        let env = |v: &str| (v == "GOOGLE_APPLICATION_CREDENTIALS").then(|| key_s.clone());
+        let e = check_credential(&c, env).expect_err("unreadable");
+        assert!(e.contains("cannot read") && e.contains("key.json"), "{e}");
+        std::fs::write(
+            &key,
+            r#"{"type": "service_account", "project_id": "p", "private_key_id": "k",
+               "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETBYTES\n-----END PRIVATE KEY-----\n"}"#,
+        )
+        .expect("write");
+        let e = check_credential(&c, env).expect_err("incomplete");
+        assert!(
+            e.contains("client_email") && !e.contains("SECRETBYTES"),
+            "{e}"
+        );
+        std::fs::write(
+            &key,
+            r#"{"type": "service_account", "project_id": "p", "private_key_id": "k", "client_email": "a@b",
+               "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETBYTES\n-----END PRIVATE KEY-----\n"}"#,
+        )
+        .expect("write");
+        let ok = check_credential(&c, env).expect("complete");
+        assert!(
+            ok.is_some_and(|v| v.starts_with("GOOGLE_APPLICATION_CREDENTIALS (")),
+            "found"
+        );
     }
 }

@@ -27,6 +27,12 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
         name: "google-gla",
         key_vars: &["GOOGLE_API_KEY", "GEMINI_API_KEY"],
     },
+    // Vertex AI authenticates with Google Cloud credentials (GOOGLE_APPLICATION_CREDENTIALS
+    // or Application Default Credentials), not an API key variable.
+    BuiltinProvider {
+        name: "google-vertex",
+        key_vars: &[],
+    },
     BuiltinProvider {
         name: "grok",
         key_vars: &["GROK_API_KEY", "XAI_API_KEY"],
@@ -43,16 +49,10 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
 
 /// Prefixes the original MixSeek accepts that mixseek does not implement yet, each with what to
 /// use instead.
-pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[
-    (
-        "google-vertex",
-        "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY",
-    ),
-    (
-        "grok-responses",
-        "the xAI Responses API is not supported yet; use `grok:` (Chat Completions)",
-    ),
-];
+pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[(
+    "grok-responses",
+    "the xAI Responses API is not supported yet; use `grok:` (Chat Completions)",
+)];
 
 /// The built-in provider named `name`, if there is one.
 pub fn builtin_provider(name: &str) -> Option<&'static BuiltinProvider> {
@@ -151,7 +151,10 @@ mod tests {
             builtin_provider("google-gla").map(|p| p.key_vars),
             Some(&["GOOGLE_API_KEY", "GEMINI_API_KEY"][..])
         );
-        assert!(unsupported_provider("google-vertex").is_some());
-        assert!(builtin_provider("google-vertex").is_none());
+        assert!(unsupported_provider("google-vertex").is_none());
+        assert_eq!(
+            builtin_provider("google-vertex").map(|p| p.key_vars.len()),
+            Some(0)
+        );
     }
 }
