@@ -22,6 +22,7 @@
 //! | `openai` | OpenAI | `OPENAI_BASE_URL`, else `https://api.openai.com/v1` | `OPENAI_API_KEY` |
 //! | `anthropic` | Anthropic | `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com` | `ANTHROPIC_API_KEY` |
 //! | `google-gla` | Gemini | `GOOGLE_GLA_BASE_URL`, else `https://generativelanguage.googleapis.com` | `GOOGLE_API_KEY`, `GEMINI_API_KEY` |
+//! | `google-vertex` | Gemini on Vertex AI ([`vertex`]) | `https://{location}-aiplatform.googleapis.com` | OAuth token from `GOOGLE_APPLICATION_CREDENTIALS`, else Application Default Credentials (see [`vertex_auth`]) |
 //! | `grok`, `xai` | OpenAI | `https://api.x.ai/v1` | `GROK_API_KEY`, `XAI_API_KEY` |
 //! | `mock` | offline | — | — |
 //! | any other | `kind` (default OpenAI) | `base_url` (required) | `api_key_env`, else none |
@@ -42,6 +43,8 @@ pub(crate) mod gemini;
 pub(crate) mod mock;
 pub(crate) mod openai;
 pub(crate) mod responses;
+pub(crate) mod vertex;
+pub(crate) mod vertex_auth;
 
 use crate::backend::Backend;
 use crate::env::Env;
@@ -97,9 +100,34 @@ pub fn api_key_values(
         .filter_map(|var| env.get(&var))
         .filter(|v| !v.trim().is_empty())
         .collect();
+    values.extend(google_credential_secrets(env));
     values.sort();
     values.dedup();
     values
+}
+
+/// The secrets of the Google Cloud credentials `google-vertex` would use (private key, or
+/// client secret and refresh token), when a credentials file is found and readable: each
+/// whole and, for a PEM key, each of its base64 lines (a log line may hold the key with its
+/// line breaks escaped, so only the lines match).
+fn google_credential_secrets(env: &Env) -> Vec<String> {
+    let Ok(source) = mixseek_config::locate_google_credentials(|v| env.get(v)) else {
+        return Vec::new();
+    };
+    let Ok(creds) = mixseek_config::GoogleCredentials::load(&source.path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in creds.secrets() {
+        out.push(s.to_string());
+        out.extend(
+            s.lines()
+                .map(str::trim)
+                .filter(|l| l.len() >= 16 && !l.starts_with("-----"))
+                .map(str::to_string),
+        );
+    }
+    out
 }
 
 /// The wire kind of provider `name` with its settings (`None`: the offline `mock`).
@@ -109,7 +137,7 @@ fn kind_of(name: &str, settings: Option<&ProviderSettings>) -> Option<ProviderKi
     }
     let builtin_kind = match name {
         "anthropic" => Some(ProviderKind::Anthropic),
-        "google-gla" => Some(ProviderKind::Gemini),
+        "google-gla" | vertex::NAME => Some(ProviderKind::Gemini),
         _ => None,
     };
     Some(
@@ -220,6 +248,9 @@ pub(crate) fn build_backend(
             Arc::new(mock::MockBackend::new()),
             "mock://offline".to_string(),
         ));
+    }
+    if name == vertex::NAME {
+        return vertex::build(s, env, http);
     }
     let builtin = builtin(name, env);
     let kind = s
@@ -419,7 +450,15 @@ mod tests {
     fn native_tool_support_by_provider_and_options() {
         let ws = NativeTool::web_search();
         let code = NativeTool::CodeExecution;
-        for name in ["openai", "anthropic", "google-gla", "grok", "xai", "mock"] {
+        for name in [
+            "openai",
+            "anthropic",
+            "google-gla",
+            "google-vertex",
+            "grok",
+            "xai",
+            "mock",
+        ] {
             assert_eq!(native_tool_support(name, None, &ws), Ok(()), "{name}");
             assert_eq!(native_tool_support(name, None, &code), Ok(()), "{name}");
         }
