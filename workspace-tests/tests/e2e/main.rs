@@ -18,3 +18,4 @@ mod prompt;
 mod reliability_doc;
 mod reports;
 mod team;
+mod vertex;
