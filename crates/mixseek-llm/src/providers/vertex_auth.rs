@@ -46,9 +46,9 @@ struct Cached {
 
 /// How tokens are obtained.
 enum Grant {
-    /// A service-account key, parsed once.
+    /// A service-account key, parsed once (boxed: the parsed key is large).
     ServiceAccount {
-        key: RsaKeyPair,
+        key: Box<RsaKeyPair>,
         key_id: String,
         client_email: String,
     },
@@ -118,7 +118,7 @@ impl TokenSource {
                 let key = RsaKeyPair::from_pkcs8(&der)
                     .map_err(|e| bad(format!("is not a usable RSA key ({e})")))?;
                 Grant::ServiceAccount {
-                    key,
+                    key: Box::new(key),
                     key_id: private_key_id.clone(),
                     client_email: client_email.clone(),
                 }
