@@ -16,6 +16,7 @@ mod choice;
 mod doc;
 mod env;
 mod evaluator;
+mod google_credentials;
 mod issues;
 mod judgment;
 mod load;
@@ -42,6 +43,10 @@ pub use choice::{Aggregate, Environment, MemberType, MetricType, OnJudgmentError
 pub use doc::{TomlDoc, deserialize_section};
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};
+pub use google_credentials::{
+    CREDENTIALS_VAR as GOOGLE_CREDENTIALS_VAR, CredentialsSource as GoogleCredentialsSource,
+    GOOGLE_TOKEN_URL, GoogleCredentials, locate as locate_google_credentials,
+};
 pub use issues::{ConfigIssue, Issues, closest};
 pub use judgment::JudgmentSettings;
 pub use load::{

@@ -4,7 +4,7 @@
 
 use crate::providers::ProviderSettings;
 use mixseek_core::ModelId;
-use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
+use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider};
 use std::collections::BTreeMap;
 
 /// A model id configuration cannot use.
@@ -13,18 +13,6 @@ pub(crate) enum ModelIdError {
     /// Not `provider:model`.
     #[error(transparent)]
     Format(#[from] mixseek_core::ModelIdFormatError),
-    #[error(
-        "model id `{id}`: provider `{provider}` is not supported yet (known providers: {known})"
-    )]
-    /// A provider the original accepts and mixseek does not implement yet.
-    Unsupported {
-        /// The id as given.
-        id: String,
-        /// Its provider part.
-        provider: String,
-        /// The providers this configuration can use.
-        known: String,
-    },
     #[error(
         "model id `{id}`: unknown provider `{provider}`{suggestion} (known providers: {known}; define others in [providers.<name>])"
     )]
@@ -65,13 +53,6 @@ pub(crate) fn resolve(
     if known.contains(&mid.provider) {
         return Ok(mid);
     }
-    if unsupported_provider(&mid.provider).is_some() {
-        return Err(ModelIdError::Unsupported {
-            id: id.into(),
-            provider: mid.provider,
-            known: known.join(", "),
-        });
-    }
     let suggestion = crate::issues::closest(&mid.provider, known.iter().map(String::as_str))
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();
@@ -90,6 +71,9 @@ pub(crate) enum Credential {
     None,
     /// One of these variables must be set and non-blank.
     EnvVar(Vec<String>),
+    /// Google Cloud credentials (`google-vertex`): `GOOGLE_APPLICATION_CREDENTIALS`, else the
+    /// Application Default Credentials file, readable and with the fields its type needs.
+    GoogleCloud,
 }
 
 /// The credential a provider needs: `api_key_env` of `[providers.<name>]` when set, else the
@@ -100,6 +84,9 @@ pub(crate) fn credential_for(
 ) -> Credential {
     if let Some(var) = custom.get(provider).and_then(|p| p.api_key_env.clone()) {
         return Credential::EnvVar(vec![var]);
+    }
+    if provider == "google-vertex" {
+        return Credential::GoogleCloud;
     }
     match builtin_provider(provider) {
         Some(p) if !p.key_vars.is_empty() => {
@@ -116,6 +103,13 @@ pub(crate) fn check_credential(
 ) -> Result<Option<String>, String> {
     match cred {
         Credential::None => Ok(None),
+        Credential::GoogleCloud => {
+            // Like the original: the file is readable and holds the fields its type needs
+            // (the key itself is checked when the first token is requested).
+            let source = crate::google_credentials::locate(&lookup)?;
+            crate::google_credentials::GoogleCredentials::load(&source.path)?;
+            Ok(Some(format!("{} ({})", source.via, source.path.display())))
+        }
         Credential::EnvVar(vars) => {
             for v in vars {
                 if lookup(v).is_some_and(|val| !val.trim().is_empty()) {
@@ -139,7 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unknown_and_unsupported_prefixes_are_explicit() {
+    fn unknown_prefixes_are_explicit_and_every_original_prefix_resolves() {
         let none = BTreeMap::new();
         let e = resolve("opnai:gpt-4o", &none)
             .expect_err("unknown")
@@ -148,10 +142,16 @@ mod tests {
             e.contains("did you mean `openai`?") && e.contains("known providers: openai"),
             "{e}"
         );
-        let e = resolve("google-vertex:gemini", &none)
-            .expect_err("unsupported")
-            .to_string();
-        assert!(e.contains("not supported yet"), "{e}");
+        for id in [
+            "google-gla:gemini-2.5-flash",
+            "google-vertex:gemini-2.5-pro",
+            "openai:gpt-4o",
+            "anthropic:claude-sonnet-4-5",
+            "grok:grok-4",
+            "grok-responses:grok-4-1-fast",
+        ] {
+            assert!(resolve(id, &none).is_ok(), "{id}");
+        }
         let mut custom = BTreeMap::new();
         custom.insert("ollama".to_string(), ProviderSettings::default());
         assert!(resolve("ollama:llama3", &custom).is_ok());
@@ -175,5 +175,43 @@ mod tests {
         assert!(resolve("grok-responses:grok-4", &none).is_ok());
         let e = check_credential(&credential_for("openai", &none), |_| None).expect_err("missing");
         assert!(e.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn google_vertex_needs_a_readable_complete_credentials_file() {
+        let none = BTreeMap::new();
+        let c = credential_for("google-vertex", &none);
+        assert_eq!(c, Credential::GoogleCloud);
+        let dir = tempfile::tempdir().expect("tmp");
+        let home = dir.path().display().to_string();
+        let e = check_credential(&c, |v| (v == "HOME").then(|| home.clone())).expect_err("none");
+        assert!(e.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+        let key = dir.path().join("key.json");
+        let key_s = key.display().to_string();
+        let env = |v: &str| (v == "GOOGLE_APPLICATION_CREDENTIALS").then(|| key_s.clone());
+        let e = check_credential(&c, env).expect_err("unreadable");
+        assert!(e.contains("cannot read") && e.contains("key.json"), "{e}");
+        std::fs::write(
+            &key,
+            r#"{"type": "service_account", "project_id": "p", "private_key_id": "k",
+               "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETBYTES\n-----END PRIVATE KEY-----\n"}"#,
+        )
+        .expect("write");
+        let e = check_credential(&c, env).expect_err("incomplete");
+        assert!(
+            e.contains("client_email") && !e.contains("SECRETBYTES"),
+            "{e}"
+        );
+        std::fs::write(
+            &key,
+            r#"{"type": "service_account", "project_id": "p", "private_key_id": "k", "client_email": "a@b",
+               "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETBYTES\n-----END PRIVATE KEY-----\n"}"#,
+        )
+        .expect("write");
+        let ok = check_credential(&c, env).expect("complete");
+        assert!(
+            ok.is_some_and(|v| v.starts_with("GOOGLE_APPLICATION_CREDENTIALS (")),
+            "found"
+        );
     }
 }

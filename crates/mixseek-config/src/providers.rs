@@ -34,7 +34,7 @@ impl ProviderKind {
 }
 
 /// One `[providers.<name>]` table. For a built-in name (`openai`, `anthropic`, `google-gla`,
-/// `grok`, `grok-responses`, `xai`) every key is optional and overrides the built-in default; any other name
+/// `google-vertex`, `grok`, `grok-responses`, `xai`) every key is optional and overrides the built-in default; any other name
 /// defines a new provider usable as `<name>:<model>` and needs at least `base_url`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -71,6 +71,15 @@ pub struct ProviderSettings {
     pub backoff_max_seconds: f64,
     /// Extra HTTP headers sent with every request (e.g. OpenRouter's `HTTP-Referer`).
     pub headers: BTreeMap<String, String>,
+    /// `google-vertex` only: the Google Cloud project. Unset: `GOOGLE_CLOUD_PROJECT`, else the
+    /// credentials file's `project_id`.
+    pub project: Option<String>,
+    /// `google-vertex` only: the Vertex AI region (e.g. `us-central1`, `europe-west4`,
+    /// `global`). Unset: `GOOGLE_CLOUD_LOCATION`, else `us-central1`.
+    pub location: Option<String>,
+    /// `google-vertex` only: the OAuth token endpoint. Unset: the credentials file's
+    /// `token_uri`, else `https://oauth2.googleapis.com/token`.
+    pub token_url: Option<String>,
 }
 
 impl Default for ProviderSettings {
@@ -88,6 +97,9 @@ impl Default for ProviderSettings {
             backoff_initial_seconds: 0.5,
             backoff_max_seconds: 30.0,
             headers: BTreeMap::new(),
+            project: None,
+            location: None,
+            token_url: None,
         }
     }
 }
@@ -158,12 +170,39 @@ impl ProviderSettings {
         if let Some(env) = &self.api_key_env {
             issues.non_blank(prefix, "api_key_env", env);
         }
+        if let Some(url) = &self.token_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            issues.error_hint(
+                prefix,
+                "token_url",
+                format!("`{url}` is not an http(s) URL"),
+                "e.g. https://oauth2.googleapis.com/token",
+            );
+        }
+        if let Some(p) = &self.project {
+            issues.non_blank(prefix, "project", p);
+        }
+        if let Some(l) = &self.location {
+            if l.trim().is_empty()
+                || !l
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            {
+                issues.error_hint(
+                    prefix,
+                    "location",
+                    format!("`{l}` is not a Google Cloud region"),
+                    "e.g. us-central1, europe-west4 or global",
+                );
+            }
+        }
     }
 }
 
 /// Validates a whole `[providers]` table: each entry, plus the rules that depend on the
-/// name (a new provider needs `base_url`; the unsupported original prefixes cannot be
-/// defined; `[providers.mock]` may only tune limits and retries).
+/// name (a new provider needs `base_url`; `grok-responses` and `google-vertex` keep their wire;
+/// `[providers.mock]` may only tune limits and retries).
 pub(crate) fn validate_providers(
     providers: &BTreeMap<String, ProviderSettings>,
     prefix: &str,
@@ -184,14 +223,6 @@ pub(crate) fn validate_providers(
             );
             continue;
         }
-        if name == "google-vertex" {
-            issues.error(
-                prefix,
-                name,
-                format!("`{name}` is reserved and cannot be configured"),
-            );
-            continue;
-        }
         if name == "grok-responses"
             && settings
                 .kind
@@ -205,6 +236,29 @@ pub(crate) fn validate_providers(
                 "remove kind, or set kind = \"openai-compatible\"",
             );
             continue;
+        }
+        if name != "google-vertex" {
+            for (key, set) in [
+                ("project", settings.project.is_some()),
+                ("location", settings.location.is_some()),
+                ("token_url", settings.token_url.is_some()),
+            ] {
+                if set {
+                    issues.error_hint(
+                        &key_prefix,
+                        key,
+                        format!("`{key}` applies only to [providers.google-vertex]"),
+                        "remove it from this provider",
+                    );
+                }
+            }
+        } else if settings.kind.is_some_and(|k| k != ProviderKind::Gemini) {
+            issues.error_hint(
+                &key_prefix,
+                "kind",
+                "google-vertex speaks the Gemini generateContent format",
+                "remove kind (or set kind = \"gemini\")",
+            );
         }
         if name == "mock"
             && (settings.kind.is_some()

@@ -27,6 +27,12 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
         name: "google-gla",
         key_vars: &["GOOGLE_API_KEY", "GEMINI_API_KEY"],
     },
+    // Vertex AI authenticates with Google Cloud credentials (GOOGLE_APPLICATION_CREDENTIALS
+    // or Application Default Credentials), not an API key variable.
+    BuiltinProvider {
+        name: "google-vertex",
+        key_vars: &[],
+    },
     BuiltinProvider {
         name: "grok",
         key_vars: &["GROK_API_KEY", "XAI_API_KEY"],
@@ -45,24 +51,9 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
     },
 ];
 
-/// Prefixes the original MixSeek accepts that mixseek does not implement yet, each with what to
-/// use instead.
-pub const UNSUPPORTED_PROVIDERS: &[(&str, &str)] = &[(
-    "google-vertex",
-    "Gemini through Vertex AI is not supported yet; use `google-gla:` with GOOGLE_API_KEY",
-)];
-
 /// The built-in provider named `name`, if there is one.
 pub fn builtin_provider(name: &str) -> Option<&'static BuiltinProvider> {
     BUILTIN_PROVIDERS.iter().find(|p| p.name == name)
-}
-
-/// Why `name` is a prefix the original accepts and we do not support yet, if it is one.
-pub fn unsupported_provider(name: &str) -> Option<&'static str> {
-    UNSUPPORTED_PROVIDERS
-        .iter()
-        .find(|(p, _)| *p == name)
-        .map(|(_, why)| *why)
 }
 
 /// A parsed `provider:model` id. The model part may itself contain `:` (`ollama:llama3.1:8b`).
@@ -149,12 +140,14 @@ mod tests {
             builtin_provider("google-gla").map(|p| p.key_vars),
             Some(&["GOOGLE_API_KEY", "GEMINI_API_KEY"][..])
         );
-        assert!(unsupported_provider("google-vertex").is_some());
-        assert!(builtin_provider("google-vertex").is_none());
-        assert!(unsupported_provider("grok-responses").is_none());
         assert_eq!(
             builtin_provider("grok-responses").map(|p| p.key_vars),
             builtin_provider("grok").map(|p| p.key_vars)
+        );
+        // credentials from a file, not a key variable
+        assert_eq!(
+            builtin_provider("google-vertex").map(|p| p.key_vars.len()),
+            Some(0)
         );
     }
 }

@@ -75,6 +75,11 @@ impl PriceTable {
         if let Some(p) = self.prices.get(id) {
             return Some(p);
         }
+        // Gemini on Vertex AI is billed at the Gemini API's list prices: `google-vertex:` ids
+        // without their own entry use `google-gla:`'s.
+        if let Some(model) = id.strip_prefix("google-vertex:") {
+            return self.get(&format!("google-gla:{model}"));
+        }
         let (provider, model) = id.split_once(':')?;
         if provider == "mock" {
             return Some(&FREE);
@@ -148,6 +153,30 @@ fn strip_date_suffix(model: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vertex_models_use_the_gemini_api_prices_unless_set() {
+        let t = PriceTable::with_overrides(&BTreeMap::new());
+        assert_eq!(
+            t.get("google-vertex:gemini-2.5-flash"),
+            t.get("google-gla:gemini-2.5-flash")
+        );
+        assert!(t.get("google-vertex:gemini-2.5-flash").is_some());
+        let mut o = BTreeMap::new();
+        o.insert(
+            "google-vertex:gemini-2.5-flash".to_string(),
+            Price {
+                input_per_million: 9.0,
+                ..Price::default()
+            },
+        );
+        let t = PriceTable::with_overrides(&o);
+        assert_eq!(
+            t.get("google-vertex:gemini-2.5-flash")
+                .map(|p| p.input_per_million),
+            Some(9.0)
+        );
+    }
 
     #[test]
     fn costs_use_defaults_overrides_and_cached_rates() {

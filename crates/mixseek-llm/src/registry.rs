@@ -13,7 +13,7 @@ use crate::pricing::PriceTable;
 use crate::runtime::{ProviderModel, ProviderRuntime};
 use mixseek_config::{CacheSettings, Price, ProviderSettings};
 use mixseek_core::ModelId;
-use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider, unsupported_provider};
+use mixseek_core::model_id::{BUILTIN_PROVIDERS, builtin_provider};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -262,12 +262,6 @@ impl ModelRegistry {
     }
 
     fn runtime(&self, provider: &str) -> Result<Arc<ProviderRuntime>, LlmError> {
-        if let Some(why) = unsupported_provider(provider) {
-            return Err(LlmError::config(
-                provider,
-                format!("`{provider}:` models are not supported yet: {why}"),
-            ));
-        }
         let mut guard = match self.runtimes.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

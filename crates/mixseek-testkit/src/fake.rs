@@ -365,7 +365,15 @@ fn expected_path(wire: Wire, path: &str) -> bool {
     match wire {
         Wire::OpenAi => path == "/v1/chat/completions" || path == RESPONSES_PATH,
         Wire::Anthropic => path == "/v1/messages",
-        Wire::Gemini => path.starts_with("/v1beta/models/") && path.ends_with(":generateContent"),
+        // Google AI's path, or Vertex AI's
+        // (`/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent`).
+        Wire::Gemini => {
+            (path.starts_with("/v1beta/models/")
+                || (path.starts_with("/v1/projects/")
+                    && path.contains("/locations/")
+                    && path.contains("/publishers/google/models/")))
+                && path.ends_with(":generateContent")
+        }
     }
 }
 

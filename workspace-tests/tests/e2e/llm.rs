@@ -219,28 +219,6 @@ async fn fallback_models_answer_when_the_model_fails() {
     );
 }
 
-#[test]
-fn unsupported_original_providers_are_explicit_usage_errors() {
-    let sb = Sandbox::new();
-    {
-        let id = "google-vertex:gemini-2.5-pro";
-        let out = sb
-            .cmd()
-            .env("GOOGLE_API_KEY", "AIza-test")
-            .args(["llm", id, "x"])
-            .output()
-            .expect("run");
-        assert_eq!(out.status.code(), Some(2), "{id}");
-        let err = stderr(&out);
-        let provider = id.split(':').next().unwrap_or_default();
-        assert!(
-            err.contains(&format!("`{provider}:` models are not supported yet")),
-            "{id}: {err}"
-        );
-        assert!(stdout(&out).is_empty(), "{id}: nothing is sent or printed");
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pricing_from_the_config_sets_the_printed_cost() {
     let fake = FakeLlm::openai().await;

@@ -21,3 +21,4 @@ mod reliability_doc;
 mod reports;
 mod servers;
 mod team;
+mod vertex;

@@ -9,6 +9,7 @@ mod providers;
 mod retries;
 mod structured;
 mod structured_modes;
+mod vertex;
 
 use mixseek_config::ProviderSettings;
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
