@@ -72,7 +72,10 @@ max_attempts = 1
             && stdout.contains("sa.json"),
         "{stdout}"
     );
-    assert_eq!(tokens.request_count(), 0, "a dry run sends nothing");
+    assert_eq!(tokens.request_count(), 0, "a dry run asks for no token");
+    // the base URL is local (the fake): the dry run asks it whether it answers, nothing more
+    let probes: Vec<String> = fake.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(probes, ["/models"], "the probe only");
 
     let out = run(vec![
         "exec".into(),
@@ -86,7 +89,11 @@ max_attempts = 1
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 
-    let sent = fake.requests();
+    let sent: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path != "/models")
+        .collect();
     assert!(!sent.is_empty(), "the leader called Vertex AI");
     for r in &sent {
         assert_eq!(
