@@ -453,8 +453,14 @@ fn credentials_category(
                 name,
                 CheckStatus::Error,
                 format!(
-                    "{provider} の認証に失敗: {msg} (needed by: {}); export it before running",
-                    models.join(", ")
+                    "{provider} の認証に失敗: {msg} (needed by: {}){}",
+                    models.join(", "),
+                    // a credentials file's message says what to fix itself
+                    if matches!(cred, model_id::Credential::EnvVar(_)) {
+                        "; export it before running"
+                    } else {
+                        ""
+                    }
                 ),
                 None,
             ),

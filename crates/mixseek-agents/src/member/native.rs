@@ -23,10 +23,10 @@ use mixseek_llm::{ModelRegistry, NativeTool, WebSearchOptions, native_tool_suppo
 fn hint(agent_type: MemberType) -> &'static str {
     match agent_type {
         MemberType::WebSearch => {
-            "use a model of openai, anthropic, google-gla, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, type = \"web_fetch\" (the model fetches URLs itself), or a type = \"command\" member that calls a search API"
+            "use a model of openai, anthropic, google-gla, google-vertex, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, type = \"web_fetch\" (the model fetches URLs itself), or a type = \"command\" member that calls a search API"
         }
         _ => {
-            "use a model of openai, anthropic, google-gla, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, or a type = \"command\" member that runs the code in a sandbox of your choice"
+            "use a model of openai, anthropic, google-gla, google-vertex, grok/grok-responses/xai (or mock: offline), an `anthropic`- or `gemini`-kind provider, or a type = \"command\" member that runs the code in a sandbox of your choice"
         }
     }
 }
