@@ -47,6 +47,13 @@ pub enum TokenReply {
         /// `expires_in` of the answer.
         expires_in: u64,
     },
+    /// Any body with this status (hostile or broken token endpoints).
+    Raw {
+        /// The HTTP status.
+        status: u16,
+        /// The body, sent as it is.
+        body: String,
+    },
     /// An OAuth error answer (`{"error": …, "error_description": …}`) with this status.
     Error {
         /// The HTTP status.
@@ -155,6 +162,7 @@ impl FakeTokenServer {
                             "token_type": "Bearer",
                         }),
                     ),
+                    TokenReply::Raw { status, body } => HttpResponse::text(status, body),
                     TokenReply::Error {
                         status,
                         error,

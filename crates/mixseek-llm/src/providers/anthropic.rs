@@ -20,7 +20,7 @@
 //! (`usage.server_tool_use`) are logged at debug level: the usage record has no field
 //! for them.
 
-use crate::backend::{Backend, Exchange, RawResponse};
+use crate::backend::{Backend, RawResponse};
 use crate::error::LlmError;
 use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
 use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
@@ -387,12 +387,7 @@ impl Backend for AnthropicBackend {
         attempts: &AtomicU32,
     ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
-        let ex = Exchange {
-            provider: &self.c.provider,
-            model,
-            secrets: &secrets,
-            base_url: &self.c.base_url,
-        };
+        let ex = self.c.exchange(model, &secrets);
         check_native_tools(&ex, ProviderKind::Anthropic, request)?;
         let url = format!("{}/v1/messages", self.c.base_url);
         let mut body = request_body(model, request);

@@ -22,7 +22,7 @@
 //! the rendered search widget are dropped. `toolUsePromptTokenCount` (the search results
 //! read by the model) counts as input tokens.
 
-use crate::backend::{Backend, Exchange, RawResponse};
+use crate::backend::{Backend, RawResponse};
 use crate::error::LlmError;
 use crate::providers::{HttpCommon, NativeText, check_native_tools, fields};
 use crate::types::{ChatRequest, FinishReason, Message, NativeTool, ToolCall};
@@ -462,12 +462,7 @@ impl Backend for GeminiBackend {
         _attempts: &AtomicU32,
     ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
-        let ex = Exchange {
-            provider: &self.c.provider,
-            model,
-            secrets: &secrets,
-            base_url: &self.c.base_url,
-        };
+        let ex = self.c.exchange(model, &secrets);
         check_native_tools(&ex, ProviderKind::Gemini, request)?;
         let model_path = model.strip_prefix("models/").unwrap_or(model);
         let url = format!(

@@ -329,6 +329,21 @@ impl HttpCommon {
         self.api_key.iter().map(String::as_str).collect()
     }
 
+    /// The context of one exchange with `model`, masking `secrets` in its errors (usually
+    /// [`HttpCommon::secrets`]).
+    pub(crate) fn exchange<'a>(
+        &'a self,
+        model: &'a str,
+        secrets: &'a [&'a str],
+    ) -> crate::backend::Exchange<'a> {
+        crate::backend::Exchange {
+            provider: &self.provider,
+            model,
+            secrets,
+            base_url: &self.base_url,
+        }
+    }
+
     /// A POST with the extra headers.
     pub(crate) fn post(&self, url: &str) -> reqwest::RequestBuilder {
         let mut b = self.http.post(url);

@@ -21,7 +21,7 @@
 //! A request with provider-native tools goes to the Responses API instead
 //! ([`responses`](crate::providers::responses)), for `openai`, `grok` and `xai` only.
 
-use crate::backend::{Backend, Exchange, RawResponse};
+use crate::backend::{Backend, RawResponse};
 use crate::error::LlmError;
 use crate::providers::{HttpCommon, fields};
 use crate::types::{ChatRequest, FinishReason, Message, ToolCall};
@@ -286,12 +286,7 @@ impl Backend for OpenAiBackend {
         attempts: &AtomicU32,
     ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
-        let ex = Exchange {
-            provider: &self.c.provider,
-            model,
-            secrets: &secrets,
-            base_url: &self.c.base_url,
-        };
+        let ex = self.c.exchange(model, &secrets);
         if !request.native_tools.is_empty() {
             // Chat Completions has no native tools: the Responses API has.
             return crate::providers::responses::send(&self.c, &ex, model, request).await;

@@ -289,12 +289,7 @@ impl Backend for ResponsesBackend {
         _attempts: &AtomicU32,
     ) -> Result<RawResponse, LlmError> {
         let secrets = self.c.secrets();
-        let ex = Exchange {
-            provider: &self.c.provider,
-            model,
-            secrets: &secrets,
-            base_url: &self.c.base_url,
-        };
+        let ex = self.c.exchange(model, &secrets);
         send(&self.c, &ex, model, request).await
     }
 }

@@ -24,7 +24,7 @@
 //! one; a second 401, a 403 (missing permission) and a 404 (model or region) get a message
 //! saying what to fix. Retries of 429/5xx are the registry's, as for every provider.
 
-use crate::backend::{Backend, Exchange, RawResponse};
+use crate::backend::{Backend, RawResponse};
 use crate::env::Env;
 use crate::error::LlmError;
 use crate::providers::vertex_auth::TokenSource;
@@ -169,12 +169,7 @@ impl Backend for VertexBackend {
         loop {
             let token = self.auth.token(model).await?;
             let secrets = [token.as_str()];
-            let ex = Exchange {
-                provider: &self.c.provider,
-                model,
-                secrets: &secrets,
-                base_url: &self.c.base_url,
-            };
+            let ex = self.c.exchange(model, &secrets);
             check_native_tools(&ex, ProviderKind::Gemini, request)?;
             let builder = self
                 .c

@@ -271,7 +271,12 @@ impl TokenSource {
             })?;
         let status = resp.status().as_u16();
         let wait = retry_after(resp.headers());
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        let body = read_token_body(resp).await.map_err(|m| {
+            err(
+                ErrorKind::Parse,
+                format!("the Google Cloud token endpoint {} {m}", self.token_url),
+            )
+        })?;
         if !(200..300).contains(&status) {
             let code = body.get("error").and_then(Value::as_str).unwrap_or("");
             let desc = body
@@ -323,13 +328,42 @@ impl TokenSource {
                     ),
                 )
             })?;
-        // Google always sends expires_in; without it assume the usual hour.
+        // Google always sends expires_in; without it assume the usual hour. An absurd
+        // lifetime is capped (Google's tokens live one hour, at most twelve).
         let lifetime = body
             .get("expires_in")
             .and_then(Value::as_u64)
-            .unwrap_or(3600);
+            .unwrap_or(3600)
+            .min(MAX_TOKEN_LIFETIME.as_secs());
         Ok((token.to_string(), Duration::from_secs(lifetime)))
     }
+}
+
+/// The longest an access token is kept, whatever `expires_in` says.
+const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// The most a token endpoint's answer may hold (a token answer is well under 4 kB).
+const MAX_TOKEN_BODY: usize = 64 * 1024;
+
+/// The token endpoint's answer as JSON (`Null` when it is not JSON: the caller reports what
+/// is missing), read up to [`MAX_TOKEN_BODY`]; `Err` says what went wrong, to follow the
+/// endpoint's URL.
+async fn read_token_body(mut resp: reqwest::Response) -> Result<Value, String> {
+    let mut bytes: Vec<u8> = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| format!("broke off its answer: {}", e.without_url()))?
+    {
+        if bytes.len() + chunk.len() > MAX_TOKEN_BODY {
+            return Err(format!(
+                "answered more than {} kB, not a token answer",
+                MAX_TOKEN_BODY / 1024
+            ));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 #[cfg(test)]

@@ -267,6 +267,44 @@ async fn a_refused_token_is_replaced_once() {
 }
 
 #[tokio::test]
+async fn hostile_token_answers_end_in_an_answer_or_a_clear_error() {
+    let v = Vertex::start().await;
+    let reg = v.registry();
+    let model = reg.model("google-vertex:gemini-2.5-flash").expect("model");
+    // an absurd lifetime is capped, not added to the clock (which would overflow)
+    v.tokens.push(TokenReply::Token {
+        expires_in: u64::MAX,
+    });
+    model
+        .chat(&ChatRequest::user("hi"))
+        .await
+        .expect("the token is used");
+    // a fresh registry: a new token request each time
+    for (body, says) in [
+        ("not json", "without an access_token"),
+        ("{\"access_token\": 7}", "without an access_token"),
+        (&"x".repeat(200 * 1024)[..], "more than 64 kB"),
+    ] {
+        v.tokens.push(TokenReply::Raw {
+            status: 200,
+            body: body.to_string(),
+        });
+        let reg = v.registry();
+        let e = reg
+            .model("google-vertex:gemini-2.5-flash")
+            .expect("model")
+            .chat(&ChatRequest::user("hi"))
+            .await
+            .expect_err("no token");
+        assert_eq!(e.kind, ErrorKind::Parse, "{e}");
+        assert!(
+            e.message.contains(says) && e.message.contains(&v.tokens.token_url()),
+            "{says}: {e}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn permission_and_model_errors_say_what_to_fix() {
     let v = Vertex::start().await;
     v.fake.push(Reply::status(
