@@ -19,6 +19,11 @@ demo:
 real-server-tests:
     scripts/real-server-tests
 
+# The original tier: our database files against the original Python MixSeek's own code and its
+# files against ours (mixseek-core from PyPI, installed once into ~/.cache/mixseek/original-tier)
+original-tests:
+    scripts/original-tests
+
 # Lints as CI runs them
 lint:
     cargo clippy --workspace --all-targets -- -D warnings

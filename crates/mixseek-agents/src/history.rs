@@ -1,31 +1,39 @@
-//! Message histories as JSON (what `round_history` stores): the llm layer's messages, a
-//! leading `{"role": "system"}` entry, and the usage of each model answer.
+//! Message histories as stored (`round_history.message_history`, each member's
+//! `all_messages`): the llm layer's answers written into a [`TranscriptBuilder`], which keeps
+//! the format of the LLM framework the original MixSeek stores (see `mixseek_core`'s
+//! transcript module).
 
-use mixseek_core::Usage;
-use mixseek_llm::Message;
-use serde_json::{Value, json};
+use mixseek_core::{CallPart, TranscriptBuilder, Usage};
+use mixseek_llm::ToolCall;
 
-/// A `{"role": "system", "content": ...}` entry.
-pub(crate) fn system_json(system: &str) -> Value {
-    json!({"role": "system", "content": system})
-}
-
-/// One message as JSON (`{"role": "user" | "assistant" | "tool", ...}`).
-pub(crate) fn message_json(message: &Message) -> Value {
-    serde_json::to_value(message).unwrap_or(Value::Null)
-}
-
-/// An assistant answer with its model and usage.
-pub(crate) fn answer_json(message: &Message, model: &str, usage: &Usage) -> Value {
-    let mut v = message_json(message);
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("model".into(), json!(model));
-        obj.insert(
-            "usage".into(),
-            serde_json::to_value(usage).unwrap_or(Value::Null),
-        );
+/// A new conversation: the system prompt (when there is one, as the requests' instructions),
+/// then the user's message.
+pub(crate) fn started(system: Option<&str>, user: &str) -> TranscriptBuilder {
+    let mut t = TranscriptBuilder::new();
+    if let Some(s) = system {
+        t.instructions(s);
     }
-    v
+    t.user(user);
+    t
+}
+
+/// A model's answer: its text, its tool calls, its model and usage.
+pub(crate) fn answered(
+    t: &mut TranscriptBuilder,
+    text: Option<&str>,
+    calls: &[ToolCall],
+    model: &str,
+    usage: &Usage,
+) {
+    let parts: Vec<CallPart<'_>> = calls
+        .iter()
+        .map(|c| CallPart {
+            id: &c.id,
+            name: &c.name,
+            arguments: &c.arguments,
+        })
+        .collect();
+    t.response(text, &parts, model, usage);
 }
 
 #[cfg(test)]
@@ -33,19 +41,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn answers_carry_model_and_usage() {
+    fn answers_carry_model_usage_and_calls() {
         let u = Usage {
             input_tokens: 3,
             output_tokens: 2,
             requests: 1,
             ..Usage::default()
         };
-        let v = answer_json(&Message::assistant("hi"), "mock:x", &u);
-        assert_eq!(v["role"], "assistant");
-        assert_eq!(v["content"], "hi");
-        assert_eq!(v["model"], "mock:x");
-        assert_eq!(v["usage"]["input_tokens"], 3);
-        assert_eq!(message_json(&Message::user("q"))["role"], "user");
-        assert_eq!(system_json("s")["role"], "system");
+        let mut t = started(Some("s"), "q");
+        let call = ToolCall::new("c1", "delegate", serde_json::json!({"task": "t"}));
+        answered(&mut t, None, &[call], "mock:x", &u);
+        let m = t.finish();
+        assert_eq!(m[0]["instructions"], "s");
+        assert_eq!(m[0]["parts"][0]["content"], "q");
+        assert_eq!(m[1]["model_name"], "x");
+        assert_eq!(m[1]["usage"]["input_tokens"], 3);
+        assert_eq!(m[1]["parts"][0]["tool_name"], "delegate");
+        assert_eq!(m[1]["parts"][0]["tool_call_id"], "c1");
     }
 }

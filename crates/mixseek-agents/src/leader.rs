@@ -15,9 +15,10 @@
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
-use crate::history::{answer_json, message_json, system_json};
+use crate::history::{answered, started};
 use crate::member::{MemberAgent, MemberOutput};
 use chrono::Utc;
+use mixseek_core::TranscriptBuilder;
 use mixseek_core::{MemberStatus, MemberSubmission, Role, Usage};
 use mixseek_llm::{ChatModel, ChatRequest, GenerationParams, Message, ToolCall, ToolSpec};
 use mixseek_prompt::InjectionPhase;
@@ -91,7 +92,8 @@ pub(crate) struct LeaderConfig {
 pub struct LeaderOutcome {
     /// The leader's final text: the team's submission.
     pub submission: String,
-    /// The leader's message history (system, user, assistant turns with usage, tool results).
+    /// The leader's message history in the stored format (requests with the system prompt,
+    /// the user prompt and tool returns; responses with text, tool calls and usage).
     pub messages: Vec<serde_json::Value>,
     /// One entry per member tool call, in call order.
     pub member_submissions: Vec<MemberSubmission>,
@@ -161,7 +163,7 @@ impl Leader {
         &self,
         request: &ChatRequest,
         usage: &mut Usage,
-        history: &mut Vec<serde_json::Value>,
+        history: &mut TranscriptBuilder,
     ) -> Result<(Message, Vec<ToolCall>), AgentError> {
         let resp = self
             .config
@@ -171,7 +173,13 @@ impl Leader {
             .map_err(|e| AgentError::Leader(Box::new(e)))?;
         *usage += resp.usage;
         let assistant = Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
-        history.push(answer_json(&assistant, &resp.model, &resp.usage));
+        answered(
+            history,
+            resp.text.as_deref(),
+            &resp.tool_calls,
+            &resp.model,
+            &resp.usage,
+        );
         Ok((assistant, resp.tool_calls))
     }
 
@@ -184,9 +192,8 @@ impl Leader {
         let system =
             self.deps
                 .system_prompt(InjectionPhase::Team, &self.config.instruction, ctx)?;
-        let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
+        let mut history = started(system.as_deref(), prompt);
         let mut messages = vec![Message::user(prompt)];
-        history.push(message_json(&messages[0]));
         let mut usage = Usage::default();
         let mut submissions: Vec<MemberSubmission> = Vec::new();
         let mut invalid_calls: HashMap<String, u32> = HashMap::new();
@@ -195,7 +202,14 @@ impl Leader {
             let request = self.request(&system, &messages, ctx);
             let (assistant, calls) = self.chat(&request, &mut usage, &mut history).await?;
             if calls.is_empty() {
-                return finish(&assistant, history, submissions, usage, tool_rounds, false);
+                return finish(
+                    &assistant,
+                    history.finish(),
+                    submissions,
+                    usage,
+                    tool_rounds,
+                    false,
+                );
             }
             tool_rounds += 1;
             messages.push(assistant);
@@ -203,13 +217,12 @@ impl Leader {
                 .run_calls(&calls, ctx, &mut submissions, &mut invalid_calls)
                 .await?;
             for (call, (content, failed)) in calls.iter().zip(results) {
-                let msg = if failed {
+                history.tool_return(&call.id, &call.name, &content, failed);
+                messages.push(if failed {
                     Message::tool_error(&call.id, &call.name, content)
                 } else {
                     Message::tool_result(&call.id, &call.name, content)
-                };
-                history.push(message_json(&msg));
-                messages.push(msg);
+                });
             }
         }
         tracing::info!(
@@ -218,9 +231,9 @@ impl Leader {
             max_tool_rounds = self.config.max_tool_rounds,
             "the leader reached max_tool_rounds; asking for its final answer"
         );
-        let ask = Message::user(final_answer_request(self.config.max_tool_rounds));
-        history.push(message_json(&ask));
-        messages.push(ask);
+        let ask = final_answer_request(self.config.max_tool_rounds);
+        history.user(&ask);
+        messages.push(Message::user(ask));
         let request = self.final_request(&system, &messages, ctx);
         let (assistant, calls) = self.chat(&request, &mut usage, &mut history).await?;
         if !calls.is_empty() {
@@ -234,7 +247,7 @@ impl Leader {
         finish_final(
             &assistant,
             &calls,
-            history,
+            history.finish(),
             submissions,
             usage,
             tool_rounds,

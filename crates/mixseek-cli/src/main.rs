@@ -88,6 +88,9 @@ enum Command {
     History(commands::reports::HistoryArgs),
     /// Details of an execution, a team, a round
     Show(commands::reports::ShowArgs),
+    /// The workspace database: its schema version and origin (`status`), or upgrade it (`upgrade`)
+    #[command(subcommand)]
+    Db(commands::db::DbCommand),
     /// Export an execution (or all) as JSON, CSV or Parquet
     Export(commands::reports::ExportArgs),
     /// Write a self-contained HTML report of an execution
@@ -118,6 +121,7 @@ impl Command {
             Command::Executions(_) => "executions",
             Command::History(_) => "history",
             Command::Show(_) => "show",
+            Command::Db(_) => "db",
             Command::Export(_) => "export",
             Command::Report(_) => "report",
             Command::Llm(_) => "llm",
@@ -246,6 +250,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Executions(a) => commands::reports::run_executions(a, ctx).await,
         Command::History(a) => commands::reports::run_history(a, ctx).await,
         Command::Show(a) => commands::reports::run_show(a, ctx).await,
+        Command::Db(c) => commands::db::run(c, ctx).await,
         Command::Export(a) => commands::reports::run_export(a, ctx).await,
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
         Command::Llm(a) => commands::llm::run(a, ctx).await,

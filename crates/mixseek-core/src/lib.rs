@@ -15,6 +15,7 @@ mod ranking;
 mod round;
 mod score;
 mod summary;
+mod transcript;
 mod usage;
 
 // Two namespaces stay public: `model_id` holds the table of providers known by name and its
@@ -36,4 +37,5 @@ pub use ranking::team_order;
 pub use round::{ExitReason, Judgment, RoundState, TeamStatusKind, best_round};
 pub use score::{MetricScore, ScoreDetails, round2};
 pub use summary::{ExecutionStatus, ExecutionSummary, FailedTeamInfo, LeaderboardEntry};
+pub use transcript::{CallPart, TranscriptBuilder, first_user_prompt};
 pub use usage::{Role, Usage, UsageByRole};

@@ -31,14 +31,15 @@ pub struct MemberSubmission {
     /// The error, when the call failed.
     #[serde(default)]
     pub error_message: Option<String>,
-    /// Tokens, requests and cost of the member's own LLM calls.
-    #[serde(default)]
+    /// Tokens, requests and cost of the member's own LLM calls (stored in the framework's
+    /// `RunUsage` shape, with mixseek's cost fields after it).
+    #[serde(default, with = "run_usage")]
     pub usage: Usage,
     /// When the call ended.
     #[serde(with = "crate::time::utc")]
     pub timestamp: DateTime<Utc>,
-    /// How long the call took.
-    #[serde(default)]
+    /// How long the call took (the original writes a float: read either).
+    #[serde(default, deserialize_with = "millis")]
     pub execution_time_ms: Option<u64>,
     /// The member's message history (JSON messages), when it keeps one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,12 +129,124 @@ pub struct MemberRecordDocument<'a> {
     total_count: usize,
     success_count: usize,
     failure_count: usize,
+    #[serde(with = "run_usage")]
     total_usage: Usage,
+}
+
+/// `execution_time_ms` as a whole number of milliseconds, from an integer or (the original's)
+/// a float.
+fn millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v: Option<f64> = Option::deserialize(d)?;
+    Ok(v.filter(|x| x.is_finite() && *x >= 0.0)
+        .map(|x| x.round() as u64))
+}
+
+/// A member's usage in the shape of the framework's `RunUsage` (what the original stores and
+/// its readers validate: `input_tokens`, `cache_write_tokens`, `cache_read_tokens`,
+/// `output_tokens`, the audio counts, `details`, `requests`, `tool_calls`), followed by
+/// mixseek's own `cost_usd`, `unpriced_requests` and `requests_without_usage`. Reads that shape
+/// and mixseek's earlier one (`cached_tokens`).
+mod run_usage {
+    use crate::usage::Usage;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    struct RunUsage<'a> {
+        input_tokens: u64,
+        cache_write_tokens: u64,
+        cache_read_tokens: u64,
+        output_tokens: u64,
+        input_audio_tokens: u64,
+        cache_audio_read_tokens: u64,
+        output_audio_tokens: u64,
+        details: &'a serde_json::Map<String, serde_json::Value>,
+        requests: u64,
+        tool_calls: u64,
+        cost_usd: f64,
+        unpriced_requests: u64,
+        requests_without_usage: u64,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Read {
+        input_tokens: u64,
+        output_tokens: u64,
+        cached_tokens: Option<u64>,
+        cache_read_tokens: Option<u64>,
+        requests: u64,
+        cost_usd: f64,
+        unpriced_requests: u64,
+        requests_without_usage: u64,
+    }
+
+    /// Writes `u` in the `RunUsage` shape.
+    pub(super) fn serialize<S: Serializer>(u: &Usage, s: S) -> Result<S::Ok, S::Error> {
+        RunUsage {
+            input_tokens: u.input_tokens,
+            cache_write_tokens: 0,
+            cache_read_tokens: u.cached_tokens,
+            output_tokens: u.output_tokens,
+            input_audio_tokens: 0,
+            cache_audio_read_tokens: 0,
+            output_audio_tokens: 0,
+            details: &serde_json::Map::new(),
+            requests: u.requests,
+            tool_calls: 0,
+            cost_usd: u.cost_usd,
+            unpriced_requests: u.unpriced_requests,
+            requests_without_usage: u.requests_without_usage,
+        }
+        .serialize(s)
+    }
+
+    /// Reads the `RunUsage` shape or mixseek's earlier one (`null` reads as no usage).
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Usage, D::Error> {
+        let r: Option<Read> = Option::deserialize(d)?;
+        let r = r.unwrap_or_default();
+        Ok(Usage {
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cached_tokens: r.cached_tokens.or(r.cache_read_tokens).unwrap_or(0),
+            requests: r.requests,
+            cost_usd: r.cost_usd,
+            unpriced_requests: r.unpriced_requests,
+            requests_without_usage: r.requests_without_usage,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_is_stored_as_run_usage_and_both_shapes_read_back() {
+        let mut s = sub(MemberStatus::Success, 7);
+        s.usage.cached_tokens = 2;
+        s.usage.cost_usd = 0.5;
+        s.timestamp = crate::time::now_utc();
+        let v = serde_json::to_value(&s).expect("json");
+        assert_eq!(v["usage"]["cache_read_tokens"], 2);
+        assert_eq!(v["usage"]["tool_calls"], 0);
+        assert_eq!(v["usage"]["details"], serde_json::json!({}));
+        assert_eq!(v["usage"]["cost_usd"], 0.5);
+        let back: MemberSubmission = serde_json::from_value(v).expect("read back");
+        assert_eq!(back, s);
+        // mixseek's earlier shape, and the original's row (float milliseconds, RunUsage)
+        let earlier = serde_json::json!({"agent_name": "a", "agent_type": "plain", "content": "c",
+            "status": "SUCCESS", "usage": {"input_tokens": 1, "output_tokens": 2, "cached_tokens": 1, "requests": 1},
+            "timestamp": "2025-11-05T10:00:15Z", "execution_time_ms": 12});
+        let e: MemberSubmission = serde_json::from_value(earlier).expect("earlier");
+        assert_eq!((e.usage.cached_tokens, e.execution_time_ms), (1, Some(12)));
+        let original = serde_json::json!({"agent_name": "a", "agent_type": "system", "content": "c",
+            "status": "SUCCESS", "error_message": null, "usage": {"input_tokens": 0, "cache_write_tokens": 0,
+            "cache_read_tokens": 0, "output_tokens": 0, "input_audio_tokens": 0, "cache_audio_read_tokens": 0,
+            "output_audio_tokens": 0, "details": {}, "requests": 1, "tool_calls": 0},
+            "timestamp": "2025-11-05T10:00:15.123456Z", "execution_time_ms": 2500.4, "all_messages": null});
+        let o: MemberSubmission = serde_json::from_value(original).expect("original");
+        assert_eq!((o.usage.requests, o.execution_time_ms), (1, Some(2500)));
+    }
 
     fn sub(status: MemberStatus, tokens: u64) -> MemberSubmission {
         MemberSubmission {

@@ -68,6 +68,15 @@ pub(crate) fn backup_name(path: &Path, version: i64, n: u32) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// The name the next backup of `path` at `version` would get (the first that does not
+/// exist), for announcing an upgrade before it starts.
+pub fn next_backup_path(path: &Path, version: i64) -> PathBuf {
+    (0..MAX_BACKUPS)
+        .map(|n| backup_name(path, version, n))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| backup_name(path, version, MAX_BACKUPS))
+}
+
 /// Creates the first backup name that does not exist yet (atomically: never overwrites).
 fn create_backup_file(path: &Path, version: i64) -> Result<(File, PathBuf)> {
     let mut last = backup_name(path, version, 0);
@@ -112,6 +121,10 @@ mod tests {
         assert_eq!(first, dir.path().join("mixseek.db.v4.bak"));
         let (_, second) = create_backup_file(&path, 4).expect("second");
         assert_eq!(second, dir.path().join("mixseek.db.v4.1.bak"));
+        assert_eq!(
+            next_backup_path(&path, 4),
+            dir.path().join("mixseek.db.v4.2.bak")
+        );
         let (_, other) = create_backup_file(&path, 3).expect("another version");
         assert_eq!(other, dir.path().join("mixseek.db.v3.bak"));
     }

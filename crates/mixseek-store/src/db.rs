@@ -22,6 +22,9 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     /// What the open that created this instance upgraded.
     migration: Option<MigrationReport>,
+    /// A read-only open of an older file reads an upgraded copy of it in memory: what the
+    /// upgrade of that copy did (the file itself is not changed).
+    copy: Option<MigrationReport>,
     root: Mutex<Connection>,
 }
 
@@ -59,6 +62,14 @@ fn key_of(path: &Path) -> PathBuf {
     std::fs::canonicalize(parent)
         .unwrap_or_else(|_| parent.to_path_buf())
         .join(file)
+}
+
+/// The instance this process has open on `path`, if any.
+pub(crate) fn already_open(path: &Path) -> Option<Store> {
+    let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+    reg.get(&key_of(path))
+        .and_then(Weak::upgrade)
+        .map(|shared| Store { shared })
 }
 
 /// `... Conflicting lock is held in /usr/bin/mixseek (PID 1234) ...` → 1234.
@@ -171,10 +182,40 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
         .map_err(wrap)
 }
 
+/// An in-memory database holding a copy of the file's tables, upgraded to the latest schema
+/// (no backup: the file is only read). The file is attached read-only for the copy and
+/// detached after it.
+fn upgraded_copy(path: &Path) -> Result<(Connection, MigrationReport)> {
+    let wrap = |e: duckdb::Error| StoreError::Open {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+        source: Some(e.into()),
+    };
+    let config = Config::default()
+        .enable_autoload_extension(false)
+        .map_err(wrap)?;
+    let conn = Connection::open_in_memory_with_flags(config).map_err(wrap)?;
+    let quoted = path.to_string_lossy().replace('\'', "''");
+    conn.execute_batch(&format!("ATTACH '{quoted}' AS mixseek_file (READ_ONLY)"))
+        .map_err(|e| open_error(path, e, false))?;
+    let copied = conn.execute_batch("COPY FROM DATABASE mixseek_file TO memory");
+    if let Err(e) = conn.execute_batch("DETACH mixseek_file") {
+        tracing::debug!(error = %e, "detaching the file after copying it");
+    }
+    copied.map_err(|e| StoreError::Open {
+        path: path.to_path_buf(),
+        message: format!("copying the file's tables into memory: {e}"),
+        source: Some(e.into()),
+    })?;
+    let report = schema::migrate_copy(&conn, path)?;
+    Ok((conn, report))
+}
+
 impl Store {
     /// Opens (creating it and its parent directory if needed) the database for reading and
     /// writing, creating or upgrading the schema (an older file is first copied to a backup
-    /// beside it; [`Store::migration`] tells what the upgrade did). A file written by a newer
+    /// beside it; [`Store::migration`] tells what the upgrade did). Only commands that write
+    /// open this way; they announce an upgrade first ([`Store::schema_version_of`]). A file written by a newer
     /// mixseek is refused ([`StoreError::SchemaTooNew`]), and so are a file that is not a
     /// DuckDB database or a damaged one ([`StoreError::NotADatabase`]), another program's
     /// DuckDB file ([`StoreError::ForeignSchema`]) and a directory ([`StoreError::NotAFile`]);
@@ -208,17 +249,22 @@ impl Store {
             path: path.to_path_buf(),
             read_only: false,
             migration,
+            copy: None,
             root: Mutex::new(conn),
         });
         reg.insert(key, Arc::downgrade(&shared));
         Ok(Store { shared })
     }
 
-    /// Opens the database for reading only (report commands). Several processes may read at
-    /// once; while another process writes, DuckDB refuses ([`StoreError::Locked`]). Inside a
-    /// process that already has the file open, the same instance is shared (reads then see
-    /// the writer's committed rows). A missing file is [`StoreError::NotFound`]; a file with
-    /// an older schema is upgraded first (which needs a brief write access).
+    /// Opens the database for reading only (report commands); the file is never written.
+    /// Several processes may read at once; while another process writes, DuckDB refuses
+    /// ([`StoreError::Locked`]). Inside a process that already has the file open, the same
+    /// instance is shared (reads then see the writer's committed rows). A missing file is
+    /// [`StoreError::NotFound`]. A file of an older schema (the original MixSeek's included)
+    /// is read as it is: its tables are copied into an in-memory database and upgraded there
+    /// ([`Store::read_copy`] tells what that upgrade did), so every read works on every
+    /// version while the file stays byte for byte as it was. The price is memory the size of
+    /// the data for each such open; `mixseek db upgrade` ends it.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
         if !path.exists() {
@@ -237,16 +283,24 @@ impl Store {
         let conn = Connection::open_with_flags(path, config(AccessMode::ReadOnly, path)?)
             .map_err(|e| open_error(path, e, false))?;
         let found = schema::check_not_newer(&conn, path)?;
-        // another program's file is refused here, before any write access
+        // another program's file is refused here
         schema::check_shape(&conn, path, found)?;
-        match found {
-            schema::Found::Version(v) if v == schema::SCHEMA_VERSION => {}
+        let (conn, copy) = match found {
+            schema::Found::Version(v) if v == schema::SCHEMA_VERSION => (conn, None),
             _ => {
                 drop(conn);
-                tracing::info!(path = %path.display(), "upgrading the database schema before reading");
-                return Store::open(path);
+                let (conn, report) = upgraded_copy(path)?;
+                tracing::info!(
+                    path = %path.display(),
+                    from = report.from,
+                    to = report.to,
+                    "the database has schema version {} (this mixseek writes {}): read from an upgraded copy in memory, the file is not changed; `mixseek db status` tells what an upgrade would change",
+                    report.from,
+                    report.to
+                );
+                (conn, Some(report))
             }
-        }
+        };
         let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(shared) = reg.get(&key).and_then(Weak::upgrade) {
             return Ok(Store { shared });
@@ -255,6 +309,7 @@ impl Store {
             path: path.to_path_buf(),
             read_only: true,
             migration: None,
+            copy,
             root: Mutex::new(conn),
         });
         reg.insert(key, Arc::downgrade(&shared));
@@ -277,6 +332,13 @@ impl Store {
     /// upgraded the file logs the same, as warnings for anything dropped.
     pub fn migration(&self) -> Option<&MigrationReport> {
         self.shared.migration.as_ref()
+    }
+
+    /// For a read-only handle on a file of an older schema: what upgrading the in-memory copy
+    /// it reads did (the version the file has, the rows an upgrade of the file would drop or
+    /// renumber); `None` when the handle reads the file itself.
+    pub fn read_copy(&self) -> Option<&MigrationReport> {
+        self.shared.copy.as_ref()
     }
 
     /// Folds DuckDB's write-ahead log into the database file (DuckDB does it by itself every

@@ -15,8 +15,13 @@
 //!   allows many readers or one writer per file). Every [`StoreError`] has a `hint()` and a
 //!   [`StoreError::class`] ([`ErrorClass`]: bad input, busy, I/O, internal). A file that is
 //!   not a DuckDB database, or another program's DuckDB file, is refused with a message
-//!   saying so; a file of an older schema is copied to `mixseek.db.v<N>.bak` and upgraded
+//!   saying so. A read-only open never writes: a file of an older schema (the original's
+//!   included) is read from an upgraded copy in memory ([`Store::read_copy`]). Only
+//!   [`Store::open`] upgrades a file, after copying it to `mixseek.db.v<N>.bak`
 //!   ([`Store::migration`] tells what the upgrade did).
+//! * [`Store::status`]`(path)` — a file's schema version, origin and what an upgrade would
+//!   change ([`DbStatus`], `mixseek db status`), without writing it;
+//!   [`Store::schema_version_of`] the version alone, cheaply (to announce an upgrade).
 //! * [`Store::select`] runs one query in a read-only transaction (tests, diagnostics); there
 //!   is no public raw connection: every write goes through the writer.
 //! * [`db_path`]`(workspace)` — `workspace/mixseek.db`.
@@ -82,6 +87,7 @@ mod model;
 mod read;
 mod rounds;
 mod schema;
+mod status;
 mod values;
 mod write;
 mod writer;
@@ -91,6 +97,7 @@ mod writer;
 pub mod export;
 pub mod report;
 
+pub use backup::next_backup_path;
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
 pub use model::{
@@ -99,4 +106,5 @@ pub use model::{
     TeamOverview,
 };
 pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds, SCHEMA_VERSION, TABLES};
+pub use status::{DbOrigin, DbStatus, UpgradePlan, VersionEntry};
 pub use writer::{Clock, MAX_TX_ROUNDS, StoreWriter};

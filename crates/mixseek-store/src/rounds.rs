@@ -628,11 +628,7 @@ impl<'a> RoundView<'a> {
 /// `round_history.prompt` is NULL when it is this text (the prompt, which carries the whole
 /// ranking, is not stored twice); readers take it from `message_history` then.
 pub(crate) fn leader_prompt(messages: &[serde_json::Value]) -> Option<&str> {
-    messages
-        .iter()
-        .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
-        .and_then(|m| m.get("content"))
-        .and_then(serde_json::Value::as_str)
+    mixseek_core::first_user_prompt(messages)
 }
 
 /// The columns of `stage_rounds` (but `now_us`), filled one round at a time with

@@ -630,6 +630,24 @@ fn list(names: &[String]) -> String {
 /// backup first, see the module docs). Returns what an upgrade did (`None` when there was
 /// nothing to upgrade: a new file, or one at the latest version).
 pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<Option<MigrationReport>> {
+    let report = upgrade(conn, path, true)?;
+    if report.from == 0 || report.from == SCHEMA_VERSION {
+        return Ok(None);
+    }
+    log_upgrade(path, &report);
+    Ok(Some(report))
+}
+
+/// Upgrades the in-memory copy of the file at `path` (see `db.rs`): the same steps as
+/// [`migrate`], without a backup (the file is not touched) and without the log lines of an
+/// upgrade. The report says what an upgrade of the file would do.
+pub(crate) fn migrate_copy(conn: &Connection, path: &Path) -> Result<MigrationReport> {
+    upgrade(conn, path, false)
+}
+
+/// The steps of [`migrate`]; `backup` copies the file first. `from` of the report is the
+/// version found (0: no tables; equal to `to`: nothing done).
+fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationReport> {
     let found = check_not_newer(conn, path)?;
     check_shape(conn, path, found)?;
     let from = match found {
@@ -637,13 +655,20 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<Option<Migration
         Found::Original => 1,
         Found::Version(v) => v,
     };
-    if from == SCHEMA_VERSION {
-        return Ok(None);
-    }
-    let backup = match from {
-        0 => None,
-        _ => crate::backup::backup_before_upgrade(conn, path, from)?,
+    let mut report = MigrationReport {
+        from,
+        to: SCHEMA_VERSION,
+        backup: None,
+        dropped: Vec::new(),
+        renumbered: Vec::new(),
+        dropped_columns: Vec::new(),
     };
+    if from == SCHEMA_VERSION {
+        return Ok(report);
+    }
+    if backup && from > 0 {
+        report.backup = crate::backup::backup_before_upgrade(conn, path, from)?;
+    }
     let run = |sql: &str| -> Result<()> {
         conn.execute_batch(sql)
             .map_err(|source| StoreError::Migration {
@@ -652,14 +677,6 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<Option<Migration
                 to: SCHEMA_VERSION,
                 source: source.into(),
             })
-    };
-    let mut report = MigrationReport {
-        from,
-        to: SCHEMA_VERSION,
-        backup,
-        dropped: Vec::new(),
-        renumbered: Vec::new(),
-        dropped_columns: Vec::new(),
     };
     run("BEGIN TRANSACTION")?;
     let result = (|| -> Result<()> {
@@ -704,11 +721,7 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<Option<Migration
     match result {
         Ok(()) => {
             run("COMMIT")?;
-            if from > 0 {
-                log_upgrade(path, &report);
-                return Ok(Some(report));
-            }
-            Ok(None)
+            Ok(report)
         }
         Err(e) => {
             if let Err(rb) = conn.execute_batch("ROLLBACK") {

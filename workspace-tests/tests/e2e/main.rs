@@ -6,6 +6,7 @@
 
 mod cache;
 mod config_cli;
+mod db;
 mod disk_faults;
 mod evaluate;
 mod exec;

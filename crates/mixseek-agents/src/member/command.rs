@@ -22,7 +22,7 @@ use crate::context::RoundContext;
 use crate::error::AgentError;
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use mixseek_config::MemberSettings;
-use mixseek_core::{MemberStatus, Usage};
+use mixseek_core::{MemberStatus, TranscriptBuilder, Usage};
 use mixseek_process::{self as process, Finished, RunError, Spec, bytes_text, describe_status};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -147,7 +147,7 @@ impl CommandMember {
     }
 
     /// Turns the program's run into an output.
-    fn interpret(&self, run: Finished) -> MemberOutput {
+    fn interpret(&self, task: &str, run: Finished) -> MemberOutput {
         let prefix = self.prefix();
         let stderr = run.stderr.text(STDERR_TAIL);
         let with_stderr = |msg: String| {
@@ -207,9 +207,16 @@ impl CommandMember {
         });
         let raw_answer =
             serde_json::from_str::<serde_json::Value>(&stdout).unwrap_or(serde_json::Value::Null);
-        let messages = vec![
-            serde_json::json!({"role": "command", "program": self.shown, "answer": raw_answer}),
-        ];
+        let messages = {
+            let mut t = TranscriptBuilder::new();
+            t.user(task).command_answer(
+                &self.shown,
+                answer.content.as_deref().unwrap_or_default(),
+                &raw_answer,
+                &usage,
+            );
+            t.finish()
+        };
         let status = match answer
             .status
             .as_deref()
@@ -306,7 +313,7 @@ impl MemberAgent for CommandMember {
         });
         let bytes = serde_json::to_vec(&input).unwrap_or_default();
         match self.run(&bytes).await {
-            Ok(run) => self.interpret(run),
+            Ok(run) => self.interpret(task, run),
             Err(message) => MemberOutput::error(message, Usage::default(), Vec::new()),
         }
     }

@@ -5,7 +5,7 @@
 
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
-use crate::history::{answer_json, message_json, system_json};
+use crate::history::{answered, started};
 use crate::instructions::{default_member_instruction, join_system};
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use crate::params::{generation_params, request_timeout};
@@ -196,25 +196,26 @@ impl MemberAgent for LlmMember {
             Ok(p) => p,
             Err(e) => return MemberOutput::error(e.to_string(), Usage::default(), Vec::new()),
         };
-        let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
+        let mut history = started(system.as_deref(), &user);
         let user_msg = Message::user(user);
-        history.push(message_json(&user_msg));
         let request = self.setup.request(system, vec![user_msg], ctx);
         match self.setup.model.chat(&request).await {
             Ok(resp) => {
-                history.push(answer_json(
-                    &Message::assistant(resp.text_or_empty()),
+                answered(
+                    &mut history,
+                    resp.text.as_deref(),
+                    &[],
                     &resp.model,
                     &resp.usage,
-                ));
+                );
                 text_output(
                     resp.text.as_deref(),
                     &resp.finish_reason,
                     resp.usage,
-                    history,
+                    history.finish(),
                 )
             }
-            Err(e) => MemberOutput::error(e.to_string(), Usage::default(), history),
+            Err(e) => MemberOutput::error(e.to_string(), Usage::default(), history.finish()),
         }
     }
 }

@@ -7,7 +7,7 @@
 use crate::context::{AgentDeps, RoundContext};
 use crate::error::AgentError;
 use crate::fetch::{FetchSettings, fetch};
-use crate::history::{answer_json, message_json, system_json};
+use crate::history::{answered, started};
 use crate::member::llm::{LlmSetup, text_output};
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
 use mixseek_config::MemberSettings;
@@ -103,9 +103,8 @@ impl MemberAgent for WebFetchMember {
             Ok(p) => p,
             Err(e) => return MemberOutput::error(e.to_string(), Usage::default(), Vec::new()),
         };
-        let mut history: Vec<serde_json::Value> = system.iter().map(|s| system_json(s)).collect();
+        let mut history = started(system.as_deref(), &user);
         let mut messages = vec![Message::user(user)];
-        history.push(message_json(&messages[0]));
         let mut usage = Usage::default();
         let mut uses = 0u32;
         let mut invalid_calls: std::collections::HashMap<String, u32> =
@@ -118,14 +117,25 @@ impl MemberAgent for WebFetchMember {
             request.tools = vec![fetch_tool()];
             let resp = match self.setup.model.chat(&request).await {
                 Ok(r) => r,
-                Err(e) => return MemberOutput::error(e.to_string(), usage, history),
+                Err(e) => return MemberOutput::error(e.to_string(), usage, history.finish()),
             };
             usage += resp.usage;
             let assistant =
                 Message::assistant_tool_calls(resp.text.clone(), resp.tool_calls.clone());
-            history.push(answer_json(&assistant, &resp.model, &resp.usage));
+            answered(
+                &mut history,
+                resp.text.as_deref(),
+                &resp.tool_calls,
+                &resp.model,
+                &resp.usage,
+            );
             if resp.tool_calls.is_empty() || turn + 1 == turns {
-                return text_output(resp.text.as_deref(), &resp.finish_reason, usage, history);
+                return text_output(
+                    resp.text.as_deref(),
+                    &resp.finish_reason,
+                    usage,
+                    history.finish(),
+                );
             }
             messages.push(assistant);
             for call in &resp.tool_calls {
@@ -137,6 +147,7 @@ impl MemberAgent for WebFetchMember {
                         call.name
                     ))
                 };
+                let failed = result.is_err();
                 let result = match result {
                     Ok(text) => text,
                     Err(invalid) => {
@@ -149,23 +160,21 @@ impl MemberAgent for WebFetchMember {
                                     call.name, self.max_retries
                                 ),
                                 usage,
-                                history,
+                                history.finish(),
                             );
                         }
                         invalid
                     }
                 };
-                let msg = Message::tool_result(&call.id, &call.name, result);
-                history.push(message_json(&msg));
-                messages.push(msg);
+                history.tool_return(&call.id, &call.name, &result, failed);
+                messages.push(Message::tool_result(&call.id, &call.name, result));
             }
             if uses >= self.fetch.max_uses && !final_requested {
                 final_requested = true;
-                let msg = Message::user(FINAL_ANSWER_REQUEST);
-                history.push(message_json(&msg));
-                messages.push(msg);
+                history.user(FINAL_ANSWER_REQUEST);
+                messages.push(Message::user(FINAL_ANSWER_REQUEST));
             }
         }
-        MemberOutput::error("the model gave no final answer", usage, history)
+        MemberOutput::error("the model gave no final answer", usage, history.finish())
     }
 }

@@ -78,7 +78,10 @@ async fn the_program_gets_task_context_and_tool_settings_and_its_usage_counts() 
         ),
         (7, 3, 1)
     );
-    assert_eq!(out.messages[0]["answer"]["status"], "success");
+    // the transcript: the task sent, the program's answer (with its whole JSON)
+    assert_eq!(out.messages[0]["parts"][0]["part_kind"], "user-prompt");
+    assert_eq!(out.messages[1]["mixseek_answer"]["status"], "success");
+    assert_eq!(out.messages[1]["usage"]["input_tokens"], 7);
 }
 
 #[tokio::test]

@@ -180,25 +180,42 @@ async fn tool_calls_of_one_turn_run_concurrently_and_come_back_in_order() {
         Some(json!("the team prompt"))
     );
 
-    // History: system, user, assistant (tool calls), three tool results, assistant.
-    let roles: Vec<&str> = out
+    // History in the framework's message format: a request (the user prompt; the system
+    // prompt in its `instructions`), a
+    // response (the three tool calls), a request (three tool returns), the final response.
+    let shape: Vec<(String, Vec<String>)> = out
         .messages
         .iter()
-        .filter_map(|m| m["role"].as_str())
+        .map(|m| {
+            let kind = m["kind"].as_str().unwrap_or("?").to_string();
+            let parts = m["parts"]
+                .as_array()
+                .map(|p| {
+                    p.iter()
+                        .map(|p| p["part_kind"].as_str().unwrap_or("?").to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (kind, parts)
+        })
         .collect();
+    let kinds = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
-        roles,
+        shape,
         [
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "tool",
-            "tool",
-            "assistant"
+            ("request".into(), kinds(&["user-prompt"])),
+            (
+                "response".into(),
+                kinds(&["tool-call", "tool-call", "tool-call"])
+            ),
+            (
+                "request".into(),
+                kinds(&["tool-return", "tool-return", "tool-return"])
+            ),
+            ("response".into(), kinds(&["text"])),
         ]
     );
-    assert_eq!(out.messages[2]["usage"]["input_tokens"], USAGE_INPUT);
+    assert_eq!(out.messages[1]["usage"]["input_tokens"], USAGE_INPUT);
 }
 
 #[tokio::test]
@@ -364,7 +381,11 @@ async fn max_tool_rounds_ends_the_loop_and_asks_for_the_final_answer() {
         ]
     );
     // The recorded transcript keeps the real tool turns.
-    assert!(out.messages.iter().any(|m| m["role"] == "tool"));
+    assert!(out.messages.iter().any(|m| {
+        m["parts"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["part_kind"] == "tool-return"))
+    }));
 
     // A leader that still only calls tools after the limit gives no answer: the run fails
     // with an error saying what happened and what to do, and those tools are not run.
@@ -725,9 +746,12 @@ async fn a_failed_member_reaches_anthropic_as_a_tool_result_with_is_error() {
     assert_eq!(results[1]["content"], "fine");
     // The transcript records the flag too.
     assert!(
-        out.messages
-            .iter()
-            .any(|m| m["role"] == "tool" && m["is_error"] == json!(true)),
+        out.messages.iter().any(|m| {
+            m["parts"].as_array().is_some_and(|p| {
+                p.iter()
+                    .any(|p| p["part_kind"] == "tool-return" && p["outcome"] == "failed")
+            })
+        }),
         "{:?}",
         out.messages
     );

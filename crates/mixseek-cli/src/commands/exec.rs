@@ -315,6 +315,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     for w in &config.warnings {
         tracing::warn!("{w}");
     }
+    // an older database is upgraded by the run's open: say so before it happens
+    crate::commands::db::announce_upgrade(&config.workspace.db_path());
     let cancel = tokio_util::sync::CancellationToken::new();
     let signal_cancel = cancel.clone();
     tokio::spawn(async move {

@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub(crate) mod config;
+pub(crate) mod db;
 pub(crate) mod evaluate;
 pub(crate) mod exec;
 pub(crate) mod exec_output;

@@ -275,8 +275,22 @@ fn assert_original_backup(backup: &Path) {
     assert_eq!((tables, rows, score_type.as_str()), (0, 3, "FLOAT"));
 }
 
+/// The file's bytes (and its write-ahead log's, when there is one).
+fn file_bytes(path: &Path) -> (Vec<u8>, Option<Vec<u8>>) {
+    let wal = path.with_file_name(format!(
+        "{}.wal",
+        path.file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default()
+    ));
+    (
+        std::fs::read(path).expect("the file"),
+        std::fs::read(wal).ok(),
+    )
+}
+
 #[test]
-fn a_read_only_open_upgrades_an_old_file_first() {
+fn a_read_only_open_reads_an_old_file_without_changing_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mixseek.db");
     {
@@ -284,8 +298,49 @@ fn a_read_only_open_upgrades_an_old_file_first() {
         conn.execute_batch(ORIGINAL).expect("original schema");
         conn.execute_batch(ROWS).expect("original rows");
     }
-    let store = Store::open_read_only(&path).expect("open");
-    assert_eq!(store.ranking("e1").expect("ranking")[0].max_score, 85.0);
+    let before = file_bytes(&path);
+    {
+        let store = Store::open_read_only(&path).expect("open");
+        assert!(store.is_read_only());
+        assert_eq!(store.ranking("e1").expect("ranking")[0].max_score, 85.0);
+        let copy = store.read_copy().expect("read from an upgraded copy");
+        assert_eq!(
+            (copy.from, copy.to, copy.backup.as_ref()),
+            (1, SCHEMA_VERSION, None)
+        );
+        let detail = store
+            .round_detail("e1", "team-a", 3)
+            .expect("detail")
+            .expect("the round without evaluation reads");
+        assert!(!detail.evaluated);
+        assert_eq!(
+            store.executions(None).expect("executions").len(),
+            2,
+            "the original's finished run and its crashed one (rounds without a summary)"
+        );
+    }
+    assert!(
+        file_bytes(&path) == before,
+        "the file is byte for byte as it was"
+    );
+    let backups: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".bak"))
+        .collect();
+    assert!(backups.is_empty(), "no backup for a read: {backups:?}");
+    // the original's catalogue, untouched: no schema_version, FLOAT scores, its keys
+    let conn = raw(&path);
+    let version_tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("catalogue");
+    assert_eq!(version_tables, 0);
+    assert_eq!(unique_constraints(&conn), 3);
 }
 
 #[test]
@@ -533,8 +588,18 @@ async fn version_3_gains_the_submission_columns_of_round_history_and_its_keys() 
              UPDATE schema_version SET version = 3;",
         )
         .expect("version 3");
-    // a report command opens it read-only: upgraded first
-    let store = Store::open_read_only(&path).expect("upgrade");
+    // a report command reads it as it is (from an upgraded copy in memory) …
+    {
+        let before = file_bytes(&path);
+        let reader = Store::open_read_only(&path).expect("read");
+        assert_eq!(versions(&reader), vec![3, SCHEMA_VERSION]);
+        assert_eq!(reader.team_rounds("e3", "team-a").expect("rounds").len(), 1);
+        drop(reader);
+        assert!(file_bytes(&path) == before, "reading changed the file");
+        assert!(!dir.path().join("mixseek.db.v3.bak").exists());
+    }
+    // … and a command that writes upgrades it
+    let store = Store::open(&path).expect("upgrade");
     assert_eq!(versions(&store), vec![3, SCHEMA_VERSION]);
     assert_eq!(keys(&store), expected_keys());
     assert_eq!(
