@@ -96,7 +96,7 @@ mod weights;
 // `config validate` (`checks::metric_names`, `checks::check_loaded`).
 pub mod checks;
 
-pub use builtin::builtin_instruction;
+pub use builtin::{EVALUATOR_GUARD, builtin_instruction};
 pub use command::MAX_STDOUT;
 pub use error::{EvaluatorError, MetricFailure, MetricFailureKind};
 pub use evaluator::{EvaluationOutcome, Evaluator, MetricReport};

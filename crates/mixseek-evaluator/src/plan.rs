@@ -40,7 +40,7 @@ impl std::fmt::Debug for Judge {
 #[derive(Debug, Clone)]
 pub(crate) struct LlmMetric {
     /// The system instruction: the metric's `system_instruction` verbatim, else the built-in
-    /// text.
+    /// text; then the prompt-injection guard paragraph (`builtin::EVALUATOR_GUARD`).
     pub instruction: String,
     /// One judge, or several (a jury, `judges = [...]`).
     pub judges: Vec<Judge>,
@@ -216,6 +216,7 @@ fn llm_metric(
         (Some(text), None) if !text.trim().is_empty() => text.clone(),
         _ => return Err(unknown_metric(name)),
     };
+    let instruction = crate::builtin::guarded(&instruction);
     let model_ids: Vec<String> = if m.judges.is_empty() {
         vec![
             m.model
@@ -359,7 +360,7 @@ mod tests {
         let MetricKind::Llm(l) = &plans[0].kind else {
             panic!("llm")
         };
-        assert_eq!(l.instruction, COVERAGE);
+        assert_eq!(l.instruction, crate::builtin::guarded(COVERAGE));
         assert_eq!(l.params.temperature, Some(0.0));
         assert_eq!(l.max_retries, 3);
         assert_eq!(l.timeout, Some(Duration::from_secs(300)));
@@ -367,11 +368,12 @@ mod tests {
         let MetricKind::Llm(l) = &plans[1].kind else {
             panic!("llm")
         };
+        // a configured instruction gets the guard too
         assert_eq!(
             l.instruction,
-            "Evaluate the technical accuracy of the response."
+            crate::builtin::guarded("Evaluate the technical accuracy of the response.")
         );
-        assert_ne!(l.instruction, LLM_PLAIN);
+        assert_ne!(l.instruction, crate::builtin::guarded(LLM_PLAIN));
         assert!((plans[0].weight - 1.0 / 3.0).abs() < 1e-15);
     }
 

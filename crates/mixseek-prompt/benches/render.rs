@@ -117,7 +117,11 @@ fn main() {
             .len()
     });
     measure("submission_history formatter alone", || {
-        mixseek_prompt::format_submission_history(&ctx.round_history).len()
+        mixseek_prompt::format_submission_history(
+            &ctx.round_history,
+            &mixseek_prompt::TagGuard::default(),
+        )
+        .len()
     });
     measure("current_datetime alone", || {
         mixseek_prompt::format_current_datetime(now, chrono_tz::Tz::Asia__Tokyo).len()

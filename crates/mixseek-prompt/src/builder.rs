@@ -10,6 +10,7 @@ use crate::inject::{
     when_template_source,
 };
 use crate::names;
+use crate::tags::TagGuard;
 use crate::vars::{INJECTION_VARS, compute, validate, variable_names};
 use chrono_tz::Tz;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
@@ -27,6 +28,9 @@ pub struct PromptBuilder {
     rules: Arc<Vec<Rule>>,
     /// Top-level names each template references, indexed like `TemplateKind::ALL`.
     referenced: Arc<[HashSet<String>; 3]>,
+    /// Each template's tag guard (the default tag names and its boundary tags), indexed like
+    /// `TemplateKind::ALL`.
+    guards: Arc<[TagGuard; 3]>,
     system_separator: String,
     user_separator: String,
     /// `[prompt_builder] system_prompt_suffix` / `prompt_suffix`.
@@ -248,10 +252,16 @@ impl PromptBuilder {
                 .map(|t| t.undeclared_variables(false))
                 .unwrap_or_default()
         });
+        let guards = TemplateKind::ALL.map(|k| {
+            TagGuard::for_template(&normalize_newlines(
+                settings.template(k.key()).unwrap_or_default(),
+            ))
+        });
         Ok(Self {
             env: Arc::new(env),
             rules: Arc::new(rules),
             referenced: Arc::new(referenced),
+            guards: Arc::new(guards),
             system_separator: settings.system_separator.clone(),
             user_separator: settings.user_separator.clone(),
             suffixes: Arc::new(Suffixes {
@@ -262,6 +272,11 @@ impl PromptBuilder {
             tz,
             clock: Arc::new(SystemClock),
         })
+    }
+
+    /// The tag guard of `kind`'s template.
+    fn guard(&self, kind: TemplateKind) -> &TagGuard {
+        &self.guards[kind_index(kind)]
     }
 
     /// Replaces the clock (tests, `--now`).
@@ -288,7 +303,7 @@ impl PromptBuilder {
     /// call. Errors: context validation, template errors (with template, line, column and,
     /// for undefined names, the available variables).
     pub fn render(&self, kind: TemplateKind, ctx: &PromptContext) -> Result<String, PromptError> {
-        let vars = compute(kind, ctx, self.clock.now(), self.tz)?;
+        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?;
         self.render_vars(kind, &vars)
     }
 
@@ -315,7 +330,7 @@ impl PromptBuilder {
         kind: TemplateKind,
         ctx: &PromptContext,
     ) -> Result<Injected, PromptError> {
-        let vars = compute(kind, ctx, self.clock.now(), self.tz)?;
+        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?;
         let prompt = self.render_vars(kind, &vars)?;
         Ok(self.apply(kind_phase(kind), InjectionSide::User, &prompt, ctx, vars))
     }
@@ -342,7 +357,7 @@ impl PromptBuilder {
                 && (r.when.is_some() || matches!(r.text, RuleText::Template(_)))
         });
         let vars = if needs_vars {
-            compute(kind, ctx, self.clock.now(), self.tz)?
+            compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?
         } else {
             validate(kind, ctx)?;
             Vec::new()

@@ -25,7 +25,7 @@
 //!     ..Default::default()
 //! };
 //! let user = builder.render_team(&ctx)?;
-//! assert!(user.contains("現在日時: 2025-11-25T14:30:00+09:00"));
+//! assert!(user.contains("current_datetime: 2025-11-25T14:30:00+09:00"));
 //! let system = builder.inject_system(InjectionPhase::Team, "You lead a team.", &ctx)?;
 //! assert_eq!(system.applied, ["domain_context"]);
 //! # Ok::<(), mixseek_prompt::PromptError>(())
@@ -77,6 +77,7 @@ mod inject;
 mod load;
 mod names;
 mod pyjson;
+mod tags;
 mod vars;
 
 #[cfg(test)]
@@ -100,6 +101,7 @@ pub use load::{
 };
 pub use mixseek_config::{InjectionPhase, InjectionSide, PromptBuilderSettings};
 pub use pyjson::py_float_repr;
+pub use tags::TagGuard;
 pub use vars::{INJECTION_VARS, VarInfo, template_variables};
 
 /// The bundled default prompt-builder file, verbatim (what `mixseek init` and
@@ -127,20 +129,26 @@ mod tests {
         assert_eq!(settings, defaults);
         assert_eq!(
             sha(&defaults.team_user_prompt),
-            "24e7cb6bec54e2c2879a9615b39dfa815c4e3480ee290e9d6ba2c5185a0e38ca"
+            "a35345831e0e108d8480b3b3bfe0f4eb37cd550c5e783932657fc66d603ca2c8"
         );
         assert_eq!(
             sha(&defaults.evaluator_user_prompt),
-            "d7e8b6fffcb704c7ba9e422549d3e9d1e964fee78f723d2917abf7257b405af3"
+            "c0d10a5b957c0719e5c728b8e65e5f2a511cdc3d8ac6463be87eb2b4f412d4bd"
         );
         assert_eq!(
             sha(&defaults.judgment_user_prompt),
-            "8dd63290c2c5fb05a2499dfd5987663625ad8a0f503a0e4f00bf5fefade070ef"
+            "2a15fb733ddb3de5389ca8fd5f4dd73730caec9413399566f47cb941830ad7da"
         );
         assert!(
             !DEFAULT_PROMPT_BUILDER_TOML.contains('\t')
                 && !DEFAULT_PROMPT_BUILDER_TOML.contains(" \n")
         );
         assert!(DEFAULT_PROMPT_BUILDER_TOML.starts_with("# UserPromptBuilder 設定ファイル\n"));
+        // the original's file since 0.1.0a18, byte for byte (upstream-a16-a22.md §3.2)
+        assert_eq!(DEFAULT_PROMPT_BUILDER_TOML.len(), 6177);
+        assert_eq!(
+            sha(DEFAULT_PROMPT_BUILDER_TOML),
+            "13252c19411b403f190d2fefe02eec2b39df5744da7b01cca62e312a44556984"
+        );
     }
 }

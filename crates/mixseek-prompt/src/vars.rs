@@ -8,6 +8,7 @@ use crate::formatters::{
     effective_ranking, format_position_message, format_ranking_table, format_submission_history,
     position_in,
 };
+use crate::tags::TagGuard;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use minijinja::Value;
@@ -110,12 +111,16 @@ pub(crate) fn validate(kind: TemplateKind, ctx: &PromptContext) -> Result<(), Pr
     }
 }
 
-/// The variables of `kind` for `ctx` at `now` in `tz`, validating the context first.
+/// The variables of `kind` for `ctx` at `now` in `tz`, validating the context first. The
+/// values that come from outside the configuration (the user prompt, the submissions and the
+/// judges' comments, team names in the ranking) are neutralized by `guard`, the tag guard of
+/// the template in use (see `tags.rs`).
 pub(crate) fn compute(
     kind: TemplateKind,
     ctx: &PromptContext,
     now: DateTime<Utc>,
     tz: Tz,
+    guard: &TagGuard,
 ) -> Result<Vec<(&'static str, Value)>, PromptError> {
     let current_datetime = format_current_datetime(now, tz);
     match kind {
@@ -125,15 +130,18 @@ pub(crate) fn compute(
                 effective_ranking(ctx.round_number, ctx.ranking.as_deref().map(Vec::as_slice));
             let (position, total) = position_in(ranking, &ctx.team_id);
             Ok(vec![
-                ("user_prompt", Value::from(ctx.user_prompt.as_str())),
+                (
+                    "user_prompt",
+                    Value::from(guard.neutralize(&ctx.user_prompt).as_ref()),
+                ),
                 ("round_number", Value::from(ctx.round_number)),
                 (
                     "submission_history",
-                    Value::from(format_submission_history(&ctx.round_history)),
+                    Value::from(format_submission_history(&ctx.round_history, guard)),
                 ),
                 (
                     "ranking_table",
-                    Value::from(format_ranking_table(ranking, &ctx.team_id)),
+                    Value::from(format_ranking_table(ranking, &ctx.team_id, guard)),
                 ),
                 (
                     "team_position_message",
@@ -149,13 +157,17 @@ pub(crate) fn compute(
         }
         TemplateKind::Evaluator => {
             ctx.validate_evaluator()?;
-            let query = Value::from(py_trim(&ctx.user_prompt));
+            let query = Value::from(guard.neutralize(py_trim(&ctx.user_prompt)).as_ref());
             Ok(vec![
                 ("user_prompt", query.clone()),
                 ("user_query", query),
                 (
                     "submission",
-                    Value::from(py_trim(ctx.submission.as_deref().unwrap_or(""))),
+                    Value::from(
+                        guard
+                            .neutralize(py_trim(ctx.submission.as_deref().unwrap_or("")))
+                            .as_ref(),
+                    ),
                 ),
                 ("current_datetime", Value::from(current_datetime)),
                 ("team_id", Value::from(ctx.team_id.as_str())),
@@ -183,7 +195,7 @@ mod tests {
             ..Default::default()
         };
         for kind in TemplateKind::ALL {
-            let names: Vec<&str> = compute(kind, &ctx, Utc::now(), Tz::UTC)
+            let names: Vec<&str> = compute(kind, &ctx, Utc::now(), Tz::UTC, &TagGuard::default())
                 .expect("vars")
                 .iter()
                 .map(|(n, _)| *n)
@@ -199,7 +211,14 @@ mod tests {
             submission: Some("\n s ".into()),
             ..Default::default()
         };
-        let vars = compute(TemplateKind::Evaluator, &ctx, Utc::now(), Tz::UTC).expect("vars");
+        let vars = compute(
+            TemplateKind::Evaluator,
+            &ctx,
+            Utc::now(),
+            Tz::UTC,
+            &TagGuard::default(),
+        )
+        .expect("vars");
         assert_eq!(vars[0].1.as_str(), Some("q"));
         assert_eq!(vars[2].1.as_str(), Some("s"));
     }

@@ -182,7 +182,7 @@ async fn four_metrics_give_the_exact_weighted_score_in_json() {
         b["messages"][1]["content"]
             .as_str()
             .unwrap_or("")
-            .ends_with("# 提出内容\nA language.")
+            .ends_with("<submission>\nA language.\n</submission>")
     }));
 }
 
@@ -265,7 +265,7 @@ async fn the_submission_can_come_from_stdin() {
         requests[0]["messages"][1]["content"]
             .as_str()
             .unwrap_or("")
-            .ends_with("# 提出内容\nFrom stdin.")
+            .ends_with("<submission>\nFrom stdin.\n</submission>")
     );
 }
 

@@ -223,7 +223,7 @@ async fn talks_to_a_real_provider_endpoint() {
         .unwrap_or("")
         .to_string();
     assert!(
-        user.contains("# ユーザから指定されたタスク\nWrite about tokio\n"),
+        user.contains("<user_task>\nWrite about tokio\n</user_task>"),
         "{user}"
     );
     assert!(

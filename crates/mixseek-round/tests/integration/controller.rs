@@ -717,7 +717,7 @@ async fn the_evaluator_gets_the_original_prompt_and_ids() {
     // The leader itself got the rendered team prompt, not the raw task.
     let leader_user = common_last_user(&s.leader.requests()[0].body);
     assert!(
-        leader_user.contains("# ユーザから指定されたタスク\n  The original task  \n"),
+        leader_user.contains("<user_task>\n  The original task  \n</user_task>"),
         "{leader_user}"
     );
 }
