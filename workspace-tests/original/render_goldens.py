@@ -1,3 +1,7 @@
+"""Renders the golden prompt cases of crates/mixseek-prompt/src/golden_tests.rs with the original's own
+UserPromptBuilder (mixseek-core, default templates, clock fixed at 2025-11-25T14:30:00+09:00), prints each
+render's size and SHA-256 and writes the renders as JSON to the file given as the first argument (default
+/tmp/gold/out.json). Part of the original tier (workspace-tests/tests/original.rs)."""
 import asyncio, hashlib, json, sys
 from datetime import datetime, timezone
 import mixseek.prompt_builder.builder as B
@@ -35,5 +39,7 @@ async def main():
     out["j_judgment"] = await b.build_judgment_prompt(ctx("タスク", 1, (), Store(three), tid="team-A"))
     for k, v in out.items():
         print(k, len(v), len(v.encode()), hashlib.sha256(v.encode()).hexdigest())
-    json.dump(out, open("/tmp/gold/out.json", "w"), ensure_ascii=False, indent=1)
+    path = sys.argv[1] if len(sys.argv) > 1 else "/tmp/gold/out.json"
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
 asyncio.run(main())

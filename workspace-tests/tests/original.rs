@@ -11,6 +11,8 @@
 //!   commands read, and the file stays byte for byte as it was.
 //! * A file `mixseek db upgrade` upgraded keeps a backup and the original's keys, and the
 //!   original still appends to it and reads it; so do we.
+//! * The default prompts `mixseek prompt render` prints are the ones the original's own prompt
+//!   builder renders from the same inputs, byte for byte.
 //!
 //! The tests are `#[ignore]`d so the README's `cargo test --workspace` needs only the Rust
 //! toolchain. Without `MIXSEEK_ORIGINAL_VENV` they fail: the tier never skips silently.
@@ -484,4 +486,128 @@ async fn a_file_we_upgrade_still_works_with_the_original() {
         Some(3),
         "{found}"
     );
+}
+
+/// The golden cases of `golden_tests.rs`, rendered by the original's `UserPromptBuilder`
+/// (`workspace-tests/original/render_goldens.py`) and by `mixseek prompt render`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the original tier: scripts/original-tests"]
+async fn the_default_prompts_are_the_ones_the_original_renders() {
+    let sb = Sandbox::new();
+    let theirs_file = sb.path().join("theirs.json");
+    let out = Command::new(venv().join("bin/python"))
+        .arg(repo_root().join("workspace-tests/original/render_goldens.py"))
+        .arg(&theirs_file)
+        .output()
+        .expect("run render_goldens.py");
+    assert_ok("render_goldens.py (the original's prompt builder)", &out);
+    let theirs: Value =
+        serde_json::from_str(&std::fs::read_to_string(&theirs_file).expect("renders"))
+            .expect("JSON");
+    let first = |score: f64| {
+        serde_json::json!([{"round_number": 1, "submission_content": "First submission",
+            "evaluation_score": score, "score_details": {}}])
+    };
+    let team = |id: &str, name: &str, score: f64| serde_json::json!({"team_id": id, "team_name": name, "max_score": score, "total_rounds": 1});
+    let three = serde_json::json!([
+        team("team-A", "Team Alpha", 95.0),
+        team("team-B", "Team Beta", 85.0),
+        team("team-C", "Team Gamma", 75.0)
+    ]);
+    let round = |prompt: &str, n: u32, history: Value, ranking: Value, id: &str| {
+        serde_json::json!({"user_prompt": prompt, "round_number": n, "team_id": id, "team_name": "Alpha",
+            "execution_id": "exec-1", "round_history": history, "ranking": ranking})
+    };
+    let cases: Vec<(&str, &str, Value)> = vec![
+        (
+            "a",
+            "team",
+            round(
+                "データ分析タスク",
+                1,
+                serde_json::json!([]),
+                Value::Null,
+                "team1",
+            ),
+        ),
+        (
+            "b",
+            "team",
+            round("データ分析タスク", 2, first(75.5), Value::Null, "team1"),
+        ),
+        (
+            "c",
+            "team",
+            round(
+                "データ分析タスク",
+                2,
+                first(85.5),
+                serde_json::json!([team("team1", "Alpha", 85.5), team("team2", "Beta", 80.0)]),
+                "team1",
+            ),
+        ),
+        (
+            "d",
+            "judgment",
+            round(
+                "Test task",
+                2,
+                serde_json::json!([{"round_number": 1, "submission_content": "Initial submission",
+                    "evaluation_score": 75.5, "score_details": {"accuracy": 80.0, "completeness": 71.0}}]),
+                Value::Null,
+                "team1",
+            ),
+        ),
+        (
+            "e",
+            "evaluator",
+            serde_json::json!({"user_prompt": "What is Python?", "submission": "Python is a programming language..."}),
+        ),
+        (
+            "h",
+            "team",
+            round("タスク", 2, first(75.5), three.clone(), "team-X"),
+        ),
+        (
+            "i",
+            "team",
+            round("タスク", 2, first(75.5), serde_json::json!([]), "team1"),
+        ),
+        (
+            "j",
+            "team",
+            round("タスク", 1, serde_json::json!([]), three.clone(), "team-A"),
+        ),
+        (
+            "j_judgment",
+            "judgment",
+            round("タスク", 1, serde_json::json!([]), three, "team-A"),
+        ),
+    ];
+    for (name, kind, ctx) in cases {
+        let ctx_file = sb.write(&format!("ctx_{name}.json"), &ctx.to_string());
+        let out = ours(
+            &sb,
+            &[
+                "prompt",
+                "render",
+                "--kind",
+                kind,
+                "--context",
+                ctx_file.to_str().expect("utf-8"),
+                "--now",
+                "2025-11-25T14:30:00+09:00",
+                "--tz",
+                "Asia/Tokyo",
+            ],
+            &[],
+        )
+        .await;
+        assert_ok(&format!("prompt render ({name})"), &out);
+        assert_eq!(
+            text(&out.stdout),
+            theirs[name].as_str().expect("a render"),
+            "case {name}"
+        );
+    }
 }
