@@ -1,4 +1,5 @@
-//! [`AgentError`]: why a team's agents could not be built or why the leader's run failed.
+//! [`AgentError`]: why a team's agents could not be built, why the leader's run failed, or
+//! why a workflow step failed.
 //! Member failures are not errors: they become `ERROR` submissions and tool errors the
 //! leader sees.
 
@@ -49,6 +50,20 @@ pub enum AgentError {
     /// The leader answered without any text.
     #[error("the leader gave no final answer: {0}")]
     NoAnswer(String),
+
+    /// A workflow step failed: an executor could not be built, or a function executor ended
+    /// `ERROR` (the original's `WorkflowStepFailedError`).
+    #[error(
+        "WorkflowStepFailedError: Workflow step '{step}' failed at executor '{executor}': {message}"
+    )]
+    WorkflowStep {
+        /// The step's id.
+        step: String,
+        /// The executor's name.
+        executor: String,
+        /// What went wrong.
+        message: String,
+    },
 
     /// An injection rule or context problem while building a prompt.
     #[error("prompt error: {0}")]

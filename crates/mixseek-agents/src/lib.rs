@@ -5,7 +5,9 @@
 //! tool: HTTP GET, HTML to text, size and time limits, private addresses refused),
 //! `command` (an external program speaking JSON on stdin/stdout), `web_search` /
 //! `code_execution` (one LLM call carrying the provider's native tool; refused, naming the
-//! provider, where the provider has none). Member failures become `ERROR` submissions (with real token counts
+//! provider, where the provider has none). A workflow (`workflow/`) plays a round with fixed
+//! steps instead of a leader: agent and command executors are these members, function
+//! executors run the user's Python in a subprocess. Member failures become `ERROR` submissions (with real token counts
 //! and timing) and tool errors for the leader; they never fail the round.
 //!
 //! # Use
@@ -45,10 +47,13 @@ mod leader;
 mod member;
 mod params;
 mod team;
+mod unit;
+mod workflow;
 
 pub use context::{AgentDeps, RoundContext};
 pub use error::AgentError;
 pub use fetch::{FetchError, FetchSettings, FetchedPage, fetch};
+pub use leader::LeaderOutcome;
 pub use leader::final_answer_request;
 pub use member::command::MAX_STDOUT;
 pub use member::web_fetch::FINAL_ANSWER_REQUEST;
@@ -56,3 +61,5 @@ pub use member::{
     EMPTY_TASK, MemberAgent, MemberOutput, build_member, check_member, check_member_with_registry,
 };
 pub use team::{TeamAgents, check_team};
+pub use unit::UnitAgents;
+pub use workflow::WorkflowAgents;

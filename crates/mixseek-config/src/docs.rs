@@ -126,6 +126,11 @@ const REQUIRED: &[&str] = &[
     "privacy.extra_patterns[].pattern",
     "team.team_id",
     "team.team_name",
+    "workflow.workflow_id",
+    "workflow.workflow_name",
+    "workflow.steps[].id",
+    "workflow.steps[].executors[].name",
+    "workflow.steps[].executors[].type",
     "metrics[].name",
     "prompt_builder.injections[].name",
 ];
@@ -162,6 +167,8 @@ fn type_default(name: &str) -> Option<Value> {
         "InjectionRuleSettings" => serde_json::to_value(InjectionRuleSettings::default()),
         "LeaderSettings" => serde_json::to_value(LeaderSettings::default()),
         "MemberSettings" => serde_json::to_value(MemberSettings::default()),
+        "WorkflowStep" => serde_json::to_value(crate::workflow::WorkflowStep::default()),
+        "ExecutorSettings" => serde_json::to_value(crate::workflow::ExecutorSettings::default()),
         "MetricSettings" => serde_json::to_value(MetricSettings::default()),
         "LlmDefaultSettings" => serde_json::to_value(LlmDefaultSettings::default()),
         _ => return None,
@@ -345,6 +352,19 @@ pub(crate) fn reference_markdown() -> String {
         "Member file",
         "Referenced by `[[team.members]] config`; only `tool_name` and `tool_description` may be overridden there.",
         &crate::team::MemberFile::default(),
+    ));
+    s.push_str(&section::<crate::workflow::WorkflowFile>(
+        "Workflow file",
+        "Also referenced by `[[orchestrator.teams]] config`: a file with `[workflow]` (and no `[team]`) is a workflow, \
+         which plays rounds like a team but runs fixed steps instead of a leader (user guide, \"Workflows\"). \
+         `workflow_id`, `workflow_name` and at least one step with one executor are required; `workflow_id` and \
+         `workflow_name` are the unit's team id and name everywhere. Unknown keys of `[workflow]` itself are \
+         ignored with a warning, as the original ignores them; unknown keys of steps, executors and plugins are errors. \
+         Each executor `type` accepts only its keys: agents (`plain`, `web_search`, `web_fetch`, `code_execution`) the \
+         LLM keys, `function` only `plugin`, `timeout_seconds` and `python`, `command` only `command`, \
+         `timeout_seconds` and `metadata`. `MIXSEEK_WORKFLOW__<KEY>` overrides a key of `[workflow]` in every \
+         workflow file of the run.",
+        &crate::workflow::WorkflowFile::default(),
     ));
     s.push_str(&section::<crate::evaluator::EvaluatorSettings>(
         "Evaluator file",

@@ -40,6 +40,10 @@ pub(crate) const NON_SETTING_VARS: &[(&str, &str)] = &[
         "`1`/`true` turns the live progress display of `mixseek exec` off, like `--no-progress`",
     ),
     (
+        "MIXSEEK_PYTHON",
+        "the Python interpreter of workflow function executors that set no `python` (else `python3` on PATH)",
+    ),
+    (
         "MIXSEEK_TEST_PANIC",
         "test-only fault injection, read by debug builds only: `main` panics as the command starts, `team:ID` inside team ID's task at its round 2",
     ),
@@ -78,6 +82,7 @@ pub(crate) const SECTION_PREFIXES: &[&str] = &[
     "TEAM",
     "LEADER",
     "MEMBER",
+    "WORKFLOW",
     "EVALUATOR",
     "JUDGMENT",
     "PROMPT_BUILDER",
@@ -90,6 +95,7 @@ pub(crate) const LOADED_SECTIONS: &[&str] = &[
     "ORCHESTRATOR",
     "TEAM",
     "LEADER",
+    "WORKFLOW",
     "EVALUATOR",
     "JUDGMENT",
     "PROMPT_BUILDER",

@@ -1,5 +1,5 @@
 //! Settings of every mixseek file kind — orchestrator, team (inline and referenced members),
-//! member, evaluator, judgment, prompt builder — plus ours (providers, pricing, cache, privacy,
+//! member, workflow, evaluator, judgment, prompt builder — plus ours (providers, pricing, cache, privacy,
 //! hooks): serde types with the original's keys and defaults, layered loading (CLI > env >
 //! TOML > defaults), workspace and path resolution, validation that collects every problem,
 //! and the preflight checks.
@@ -28,6 +28,7 @@ mod providers;
 mod source;
 mod team;
 mod weights;
+mod workflow;
 mod workspace;
 
 // The generator of docs/configuration.md: only its test (which compares the file with it)
@@ -50,8 +51,9 @@ pub use google_credentials::{
 pub use issues::{ConfigIssue, Issues, closest};
 pub use judgment::JudgmentSettings;
 pub use load::{
-    LoadError, LoadReport, LoadedConfig, LoadedTeam, OrchestratorFile, Origin, Overrides, Part,
-    load, load_evaluator, load_judgment, load_prompt_builder, load_team,
+    LoadError, LoadReport, LoadedConfig, LoadedTeam, LoadedUnit, LoadedWorkflow, OrchestratorFile,
+    Origin, Overrides, Part, UnitEntry, UnitKind, load, load_evaluator, load_judgment,
+    load_prompt_builder, load_team, load_workflow,
 };
 pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};
 pub use privacy::PrivacySettings;
@@ -63,4 +65,8 @@ pub use providers::{CacheSettings, Price, ProviderKind, ProviderSettings};
 pub use source::{Source, SourceMap};
 pub use team::{Instruction, LeaderSettings, MemberSettings, TeamFile, TeamSettings};
 pub use weights::resolve_weights;
+pub use workflow::{
+    DEFAULT_WORKFLOW_MODEL, ExecutorSettings, ExecutorType, FinalOutputFormat, PluginSettings,
+    WorkflowFile, WorkflowSettings, WorkflowStep,
+};
 pub use workspace::{PathError, Workspace, WorkspaceSource};

@@ -18,6 +18,7 @@ use crate::prompt_builder::PromptBuilderSettings;
 use crate::providers::{CacheSettings, Price, ProviderSettings};
 use crate::source::{Source, SourceMap};
 use crate::team::{MemberFile, TeamFile, TeamSettings};
+use crate::workflow::{WorkflowFile, WorkflowSettings, soften_unknown_workflow_keys};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -94,6 +95,16 @@ impl<T> Part<T> {
         self.value.is_some() && self.errors.is_empty()
     }
 
+    /// The same part with its value converted.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Part<U> {
+        Part {
+            origin: self.origin,
+            value: self.value.map(f),
+            errors: self.errors,
+            warnings: self.warnings,
+        }
+    }
+
     /// The built-in defaults, not loaded (the orchestrator file could not be read).
     fn built_in() -> Self {
         Self {
@@ -125,6 +136,107 @@ pub struct LoadedTeam {
     pub member_files: Vec<Option<PathBuf>>,
 }
 
+/// A workflow file, loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedWorkflow {
+    /// The path as written in `[[orchestrator.teams]]`.
+    pub entry: String,
+    /// The workflow file.
+    pub file: PathBuf,
+    /// The workflow's settings.
+    pub settings: WorkflowSettings,
+}
+
+/// What a `[[orchestrator.teams]]` entry names: a team (leader and members) or a workflow
+/// (fixed steps). Both play rounds and share the leaderboard; a workflow's `workflow_id` and
+/// `workflow_name` are its team id and name everywhere.
+// A handful per run, loaded once: the size difference costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadedUnit {
+    /// A team file (`[team]`).
+    Team(LoadedTeam),
+    /// A workflow file (`[workflow]`).
+    Workflow(LoadedWorkflow),
+}
+
+impl LoadedUnit {
+    /// The unit's team id (a workflow's `workflow_id`).
+    pub fn id(&self) -> &mixseek_core::TeamId {
+        match self {
+            LoadedUnit::Team(t) => &t.settings.team_id,
+            LoadedUnit::Workflow(w) => &w.settings.workflow_id,
+        }
+    }
+    /// The unit's display name (a workflow's `workflow_name`).
+    pub fn name(&self) -> &str {
+        match self {
+            LoadedUnit::Team(t) => &t.settings.team_name,
+            LoadedUnit::Workflow(w) => &w.settings.workflow_name,
+        }
+    }
+    /// The path as written in `[[orchestrator.teams]]`.
+    pub fn entry(&self) -> &str {
+        match self {
+            LoadedUnit::Team(t) => &t.entry,
+            LoadedUnit::Workflow(w) => &w.entry,
+        }
+    }
+    /// The unit's file.
+    pub fn file(&self) -> &Path {
+        match self {
+            LoadedUnit::Team(t) => &t.file,
+            LoadedUnit::Workflow(w) => &w.file,
+        }
+    }
+    /// What kind of unit it is.
+    pub fn kind(&self) -> UnitKind {
+        match self {
+            LoadedUnit::Team(_) => UnitKind::Team,
+            LoadedUnit::Workflow(_) => UnitKind::Workflow,
+        }
+    }
+    /// The team, when it is one.
+    pub fn as_team(&self) -> Option<&LoadedTeam> {
+        match self {
+            LoadedUnit::Team(t) => Some(t),
+            LoadedUnit::Workflow(_) => None,
+        }
+    }
+    /// The settings as JSON (for the configuration hash and `config show`).
+    pub fn settings_json(&self) -> serde_json::Value {
+        match self {
+            LoadedUnit::Team(t) => serde_json::to_value(&t.settings).unwrap_or_default(),
+            LoadedUnit::Workflow(w) => {
+                serde_json::json!({ "workflow": serde_json::to_value(&w.settings).unwrap_or_default() })
+            }
+        }
+    }
+}
+
+/// What a `[[orchestrator.teams]]` entry turned out to be, decided by the file's top-level
+/// tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitKind {
+    /// `[team]` only.
+    Team,
+    /// `[workflow]` only.
+    Workflow,
+    /// The file could not be read, or has both tables or neither.
+    Unknown,
+}
+
+/// One `[[orchestrator.teams]]` entry, loaded.
+#[derive(Debug, Clone)]
+pub struct UnitEntry {
+    /// The path as written.
+    pub entry: String,
+    /// What the file is.
+    pub kind: UnitKind,
+    /// The unit, with its problems.
+    pub part: Part<LoadedUnit>,
+}
+
 /// Everything loaded, part by part.
 #[derive(Debug, Clone)]
 pub struct LoadReport {
@@ -134,8 +246,8 @@ pub struct LoadReport {
     pub orchestrator_file: PathBuf,
     /// The orchestrator file's settings.
     pub orchestrator: Part<OrchestratorFile>,
-    /// One entry per `[[orchestrator.teams]]`, in order.
-    pub teams: Vec<(String, Part<LoadedTeam>)>,
+    /// One entry per `[[orchestrator.teams]]` (teams and workflows), in order.
+    pub teams: Vec<UnitEntry>,
     /// The evaluator settings.
     pub evaluator: Part<EvaluatorSettings>,
     /// The judgment settings.
@@ -158,8 +270,8 @@ pub struct LoadedConfig {
     pub orchestrator_file: PathBuf,
     /// The orchestrator file's settings.
     pub file: OrchestratorFile,
-    /// The teams, in `[[orchestrator.teams]]` order.
-    pub teams: Vec<LoadedTeam>,
+    /// The teams and workflows, in `[[orchestrator.teams]]` order.
+    pub teams: Vec<LoadedUnit>,
     /// The evaluator settings.
     pub evaluator: EvaluatorSettings,
     /// Where they came from.
@@ -1141,8 +1253,105 @@ fn load_orchestrator_file(
     (part, loaded.doc)
 }
 
-/// The team files `[[orchestrator.teams]]` names, in order; a `team_id` used twice is an
-/// error of the second team.
+/// Loads one workflow file (`[workflow]`), with `MIXSEEK_WORKFLOW__*` overrides of its
+/// top-level keys.
+pub fn load_workflow(
+    entry: &str,
+    path: &Path,
+    env: &EnvVars,
+    sources: &mut SourceMap,
+    source_prefix: &str,
+) -> Part<LoadedWorkflow> {
+    let mut errors = Issues::default();
+    let mut warnings = Issues::default();
+    let mut local = SourceMap::default();
+    let mut loaded: Loaded<WorkflowFile> = load_file(
+        path,
+        env,
+        &FileKind {
+            what: "workflow config",
+            legacy: &[],
+            env_overlay: &|t, s, env| {
+                overlay(t, &["workflow"], "MIXSEEK_WORKFLOW__", env, |_| true, s);
+            },
+        },
+    );
+    loaded.merge_into(&mut local, &mut errors, &mut warnings);
+    soften_unknown_workflow_keys(&mut errors, &mut warnings);
+    let Some(file) = loaded.value else {
+        sources.extend_prefixed(source_prefix, &local);
+        return Part {
+            origin: Origin::Explicit(path.to_path_buf()),
+            value: None,
+            errors,
+            warnings,
+        };
+    };
+    if loaded
+        .doc
+        .as_ref()
+        .is_some_and(|d| !d.table.contains_key("workflow"))
+    {
+        errors.push(
+            ConfigIssue::new(
+                "workflow",
+                format!(
+                    "Invalid workflow config: missing 'workflow' section in {}",
+                    path.display()
+                ),
+            )
+            .in_file(path)
+            .with_hint("a workflow file starts with [workflow] and sets workflow_id, workflow_name and its [[workflow.steps]]"),
+        );
+    }
+    let settings = file.workflow;
+    let from = errors.len();
+    settings.validate("workflow", &mut errors);
+    if let Some(d) = &loaded.doc {
+        d.locate(&mut errors, from);
+    }
+    attribute_env(&mut errors, from, &local, "");
+    sources.extend_prefixed(source_prefix, &local);
+    Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value: Some(LoadedWorkflow {
+            entry: entry.to_string(),
+            file: path.to_path_buf(),
+            settings,
+        }),
+        errors,
+        warnings,
+    }
+}
+
+/// Reads a listed file once to tell a team file from a workflow file by its top-level
+/// tables (`[team]` / `[workflow]`), as the original does.
+fn unit_kind(entry: &str, path: &Path) -> Result<UnitKind, ConfigIssue> {
+    let doc = TomlDoc::read(path, "team or workflow config")?;
+    let (team, workflow) = (
+        doc.table.contains_key("team"),
+        doc.table.contains_key("workflow"),
+    );
+    match (team, workflow) {
+        (true, false) => Ok(UnitKind::Team),
+        (false, true) => Ok(UnitKind::Workflow),
+        (true, true) => Err(ConfigIssue::new(
+            "",
+            format!("Config {entry} contains both [team] and [workflow] sections"),
+        )
+        .in_file(path)
+        .with_hint("a file is either a team or a workflow: split it in two")),
+        (false, false) => Err(ConfigIssue::new(
+            "",
+            format!("Config {entry} contains neither [team] nor [workflow] sections"),
+        )
+        .in_file(path)
+        .with_hint("a team file starts with [team], a workflow file with [workflow]")),
+    }
+}
+
+/// The team and workflow files `[[orchestrator.teams]]` names, in order; a `team_id` (or
+/// `workflow_id`) used twice is an error of the second unit.
 fn load_teams(
     ws: &Workspace,
     path: &Path,
@@ -1150,47 +1359,59 @@ fn load_teams(
     doc: Option<&TomlDoc>,
     env: &EnvVars,
     sources: &mut SourceMap,
-) -> Vec<(String, Part<LoadedTeam>)> {
+) -> Vec<UnitEntry> {
     let mut teams = Vec::new();
     let mut seen_ids: BTreeMap<mixseek_core::TeamId, usize> = BTreeMap::new();
     for (i, entry) in file.orchestrator.teams.iter().enumerate() {
-        let mut part = match ws.resolve_ref("team config", &entry.config, path) {
-            Ok(tp) => load_team(
-                ws,
-                &entry.config,
-                &tp,
-                env,
-                sources,
-                &format!("teams[{i}]."),
-            ),
+        let prefix = format!("teams[{i}].");
+        let (kind, mut part) = match ws.resolve_ref("team config", &entry.config, path) {
+            Ok(tp) => match unit_kind(&entry.config, &tp) {
+                Ok(UnitKind::Workflow) => {
+                    let p = load_workflow(&entry.config, &tp, env, sources, &prefix);
+                    (UnitKind::Workflow, p.map(LoadedUnit::Workflow))
+                }
+                Ok(_) => {
+                    let p = load_team(ws, &entry.config, &tp, env, sources, &prefix);
+                    (UnitKind::Team, p.map(LoadedUnit::Team))
+                }
+                Err(issue) => (UnitKind::Unknown, Part::failed(issue)),
+            },
             Err(e) => {
                 let key = format!("orchestrator.teams[{i}].config");
                 let mut issue = ConfigIssue::new(key.clone(), e.to_string()).in_file(path);
                 if let Some((l, c)) = doc.and_then(|d| d.position(&key)) {
                     issue = issue.at(l, c);
                 }
-                Part::failed(issue)
+                (UnitKind::Unknown, Part::failed(issue))
             }
         };
-        if let Some(t) = &part.value {
-            let id = t.settings.team_id.clone();
+        if let Some(u) = &part.value {
+            let id = u.id().clone();
             if let Some(first) = seen_ids.get(&id) {
+                let key = match u {
+                    LoadedUnit::Team(_) => "team.team_id",
+                    LoadedUnit::Workflow(_) => "workflow.workflow_id",
+                };
                 part.errors.push(
                     ConfigIssue::new(
-                        "team.team_id",
+                        key,
                         format!(
                             "Duplicate team_id detected: '{id}' (also used by team {})",
                             first + 1
                         ),
                     )
-                    .in_file(&t.file)
-                    .with_hint("Each team configuration must have a unique team_id."),
+                    .in_file(u.file())
+                    .with_hint("Each team configuration must have a unique team_id (workflow_id for a workflow)."),
                 );
             } else if !id.is_empty() {
                 seen_ids.insert(id, i);
             }
         }
-        teams.push((entry.config.clone(), part));
+        teams.push(UnitEntry {
+            entry: entry.config.clone(),
+            kind,
+            part,
+        });
     }
     teams
 }
@@ -1281,7 +1502,7 @@ impl LoadReport {
             &mut self.judgment.warnings,
             &mut self.prompt_builder.warnings,
         ];
-        lists.extend(self.teams.iter_mut().map(|(_, t)| &mut t.warnings));
+        lists.extend(self.teams.iter_mut().map(|t| &mut t.part.warnings));
         for list in lists {
             let (env, other): (Vec<ConfigIssue>, Vec<ConfigIssue>) =
                 std::mem::take(&mut list.items)
@@ -1297,8 +1518,8 @@ impl LoadReport {
     /// Every error of every part.
     pub fn errors(&self) -> Vec<ConfigIssue> {
         let mut v: Vec<ConfigIssue> = self.orchestrator.errors.items.clone();
-        for (_, t) in &self.teams {
-            v.extend(t.errors.items.iter().cloned());
+        for t in &self.teams {
+            v.extend(t.part.errors.items.iter().cloned());
         }
         v.extend(self.evaluator.errors.items.iter().cloned());
         v.extend(self.judgment.errors.items.iter().cloned());
@@ -1309,8 +1530,8 @@ impl LoadReport {
     /// Every warning of every part.
     pub fn warnings(&self) -> Vec<ConfigIssue> {
         let mut v: Vec<ConfigIssue> = self.orchestrator.warnings.items.clone();
-        for (_, t) in &self.teams {
-            v.extend(t.warnings.items.iter().cloned());
+        for t in &self.teams {
+            v.extend(t.part.warnings.items.iter().cloned());
         }
         v.extend(self.evaluator.warnings.items.iter().cloned());
         v.extend(self.judgment.warnings.items.iter().cloned());
@@ -1333,8 +1554,13 @@ impl LoadReport {
             .value
             .ok_or_else(|| missing("the orchestrator config"))?;
         let mut teams = Vec::new();
-        for (entry, t) in self.teams {
-            teams.push(t.value.ok_or_else(|| missing(&format!("team `{entry}`")))?);
+        for t in self.teams {
+            let entry = t.entry;
+            teams.push(
+                t.part
+                    .value
+                    .ok_or_else(|| missing(&format!("team `{entry}`")))?,
+            );
         }
         Ok(LoadedConfig {
             workspace: self.workspace,
@@ -1449,7 +1675,7 @@ mod tests {
     fn unknown_variables_are_warnings_with_the_variable_meant() {
         let meant = |m: &str| format!("did you mean `{m}`?");
         for (var, hint) in [
-            ("MIXSEEK_PY", crate::env::NO_MATCH_HINT.to_string()),
+            ("MIXSEEK_QZ", crate::env::NO_MATCH_HINT.to_string()),
             ("MIXSEEK_MAX_ROUNDZ", meant("MIXSEEK_MAX_ROUNDS")),
             (
                 "MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ",

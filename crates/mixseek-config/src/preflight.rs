@@ -3,7 +3,7 @@
 //! caller (it needs the prompt builder, which sits above this crate).
 
 use crate::issues::ConfigIssue;
-use crate::load::{LoadReport, Origin, Part};
+use crate::load::{LoadReport, LoadedUnit, Origin, Part, UnitKind};
 use crate::model_id::{self, check_credential, credential_for};
 use crate::providers::ProviderSettings;
 use serde::Serialize;
@@ -136,6 +136,7 @@ impl PreflightReport {
 fn push_skipped_after_orchestrator(out: &mut PreflightReport) {
     for name in [
         "チーム",
+        "ワークフロー",
         "Evaluator",
         "Judgment",
         "PromptBuilder",
@@ -199,7 +200,7 @@ pub fn run(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -> 
     out
 }
 
-/// The categories in the original's order: orchestrator, teams, evaluator, judgment, prompt
+/// The categories in the original's order: orchestrator, teams, workflows, evaluator, judgment, prompt
 /// builder, credentials, workspace. Without an orchestrator file only the first is checked.
 /// (Metric names are checked by the evaluator, which knows its built-in metrics:
 /// `mixseek_evaluator::checks::metric_names` adds that category after 認証.)
@@ -212,7 +213,7 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
         push_skipped_after_orchestrator(&mut out);
         return out;
     };
-    out.categories.push(teams_category(report, orch_file));
+    out.categories.extend(unit_categories(report, orch_file));
     let (e, j, p) = (&report.evaluator, &report.judgment, &report.prompt_builder);
     out.categories
         .push(part_category("Evaluator", "evaluator_config", e));
@@ -259,38 +260,47 @@ fn orchestrator_category(report: &LoadReport, orch_file: Option<String>) -> Cate
     }
 }
 
-/// Category 2, each team file (`team_1`, `team_2`, …): loaded or not, and its warnings; an
-/// error when the orchestrator lists no team.
-fn teams_category(report: &LoadReport, orch_file: Option<String>) -> Category {
-    let mut checks = Vec::new();
+/// Categories 2 and 3: each `[[orchestrator.teams]]` entry, checked in `チーム` (team files
+/// and files that are neither) or `ワークフロー` (workflow files), named by its index in the
+/// list as the original names it (`team_0`, `workflow_1`, …): loaded or not, and its
+/// warnings. `チーム` has an error when the orchestrator lists nothing; `ワークフロー` is
+/// always there, empty when no workflow is listed.
+fn unit_categories(report: &LoadReport, orch_file: Option<String>) -> [Category; 2] {
+    let mut teams = Vec::new();
+    let mut workflows = Vec::new();
     if report.teams.is_empty() {
-        checks.push(check(
+        teams.push(check(
             "teams",
             CheckStatus::Error,
             "チーム設定が定義されていません（1つ以上のチームが必要です）",
             orch_file,
         ));
     }
-    for (i, (entry, part)) in report.teams.iter().enumerate() {
-        let name = format!("team_{}", i + 1);
+    for (i, unit) in report.teams.iter().enumerate() {
+        let (checks, name, what) = match unit.kind {
+            UnitKind::Workflow => (&mut workflows, format!("workflow_{i}"), "ワークフロー"),
+            UnitKind::Team | UnitKind::Unknown => (&mut teams, format!("team_{i}"), "チーム"),
+        };
+        let part = &unit.part;
+        let entry = Some(unit.entry.clone());
         if part.ok() {
-            let t = part
+            let id = part
                 .value
                 .as_ref()
-                .map(|t| format!(" ({})", t.settings.team_id))
+                .map(|u| format!(" ({})", u.id()))
                 .unwrap_or_default();
             checks.push(check(
                 &name,
                 CheckStatus::Ok,
-                format!("チーム設定を読み込みました{t}"),
-                Some(entry.clone()),
+                format!("{what}設定を読み込みました{id}"),
+                entry.clone(),
             ));
         } else {
             checks.push(check(
                 &name,
                 CheckStatus::Error,
-                issues_message("チーム設定の読み込みに失敗:", &part.errors.items),
-                Some(entry.clone()),
+                issues_message(&format!("{what}設定の読み込みに失敗:"), &part.errors.items),
+                entry.clone(),
             ));
         }
         for w in &part.warnings.items {
@@ -298,14 +308,20 @@ fn teams_category(report: &LoadReport, orch_file: Option<String>) -> Category {
                 format!("{name}_warning"),
                 CheckStatus::Warning,
                 w.to_string(),
-                Some(entry.clone()),
+                entry.clone(),
             ));
         }
     }
-    Category {
-        category: "チーム".into(),
-        checks,
-    }
+    [
+        Category {
+            category: "チーム".into(),
+            checks: teams,
+        },
+        Category {
+            category: "ワークフロー".into(),
+            checks: workflows,
+        },
+    ]
 }
 
 /// Categories 3–5, one optional file (evaluator, judgment, prompt builder): loaded, built in, or
@@ -365,8 +381,11 @@ pub fn providers_called(report: &LoadReport) -> BTreeMap<String, Vec<String>> {
 /// the judgment's), in order of appearance.
 fn model_ids(report: &LoadReport) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
-    for (_, t) in &report.teams {
-        if let Some(t) = &t.value {
+    for unit in &report.teams {
+        if let Some(LoadedUnit::Workflow(w)) = &unit.part.value {
+            ids.extend(w.settings.model_ids());
+        }
+        if let Some(LoadedUnit::Team(t)) = &unit.part.value {
             ids.push(t.settings.leader.model.clone());
             ids.extend(t.settings.leader.fallback_models.iter().cloned());
             for m in &t.settings.members {

@@ -612,8 +612,9 @@ fn the_valid_configuration_of_the_file_kind_tests_loads() {
     assert!(report.errors().is_empty(), "{:?}", report.errors());
     assert_eq!(report.teams.len(), 1);
     let loaded = report.into_config().expect("valid");
-    assert_eq!(loaded.teams[0].member_files.len(), 1);
-    assert!(loaded.teams[0].member_files[0].is_some());
+    let team = loaded.teams[0].as_team().expect("a team");
+    assert_eq!(team.member_files.len(), 1);
+    assert!(team.member_files[0].is_some());
 }
 
 const FILE_KINDS: &[&str] = &[
@@ -685,7 +686,7 @@ fn a_byte_order_mark_and_a_bad_byte_are_handled_at_their_line() {
     assert_eq!(
         text,
         [format!(
-            "{}:2:13: the team config file is not UTF-8 text (byte 0xFF) (save the file as UTF-8)",
+            "{}:2:13: the team or workflow config file is not UTF-8 text (byte 0xFF) (save the file as UTF-8)",
             dir.path().join("team.toml").display()
         )]
     );

@@ -9,8 +9,8 @@ use crate::panics;
 use crate::progress_files::ProgressFiles;
 use crate::ranking::LiveRanking;
 use crate::resume::{self, PriorTeam};
-use mixseek_agents::{AgentDeps, TeamAgents};
-use mixseek_config::{LoadedConfig, LoadedTeam};
+use mixseek_agents::{AgentDeps, UnitAgents};
+use mixseek_config::{LoadedConfig, LoadedUnit};
 use mixseek_core::PiiMasker;
 use mixseek_core::{
     Event, EventSink, ExecutionId, ExecutionStatus, ExecutionSummary, ExitReason, FailedTeamInfo,
@@ -82,7 +82,7 @@ impl RunOptions {
 pub(crate) fn config_hash(config: &LoadedConfig) -> String {
     let mut teams = Vec::new();
     for t in &config.teams {
-        teams.push(serde_json::to_value(&t.settings).unwrap_or_default());
+        teams.push(t.settings_json());
     }
     let mut file = config.file.clone();
     // The team timeout may be changed on the command line when resuming.
@@ -396,10 +396,16 @@ fn event_bus(
     hooks: &Arc<HookRunner>,
     masker: &Arc<PiiMasker>,
 ) -> Arc<EventBus> {
-    let progress = Arc::new(ProgressFiles::new(
-        cfg.workspace.logs_dir(),
-        cfg.orchestrator().max_rounds,
-    ));
+    let workflows = cfg
+        .teams
+        .iter()
+        .filter(|u| matches!(u, LoadedUnit::Workflow(_)))
+        .map(|u| u.id().clone())
+        .collect();
+    let progress = Arc::new(
+        ProgressFiles::new(cfg.workspace.logs_dir(), cfg.orchestrator().max_rounds)
+            .with_workflows(workflows),
+    );
     let mut bus = EventBus::new()
         .with_primary(Arc::new(writer.clone()))
         .with_primary(ranking.clone())
@@ -487,8 +493,8 @@ async fn record_start(
         .teams
         .iter()
         .map(|t| TeamRef {
-            team_id: t.settings.team_id.clone(),
-            team_name: t.settings.team_name.clone(),
+            team_id: t.id().clone(),
+            team_name: t.name().to_string(),
         })
         .collect();
     bus.emit(&Event::ExecutionStarted {
@@ -544,8 +550,7 @@ async fn play_teams(
     let mut outcomes: Vec<Option<TeamOutcome>> = Vec::new();
     let mut previous_turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
     for team in &cfg.teams {
-        let id = &team.settings.team_id;
-        let name = &team.settings.team_name;
+        let (id, name) = (team.id(), team.name());
         let rounds = resume::team_rounds(prior, id);
         match resume::prior_team(prior, earlier_summary, &shared.execution_id, id, name) {
             PriorTeam::Finished { best, exit_reason } => {
@@ -590,7 +595,7 @@ async fn play_teams(
 /// committed before, on resume) under `catch_unwind`.
 async fn team_task(
     shared: Arc<Shared>,
-    team: LoadedTeam,
+    team: LoadedUnit,
     rounds: Vec<CompletedRound>,
     semaphore: Arc<Semaphore>,
     my_turn: Option<tokio::sync::oneshot::Receiver<()>>,
@@ -615,7 +620,7 @@ async fn team_task(
     match (shared.stop)() {
         Some(ExitReason::Interrupted) => return TeamOutcome::Interrupted,
         Some(reason) if rounds.is_empty() => {
-            tracing::info!(team_id = team.settings.team_id.as_str(), %reason, "team not started");
+            tracing::info!(team_id = team.id().as_str(), %reason, "team not started");
             return TeamOutcome::Skipped;
         }
         _ => {}
@@ -630,14 +635,14 @@ async fn team_task(
             Ok(out) => out,
             // A panic outside the round loop (setting the team up or ending it).
             Err(panic) => {
-                let team_id = &team.settings.team_id;
+                let team_id = team.id();
                 let message = internal_error_message(team_id.as_str(), &panic);
                 tracing::error!(team_id = team_id.as_str(), error = %message, "team task panicked");
                 TeamOutcome::Failed {
                     best: mixseek_round::best_entry(
                         &shared.execution_id,
                         team_id,
-                        &team.settings.team_name,
+                        team.name(),
                         &known,
                         ExitReason::PartialFailure,
                     ),
@@ -664,20 +669,20 @@ impl Tally {
     fn of(cfg: &LoadedConfig, outcomes: Vec<Option<TeamOutcome>>) -> Self {
         let mut t = Tally::default();
         for (team, outcome) in cfg.teams.iter().zip(outcomes) {
-            let s = &team.settings;
+            let (team_id, team_name) = (team.id(), team.name());
             match outcome {
                 // Ended by Ctrl-C at a round boundary: continued on resume.
                 Some(TeamOutcome::Done(_, ExitReason::Interrupted)) => {
                     t.interrupted = true;
-                    t.stopped.push(s.team_id.clone());
+                    t.stopped.push(team_id.clone());
                 }
                 Some(TeamOutcome::Done(Some(best), _)) => t.team_results.push(best),
                 // The budget was reached before its first round.
                 Some(TeamOutcome::Done(None, ExitReason::BudgetExceeded))
-                | Some(TeamOutcome::Skipped) => t.stopped.push(s.team_id.clone()),
+                | Some(TeamOutcome::Skipped) => t.stopped.push(team_id.clone()),
                 Some(TeamOutcome::Done(None, reason)) => t.failed.push(FailedTeamInfo {
-                    team_id: s.team_id.clone(),
-                    team_name: s.team_name.clone(),
+                    team_id: team_id.clone(),
+                    team_name: team_name.to_string(),
                     error_message: format!("no round completed ({reason})"),
                 }),
                 Some(TeamOutcome::Failed { best, message }) => {
@@ -685,14 +690,14 @@ impl Tally {
                         t.team_results.push(b);
                     }
                     t.failed.push(FailedTeamInfo {
-                        team_id: s.team_id.clone(),
-                        team_name: s.team_name.clone(),
+                        team_id: team_id.clone(),
+                        team_name: team_name.to_string(),
                         error_message: message,
                     });
                 }
                 Some(TeamOutcome::Interrupted) | None => {
                     t.interrupted = true;
-                    t.stopped.push(s.team_id.clone());
+                    t.stopped.push(team_id.clone());
                 }
             }
         }
@@ -746,17 +751,17 @@ fn team_usage(shared: &Shared, team_id: &str) -> mixseek_core::Usage {
         .total()
 }
 
-fn team_setup_failure(team: &LoadedTeam, message: String) -> TeamOutcome {
-    tracing::error!(team_id = team.settings.team_id.as_str(), error = %message, "team could not start");
+fn team_setup_failure(team: &LoadedUnit, message: String) -> TeamOutcome {
+    tracing::error!(team_id = team.id().as_str(), error = %message, "team could not start");
     TeamOutcome::Failed {
         best: None,
         message,
     }
 }
 
-async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>) -> TeamOutcome {
+async fn run_team(shared: &Shared, team: &LoadedUnit, prior: Vec<CompletedRound>) -> TeamOutcome {
     let o = shared.config.orchestrator();
-    let agents = TeamAgents::from_loaded(
+    let agents = UnitAgents::from_loaded(
         team,
         AgentDeps::new(shared.registry.clone(), shared.prompts.clone()),
     );
@@ -780,7 +785,7 @@ async fn run_team(shared: &Shared, team: &LoadedTeam, prior: Vec<CompletedRound>
     .with_context(o.domain_context.clone(), o.language.clone())
     .with_stop_check(shared.stop.clone())
     .without_records();
-    let tid = &team.settings.team_id;
+    let tid = team.id();
     let team_id = tid.as_str();
     let deadline = tokio::time::Instant::now() + shared.deadline_per_team;
     let mut completed = prior;

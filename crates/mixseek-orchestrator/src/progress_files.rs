@@ -6,7 +6,7 @@
 use chrono::{SecondsFormat, Utc};
 use mixseek_core::{Event, EventSink, ExecutionId, SinkError, TeamId, TeamStatusKind};
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -21,6 +21,8 @@ pub(crate) struct ProgressFiles {
     dir: PathBuf,
     total_rounds: Mutex<u32>,
     teams: Mutex<HashMap<TeamId, TeamProgress>>,
+    /// The workflows' ids (no leader).
+    workflows: HashSet<TeamId>,
 }
 
 /// What one progress file says about a team.
@@ -43,7 +45,14 @@ impl ProgressFiles {
             dir: logs_dir,
             total_rounds: Mutex::new(total_rounds),
             teams: Mutex::new(HashMap::new()),
+            workflows: HashSet::new(),
         }
+    }
+
+    /// `workflows` are workflow ids: their rounds start with `current_agent = null`.
+    pub(crate) fn with_workflows(mut self, workflows: HashSet<TeamId>) -> Self {
+        self.workflows = workflows;
+        self
     }
 
     /// The progress file of team `team_id` in execution `execution_id`.
@@ -139,13 +148,15 @@ impl EventSink for ProgressFiles {
                 ..
             } => {
                 self.remember(team_id, team_name, Some(*round_number));
+                // A workflow has no leader: the original writes null there.
+                let agent = (!self.workflows.contains(team_id)).then_some("leader");
                 self.write(&Snapshot {
                     execution_id,
                     team_id,
                     team_name,
                     status: "running",
                     round: *round_number,
-                    agent: Some("leader"),
+                    agent,
                     error: None,
                     best_round: None,
                 });
@@ -284,6 +295,32 @@ mod tests {
             (v["status"].as_str(), v["error_message"].as_str()),
             (Some("failed"), Some("boom"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_workflow_round_has_no_current_agent() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let pf = ProgressFiles::new(dir.path().to_path_buf(), 3)
+            .with_workflows(HashSet::from([TeamId::from("wf")]));
+        for team in ["wf", "t"] {
+            pf.emit(&Event::RoundStarted {
+                execution_id: "e".into(),
+                team_id: team.into(),
+                team_name: team.into(),
+                round_number: 1,
+                at: mixseek_core::time::now_utc(),
+            })
+            .await
+            .expect("emit");
+        }
+        let read = |team: &str| -> serde_json::Value {
+            serde_json::from_str(
+                &std::fs::read_to_string(pf.path(&"e".into(), &team.into())).expect("file"),
+            )
+            .expect("json")
+        };
+        assert_eq!(read("wf")["current_agent"], serde_json::Value::Null);
+        assert_eq!(read("t")["current_agent"], "leader");
     }
 
     #[test]

@@ -13,9 +13,13 @@
 //!   (`sleep`, a Python worker, …) do not outlive it.
 //!
 //! Used by command members (`mixseek-agents`), command metrics (`mixseek-evaluator`) and hook
-//! commands (`mixseek-orchestrator`).
+//! commands (`mixseek-orchestrator`). [`Session`] is the same for a program spoken to in
+//! turns (one line out, then its input, then one line out): workflow function executors.
 
 #![warn(missing_docs, unreachable_pub)]
+
+mod session;
+pub use session::Session;
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -218,10 +222,11 @@ fn signal_name(n: i32) -> Option<&'static str> {
 
 /// Kills the process group of a started program when dropped, unless disarmed (the program
 /// finished on its own).
-struct GroupKill(Option<u32>);
+#[derive(Debug)]
+pub(crate) struct GroupKill(pub(crate) Option<u32>);
 
 impl GroupKill {
-    fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.0 = None;
     }
 }
@@ -236,7 +241,7 @@ impl Drop for GroupKill {
 
 /// SIGKILL to the process group `pgid` (the program's, see `process_group(0)`).
 #[cfg(unix)]
-fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     use rustix::process::{Pid, Signal, kill_process_group};
     if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
         // ESRCH: nothing left in the group.
@@ -245,7 +250,7 @@ fn kill_group(pgid: u32) {
 }
 
 #[cfg(not(unix))]
-fn kill_group(_pgid: u32) {}
+pub(crate) fn kill_group(_pgid: u32) {}
 
 /// Reads `r` to its end; more than `limit` bytes is [`RunError::StdoutTooLarge`] (at most
 /// `limit + 1` bytes are held).
@@ -263,7 +268,7 @@ async fn read_capped(r: impl AsyncRead + Unpin, limit: usize) -> Result<Vec<u8>,
 }
 
 /// Reads `r` to its end, keeping its last `keep` bytes.
-async fn read_tail(mut r: impl AsyncRead + Unpin, keep: usize) -> StderrTail {
+pub(crate) async fn read_tail(mut r: impl AsyncRead + Unpin, keep: usize) -> StderrTail {
     let mut tail = StderrTail::default();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {

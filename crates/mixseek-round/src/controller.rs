@@ -26,7 +26,7 @@ use crate::error::RoundError;
 use crate::judgment::JudgmentClient;
 use crate::ports::{EvaluationRequest, NoRanking, RankingSource, SubmissionEvaluator};
 use chrono::Utc;
-use mixseek_agents::{RoundContext, TeamAgents};
+use mixseek_agents::{RoundContext, UnitAgents};
 use mixseek_config::OrchestratorSettings;
 use mixseek_core::{
     Decision, Event, EventSink, ExecutionId, ExitReason, LeaderboardEntry, MemberSubmissionsRecord,
@@ -134,7 +134,7 @@ pub type StopCheck = Arc<dyn Fn() -> Option<ExitReason> + Send + Sync>;
 /// One team's round loop.
 #[derive(Clone)]
 pub struct RoundController {
-    agents: TeamAgents,
+    agents: UnitAgents,
     prompts: PromptBuilder,
     evaluator: Arc<dyn SubmissionEvaluator>,
     judgment: JudgmentClient,
@@ -151,7 +151,7 @@ pub struct RoundController {
 impl std::fmt::Debug for RoundController {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RoundController")
-            .field("team_id", &self.agents.settings().team_id)
+            .field("team_id", self.agents.team_id())
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
@@ -202,14 +202,14 @@ impl PendingDecision {
 impl RoundController {
     /// A controller without a store (no ranking, events dropped) and without domain context.
     pub fn new(
-        agents: TeamAgents,
+        agents: impl Into<UnitAgents>,
         prompts: PromptBuilder,
         evaluator: Arc<dyn SubmissionEvaluator>,
         judgment: JudgmentClient,
         settings: RoundSettings,
     ) -> Self {
         Self {
-            agents,
+            agents: agents.into(),
             prompts,
             evaluator,
             judgment,
@@ -261,11 +261,11 @@ impl RoundController {
     }
     /// The id of the team this controller plays.
     pub fn team_id(&self) -> &TeamId {
-        &self.agents.settings().team_id
+        self.agents.team_id()
     }
     /// The team's display name.
     pub fn team_name(&self) -> &str {
-        &self.agents.settings().team_name
+        self.agents.team_name()
     }
 
     fn context(
@@ -276,19 +276,22 @@ impl RoundController {
         rounds: &[CompletedRound],
         ranking: Option<Ranking>,
     ) -> PromptContext {
-        let team = self.agents.settings();
+        let unit = &self.agents;
         PromptContext {
             user_prompt: user_prompt.to_string(),
             round_number,
-            team_id: team.team_id.to_string(),
-            team_name: team.team_name.clone(),
+            team_id: unit.team_id().to_string(),
+            team_name: unit.team_name().to_string(),
             execution_id: Some(execution_id.to_string()),
             ranking,
-            domain_context: team
-                .domain_context
-                .clone()
+            domain_context: unit
+                .domain_context()
+                .map(str::to_string)
                 .or_else(|| self.domain_context.clone()),
-            language: team.language.clone().or_else(|| self.language.clone()),
+            language: unit
+                .language()
+                .map(str::to_string)
+                .or_else(|| self.language.clone()),
             ..PromptContext::default()
         }
         .with_rounds(rounds.iter().map(|r| &r.state))

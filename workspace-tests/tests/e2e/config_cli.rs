@@ -813,7 +813,7 @@ fn an_unknown_variable_is_a_warning_and_the_run_goes_on() {
     // A real offline run: exit 0, the warnings (with the variable meant) on stderr.
     let out = sb
         .cmd()
-        .env("MIXSEEK_PY", "x")
+        .env("MIXSEEK_QZ", "x")
         .env("MIXSEEK_MAX_ROUNDZ", "3")
         .args(["exec", "Write a haiku", "-c"])
         .arg(&cfg)
@@ -823,7 +823,7 @@ fn an_unknown_variable_is_a_warning_and_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains(
-            "`MIXSEEK_PY`: unknown environment variable, ignored (no mixseek setting has this name"
+            "`MIXSEEK_QZ`: unknown environment variable, ignored (no mixseek setting has this name"
         ),
         "{err}"
     );
@@ -831,11 +831,11 @@ fn an_unknown_variable_is_a_warning_and_the_run_goes_on() {
         err.contains("`MIXSEEK_MAX_ROUNDZ`: unknown environment variable, ignored (did you mean `MIXSEEK_MAX_ROUNDS`?)"),
         "{err}"
     );
-    assert_eq!(err.matches("MIXSEEK_PY").count(), 1, "{err}");
+    assert_eq!(err.matches("MIXSEEK_QZ").count(), 1, "{err}");
     // The dry run lists them in the preflight report, which passes.
     let out = sb
         .cmd()
-        .env("MIXSEEK_PY", "x")
+        .env("MIXSEEK_QZ", "x")
         .env("MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ", "3")
         .args(["exec", "x", "--dry-run", "-c"])
         .arg(&cfg)
@@ -846,7 +846,7 @@ fn an_unknown_variable_is_a_warning_and_the_run_goes_on() {
     assert!(
         t.contains("📋 環境変数")
             && t.contains("⚠️ environment_variable: `MIXSEEK_ORCHESTRATOR__MAX_ROUNDZ`: unknown environment variable, ignored (did you mean `MIXSEEK_ORCHESTRATOR__MAX_ROUNDS`?)")
-            && t.contains("⚠️ environment_variable: `MIXSEEK_PY`")
+            && t.contains("⚠️ environment_variable: `MIXSEEK_QZ`")
             && t.contains("✅ All checks passed"),
         "{t}"
     );

@@ -23,3 +23,4 @@ mod reports;
 mod servers;
 mod team;
 mod vertex;
+mod workflow;

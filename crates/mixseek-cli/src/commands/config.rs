@@ -3,7 +3,7 @@
 use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::{TextOrJson, mask_secrets, to_json_pretty};
-use mixseek_config::{EnvVars, LoadReport, Overrides, SourceMap};
+use mixseek_config::{EnvVars, LoadReport, LoadedUnit, Overrides, SourceMap};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -97,17 +97,25 @@ fn sections(report: &LoadReport) -> Vec<Section> {
             settings: ser(f),
         });
     }
-    for (i, (entry, part)) in report.teams.iter().enumerate() {
-        if let Some(t) = &part.value {
+    for (i, unit) in report.teams.iter().enumerate() {
+        let kind = if unit.kind == mixseek_config::UnitKind::Workflow {
+            "workflow"
+        } else {
+            "team"
+        };
+        if let Some(u) = &unit.part.value {
             out.push(Section {
-                title: format!("team {} ({})", i + 1, t.settings.team_id),
-                file: Some(t.file.display().to_string()),
+                title: format!("{kind} {} ({})", i + 1, u.id()),
+                file: Some(u.file().display().to_string()),
                 source_prefix: format!("teams[{i}]."),
-                settings: json!({ "team": ser(&t.settings) }),
+                settings: match u {
+                    LoadedUnit::Team(t) => json!({ "team": ser(&t.settings) }),
+                    LoadedUnit::Workflow(w) => json!({ "workflow": ser(&w.settings) }),
+                },
             });
         } else {
             out.push(Section {
-                title: format!("team {} ({entry})", i + 1),
+                title: format!("{kind} {} ({})", i + 1, unit.entry),
                 file: None,
                 source_prefix: format!("teams[{i}]."),
                 settings: Value::Null,

@@ -5,7 +5,7 @@ use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::{TextOrJson, to_json_pretty};
 use mixseek_config::preflight::{self, CheckStatus, PreflightReport};
-use mixseek_config::{LoadReport, Overrides};
+use mixseek_config::{LoadReport, LoadedUnit, Overrides};
 use mixseek_core::ExecutionId;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,22 +125,46 @@ pub(crate) fn preflight(
             }
         }
     }
-    // Members: what mixseek-agents can check without building anything (type, command,
-    // provider-native tool), for every team that loaded.
+    // Members (and workflows' agent and command executors): what mixseek-agents can check
+    // without building anything (type, command, provider-native tool), for every unit that
+    // loaded.
     let mut member_checks = Vec::new();
-    for (entry, part) in &report.teams {
-        let Some(team) = &part.value else { continue };
-        let team_id = &team.settings.team_id;
-        let problems = mixseek_agents::check_team(&team.settings);
+    for unit in &report.teams {
+        let Some(loaded) = &unit.part.value else {
+            continue;
+        };
+        let team_id = loaded.id();
+        let (problems, count, what) = match loaded {
+            LoadedUnit::Team(team) => (
+                mixseek_agents::check_team(&team.settings),
+                team.settings.members.len(),
+                "メンバーを確認しました",
+            ),
+            LoadedUnit::Workflow(w) => {
+                let members: Vec<_> = w
+                    .settings
+                    .steps
+                    .iter()
+                    .flat_map(|s| &s.executors)
+                    .filter_map(|e| e.to_member(&w.settings.default_model))
+                    .collect();
+                let problems = members
+                    .iter()
+                    .filter_map(|m| mixseek_agents::check_member(m).err())
+                    .collect();
+                (
+                    problems,
+                    members.len(),
+                    "エージェント Executor を確認しました",
+                )
+            }
+        };
         if problems.is_empty() {
             member_checks.push(preflight::Check {
                 name: format!("{team_id}_members"),
                 status: CheckStatus::Ok,
-                message: format!(
-                    "メンバーを確認しました ({} 件)",
-                    team.settings.members.len()
-                ),
-                source_file: Some(entry.clone()),
+                message: format!("{what} ({count} 件)"),
+                source_file: Some(unit.entry.clone()),
             });
         }
         for p in problems {
@@ -148,17 +172,22 @@ pub(crate) fn preflight(
                 .hint()
                 .map(|h| format!(" (hint: {h})"))
                 .unwrap_or_default();
+            let kind = if loaded.as_team().is_some() {
+                "team"
+            } else {
+                "workflow"
+            };
             member_checks.push(preflight::Check {
                 name: format!("{team_id}_members"),
                 status: CheckStatus::Error,
-                message: format!("team `{team_id}`: {p}{hint}"),
-                source_file: Some(entry.clone()),
+                message: format!("{kind} `{team_id}`: {p}{hint}"),
+                source_file: Some(unit.entry.clone()),
             });
         }
     }
     if !member_checks.is_empty() {
         pf.insert_after(
-            "チーム",
+            "ワークフロー",
             preflight::Category {
                 category: "メンバー".into(),
                 checks: member_checks,
