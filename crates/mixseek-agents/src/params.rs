@@ -18,7 +18,25 @@ pub(crate) fn generation_params(
         // Seeds are opaque: negative values keep their bits.
         seed: seed.map(|s| s as u64),
         stop: stop.map(<[String]>::to_vec).unwrap_or_default(),
+        extra: serde_json::Map::new(),
     }
+}
+
+/// `params` and `timeout` with an agent's `model_settings` / `google_model_settings` (merged
+/// for `model_id`): the agent's own fields win, the tables fill the rest.
+pub(crate) fn with_model_settings(
+    mut params: GenerationParams,
+    mut timeout: Option<Duration>,
+    model_id: &str,
+    model_settings: Option<&serde_json::Map<String, serde_json::Value>>,
+    google_model_settings: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> (GenerationParams, Option<Duration>) {
+    if model_settings.is_some() || google_model_settings.is_some() {
+        let merged =
+            mixseek_llm::merged_model_settings(model_id, model_settings, google_model_settings);
+        mixseek_llm::apply_model_settings(&mut params, &mut timeout, merged);
+    }
+    (params, timeout)
 }
 
 /// A per-request time limit in seconds (`0` or unset: the provider's default).

@@ -6,7 +6,7 @@ use crate::error::AgentError;
 use crate::instructions::{join_system, leader_instruction};
 use crate::leader::{Leader, LeaderConfig, LeaderOutcome, MemberTool};
 use crate::member::{build_member, check_member};
-use crate::params::{generation_params, request_timeout};
+use crate::params::{generation_params, request_timeout, with_model_settings};
 use mixseek_config::{LoadedTeam, TeamSettings};
 use std::path::{Path, PathBuf};
 
@@ -86,17 +86,24 @@ impl TeamAgents {
             &leader_instruction(l.system_instruction.as_deref()),
             l.system_prompt.as_deref(),
         );
-        let config = LeaderConfig {
-            model,
-            instruction,
-            params: generation_params(
+        let (params, request_timeout) = with_model_settings(
+            generation_params(
                 l.temperature,
                 l.max_tokens,
                 l.top_p,
                 l.seed,
                 l.stop_sequences.as_deref(),
             ),
-            request_timeout: request_timeout(Some(l.timeout_seconds)),
+            request_timeout(Some(l.timeout_seconds)),
+            &l.model,
+            l.model_settings.as_ref(),
+            l.google_model_settings.as_ref(),
+        );
+        let config = LeaderConfig {
+            model,
+            instruction,
+            params,
+            request_timeout,
             max_tool_rounds: s.max_tool_rounds(),
             max_concurrent_members: usize::try_from(s.max_members()).unwrap_or(1),
             max_retries: l.max_retries,

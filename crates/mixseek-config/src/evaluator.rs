@@ -28,6 +28,13 @@ pub struct LlmDefaultSettings {
     pub top_p: Option<f64>,
     /// Sampling seed.
     pub seed: Option<i64>,
+    /// Request settings passed through to the model as they are (the original's
+    /// `model_settings`; e.g. `presence_penalty`, `openai_reasoning_effort`, `extra_body`). A metric's own
+    /// table replaces this one.
+    pub model_settings: Option<serde_json::Map<String, serde_json::Value>>,
+    /// As `model_settings`, for Google models only (ignored, with a warning, for any other
+    /// model); wins over `model_settings`.
+    pub google_model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// One `[[metrics]]` entry.
@@ -82,6 +89,13 @@ pub struct MetricSettings {
     /// after its own retries (`provider:model`). Unset: the evaluator's `fallback_models`
     /// for a metric on the default model, none otherwise.
     pub fallback_models: Option<Vec<String>>,
+    /// Request settings passed through to the model as they are (the original's
+    /// `model_settings`; e.g. `presence_penalty`, `openai_reasoning_effort`, `extra_body`). Replaces
+    /// `[llm_default]`'s table; the metric's individual keys win over its keys.
+    pub model_settings: Option<serde_json::Map<String, serde_json::Value>>,
+    /// As `model_settings`, for Google models only (ignored, with a warning, for any other
+    /// model); wins over `model_settings`.
+    pub google_model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// An evaluator TOML.
@@ -124,7 +138,7 @@ pub struct EvaluatorSettings {
 impl Default for EvaluatorSettings {
     fn default() -> Self {
         Self {
-            default_model: "google-gla:gemini-2.5-flash".into(),
+            default_model: "google-gla:gemini-flash-lite-latest".into(),
             llm_default: None,
             temperature: None,
             max_tokens: None,

@@ -35,12 +35,19 @@ pub struct JudgmentSettings {
     pub on_error: OnJudgmentError,
     /// Models tried in order when the primary model keeps failing.
     pub fallback_models: Vec<String>,
+    /// Request settings passed through to the model as they are (the original's
+    /// `model_settings`; e.g. `presence_penalty`, `openai_reasoning_effort`, `extra_body`). `temperature` and
+    /// `timeout_seconds` are always set, so those keys here have no effect.
+    pub model_settings: Option<serde_json::Map<String, serde_json::Value>>,
+    /// As `model_settings`, for Google models only (ignored, with a warning, for any other
+    /// model); wins over `model_settings`.
+    pub google_model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for JudgmentSettings {
     fn default() -> Self {
         Self {
-            model: "google-gla:gemini-2.5-flash".into(),
+            model: "google-gla:gemini-flash-lite-latest".into(),
             temperature: 0.0,
             max_tokens: None,
             max_retries: 3,
@@ -52,6 +59,8 @@ impl Default for JudgmentSettings {
             judge_on_final_round: true,
             on_error: OnJudgmentError::Stop,
             fallback_models: Vec::new(),
+            model_settings: None,
+            google_model_settings: None,
         }
     }
 }
@@ -84,7 +93,7 @@ mod tests {
         let d = JudgmentSettings::default();
         assert_eq!(
             (d.model.as_str(), d.max_retries, d.timeout_seconds),
-            ("google-gla:gemini-2.5-flash", 3, 60)
+            ("google-gla:gemini-flash-lite-latest", 3, 60)
         );
         assert!(d.judge_on_final_round);
         assert_eq!(d.on_error, OnJudgmentError::Stop);

@@ -595,7 +595,10 @@ pub(crate) const LEGACY_MEMBER_KEYS: &[&str] = &[
     "agent.instructions",
 ];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`]: evaluator and judgment files (flat keys).
-pub(crate) const LEGACY_FLAT_KEYS: &[&str] = &["environment"];
+/// The evaluator's top-level `model_settings` / `google_model_settings` are accepted and not
+/// read by the original (they belong in `[llm_default]` or a metric).
+pub(crate) const LEGACY_FLAT_KEYS: &[&str] =
+    &["environment", "model_settings", "google_model_settings"];
 /// See [`LEGACY_ORCHESTRATOR_KEYS`].
 pub(crate) const LEGACY_PROMPT_BUILDER_KEYS: &[&str] = &["prompt_builder.environment"];
 
@@ -640,6 +643,8 @@ fn split_legacy(found: Issues, legacy: &[&str], errors: &mut Issues, warnings: &
 fn legacy_note(key: &str) -> &'static str {
     if key.ends_with("workspace_path") {
         "the original MixSeek accepts it; the workspace comes from -w/--workspace or MIXSEEK_WORKSPACE"
+    } else if key.ends_with("model_settings") {
+        "the original MixSeek does not read it at the top of an evaluator file; put it in [llm_default] or a [[metrics]] entry"
     } else if key.ends_with("environment") {
         "the original MixSeek's informational dev/staging/prod field; it has no effect"
     } else {

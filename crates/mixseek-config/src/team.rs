@@ -69,12 +69,19 @@ pub struct LeaderSettings {
     pub seed: Option<i64>,
     /// Models tried in order when the primary model keeps failing.
     pub fallback_models: Vec<String>,
+    /// Request settings passed through to the model as they are (the original's
+    /// `model_settings`; e.g. `presence_penalty`, `openai_reasoning_effort`, `extra_body`). The
+    /// individual keys above win over the same keys here.
+    pub model_settings: Option<serde_json::Map<String, serde_json::Value>>,
+    /// As `model_settings`, for Google models only (ignored, with a warning, for any other
+    /// model); wins over `model_settings`.
+    pub google_model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for LeaderSettings {
     fn default() -> Self {
         Self {
-            model: "google-gla:gemini-2.5-flash-lite".into(),
+            model: "google-gla:gemini-flash-lite-latest".into(),
             system_instruction: None,
             system_prompt: None,
             temperature: None,
@@ -85,6 +92,8 @@ impl Default for LeaderSettings {
             top_p: None,
             seed: None,
             fallback_models: Vec::new(),
+            model_settings: None,
+            google_model_settings: None,
         }
     }
 }
@@ -167,6 +176,13 @@ pub struct MemberSettings {
     pub plugin: Option<serde_json::Value>,
     /// Models tried in order when the primary model keeps failing.
     pub fallback_models: Vec<String>,
+    /// Request settings passed through to the model as they are (the original's
+    /// `model_settings`; e.g. `presence_penalty`, `openai_reasoning_effort`, `extra_body`). The
+    /// individual keys above win over the same keys here.
+    pub model_settings: Option<serde_json::Map<String, serde_json::Value>>,
+    /// As `model_settings`, for Google models only (ignored, with a warning, for any other
+    /// model); wins over `model_settings`.
+    pub google_model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl MemberSettings {
@@ -330,6 +346,8 @@ pub(crate) const MEMBER_KEYS: &[&str] = &[
     "allow_private_network",
     "plugin",
     "fallback_models",
+    "model_settings",
+    "google_model_settings",
 ];
 
 /// The member keys set in a reference entry (`config = "..."`) that only the member file

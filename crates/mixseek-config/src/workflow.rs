@@ -323,6 +323,8 @@ impl ExecutorSettings {
             metadata: self.metadata.clone(),
             command: self.command.clone(),
             fallback_models: self.fallback_models.clone(),
+            model_settings: self.model_settings.clone(),
+            google_model_settings: self.google_model_settings.clone(),
             ..MemberSettings::default()
         })
     }

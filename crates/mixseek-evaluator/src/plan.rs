@@ -293,10 +293,30 @@ fn llm_metric(
             .clone()
             .or_else(|| settings.effective_stop_sequences())
             .unwrap_or_default(),
+        extra: serde_json::Map::new(),
     };
     let secs = m
         .timeout_seconds
         .unwrap_or_else(|| settings.effective_timeout_seconds());
+    let mut params = params;
+    let mut timeout = (secs > 0).then(|| Duration::from_secs(secs));
+    // Each table: the metric's own replaces `[llm_default]`'s (no merge between the levels),
+    // as in the original; merged for the metric's first judge.
+    let llm_default = settings.llm_default.as_ref();
+    let model_settings = m
+        .model_settings
+        .as_ref()
+        .or_else(|| llm_default.and_then(|d| d.model_settings.as_ref()));
+    let google_model_settings = m
+        .google_model_settings
+        .as_ref()
+        .or_else(|| llm_default.and_then(|d| d.google_model_settings.as_ref()));
+    if model_settings.is_some() || google_model_settings.is_some() {
+        let model_id = judges.first().map(|j| j.model_id.as_str()).unwrap_or("");
+        let merged =
+            mixseek_llm::merged_model_settings(model_id, model_settings, google_model_settings);
+        mixseek_llm::apply_model_settings(&mut params, &mut timeout, merged);
+    }
     Ok(LlmMetric {
         instruction,
         judges,
@@ -306,7 +326,7 @@ fn llm_metric(
         max_retries: m
             .max_retries
             .unwrap_or_else(|| settings.effective_max_retries()),
-        timeout: (secs > 0).then(|| Duration::from_secs(secs)),
+        timeout,
     })
 }
 
@@ -416,7 +436,8 @@ mod tests {
                 max_tokens: Some(99),
                 top_p: Some(0.5),
                 seed: Some(7),
-                stop: vec!["END".into()]
+                stop: vec!["END".into()],
+                extra: serde_json::Map::new(),
             }
         );
         assert_eq!(
@@ -481,5 +502,47 @@ mod tests {
             panic!("command")
         };
         assert_eq!((c.argv.len(), c.timeout), (2, Duration::from_secs(9)));
+    }
+
+    #[test]
+    fn a_metrics_model_settings_replace_llm_defaults_and_fill_only_unset_fields() {
+        let table = |v: serde_json::Value| v.as_object().cloned();
+        let s = EvaluatorSettings {
+            default_model: "mock:judge".into(),
+            llm_default: Some(mixseek_config::LlmDefaultSettings {
+                model_settings: table(serde_json::json!({"presence_penalty": 0.1, "top_p": 0.3})),
+                ..Default::default()
+            }),
+            metrics: vec![
+                MetricSettings {
+                    model_settings: table(
+                        serde_json::json!({"frequency_penalty": 0.2, "temperature": 0.9}),
+                    ),
+                    ..metric("Coverage")
+                },
+                metric("Relevance"),
+            ],
+            ..EvaluatorSettings::default()
+        };
+        let plans = build_plans(&s, &registry()).expect("plans");
+        let params = |i: usize| match &plans[i].kind {
+            MetricKind::Llm(l) => l.params.clone(),
+            _ => panic!("llm"),
+        };
+        // The metric's table replaces [llm_default]'s; temperature is always set (0.0).
+        let own = params(0);
+        assert_eq!(own.temperature, Some(0.0));
+        assert_eq!(own.top_p, None);
+        assert_eq!(
+            own.extra,
+            table(serde_json::json!({"frequency_penalty": 0.2})).unwrap_or_default()
+        );
+        // Without its own table, [llm_default]'s applies.
+        let inherited = params(1);
+        assert_eq!(inherited.top_p, Some(0.3));
+        assert_eq!(
+            inherited.extra,
+            table(serde_json::json!({"presence_penalty": 0.1})).unwrap_or_default()
+        );
     }
 }

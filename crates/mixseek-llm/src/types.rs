@@ -269,6 +269,12 @@ pub struct GenerationParams {
     /// Stop sequences (none: the provider's default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
+    /// The rest of the configuration's `model_settings` / `google_model_settings` (see
+    /// [`crate::apply_model_settings`]): keys each wire format maps onto its request
+    /// (`presence_penalty`, `openai_reasoning_effort`, `google_thinking_config`,
+    /// `extra_body`, `extra_headers`, …); a key a wire does not know is not sent.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One chat call.

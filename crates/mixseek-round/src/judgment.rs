@@ -176,6 +176,8 @@ pub struct JudgmentClient {
     model: Arc<dyn ChatModel>,
     prompts: PromptBuilder,
     instruction: String,
+    /// `model_settings` / `google_model_settings`, merged for the judgment's model.
+    model_settings: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl std::fmt::Debug for JudgmentClient {
@@ -217,11 +219,21 @@ impl JudgmentClient {
         model: Arc<dyn ChatModel>,
         prompts: PromptBuilder,
     ) -> Self {
+        let model_settings = (settings.model_settings.is_some()
+            || settings.google_model_settings.is_some())
+        .then(|| {
+            mixseek_llm::merged_model_settings(
+                &settings.model,
+                settings.model_settings.as_ref(),
+                settings.google_model_settings.as_ref(),
+            )
+        });
         Self {
             instruction: judgment_instruction(settings.system_instruction.as_deref()),
             settings: settings.clone(),
             model,
             prompts,
+            model_settings,
         }
     }
 
@@ -258,7 +270,7 @@ impl JudgmentClient {
             )?
             .prompt;
         let s = &self.settings;
-        let request = ChatRequest {
+        let mut request = ChatRequest {
             system: (!system.trim().is_empty()).then_some(system),
             messages: vec![Message::user(prompt.clone())],
             params: GenerationParams {
@@ -267,6 +279,7 @@ impl JudgmentClient {
                 top_p: s.top_p,
                 seed: s.seed.map(|x| x as u64),
                 stop: s.stop_sequences.clone().unwrap_or_default(),
+                extra: serde_json::Map::new(),
             },
             timeout: (s.timeout_seconds > 0).then(|| Duration::from_secs(s.timeout_seconds)),
             caller: CallerTag {
@@ -279,6 +292,14 @@ impl JudgmentClient {
             cache_volatile: volatile,
             ..ChatRequest::default()
         };
+        if let Some(merged) = &self.model_settings {
+            // temperature and timeout are always set: those keys of the tables have no effect
+            mixseek_llm::apply_model_settings(
+                &mut request.params,
+                &mut request.timeout,
+                merged.clone(),
+            );
+        }
         let options = StructuredOptions::<ImprovementJudgment>::default()
             .with_max_repairs(s.max_retries)
             .with_check(check_judgment);

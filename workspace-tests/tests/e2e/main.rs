@@ -15,6 +15,7 @@ mod exit_codes;
 mod grok_responses;
 mod llm;
 mod members_usage;
+mod model_settings;
 mod original_configs;
 mod privacy;
 mod prompt;

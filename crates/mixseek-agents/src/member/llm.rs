@@ -8,7 +8,7 @@ use crate::error::AgentError;
 use crate::history::{answered, started};
 use crate::instructions::{default_member_instruction, join_system};
 use crate::member::{EMPTY_TASK, MemberAgent, MemberOutput};
-use crate::params::{generation_params, request_timeout};
+use crate::params::{generation_params, request_timeout, with_model_settings};
 use mixseek_config::{MemberSettings, MemberType};
 use mixseek_core::{MemberStatus, Role, Usage};
 use mixseek_llm::{ChatModel, ChatRequest, FinishReason, GenerationParams, Message, NativeTool};
@@ -48,16 +48,23 @@ impl LlmSetup {
             Some(i) => i.0.clone(),
             None => default_member_instruction(member_type).to_string(),
         };
-        Ok(Self {
-            instruction: join_system(&instruction, settings.system_prompt.as_deref()),
-            params: generation_params(
+        let (params, timeout) = with_model_settings(
+            generation_params(
                 settings.temperature,
                 settings.max_tokens,
                 settings.top_p,
                 settings.seed,
                 settings.stop_sequences.as_deref(),
             ),
-            timeout: request_timeout(settings.timeout_seconds),
+            request_timeout(settings.timeout_seconds),
+            &model_id,
+            settings.model_settings.as_ref(),
+            settings.google_model_settings.as_ref(),
+        );
+        Ok(Self {
+            instruction: join_system(&instruction, settings.system_prompt.as_deref()),
+            params,
+            timeout,
             name,
             agent_type,
             model,
@@ -139,6 +146,7 @@ fn keep_only_temperature_and_max_tokens(setup: &mut LlmSetup) {
         ("seed", p.seed.is_some()),
         ("stop_sequences", !p.stop.is_empty()),
         ("timeout_seconds", setup.timeout.is_some()),
+        ("model_settings", !p.extra.is_empty()),
     ]
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))

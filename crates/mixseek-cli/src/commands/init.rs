@@ -123,6 +123,30 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         "configs/examples/local/team_b.toml",
         include_str!("../../../../configs/examples/local/team_b.toml"),
     ),
+    (
+        "configs/examples/workflow/orchestrator.toml",
+        include_str!("../../../../configs/examples/workflow/orchestrator.toml"),
+    ),
+    (
+        "configs/examples/workflow/workflow_notes.toml",
+        include_str!("../../../../configs/examples/workflow/workflow_notes.toml"),
+    ),
+    (
+        "configs/examples/workflow/team_solo.toml",
+        include_str!("../../../../configs/examples/workflow/team_solo.toml"),
+    ),
+    (
+        "configs/examples/workflow/steps.py",
+        include_str!("../../../../configs/examples/workflow/steps.py"),
+    ),
+    (
+        "configs/examples/workflow/evaluator.toml",
+        include_str!("../../../../configs/examples/workflow/evaluator.toml"),
+    ),
+    (
+        "configs/examples/workflow/judgment.toml",
+        include_str!("../../../../configs/examples/workflow/judgment.toml"),
+    ),
 ];
 
 const DIRS: &[&str] = &[
@@ -135,6 +159,7 @@ const DIRS: &[&str] = &[
     "configs/examples/anthropic",
     "configs/examples/gemini",
     "configs/examples/local",
+    "configs/examples/workflow",
     "templates",
 ];
 

@@ -188,6 +188,8 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest) -> Value {
     if !p.stop.is_empty() {
         body["stop_sequences"] = json!(p.stop);
     }
+    let has_tools = body.get("tools").is_some();
+    crate::passthrough::anthropic(&mut body, &p.extra, has_tools);
     body
 }
 
@@ -403,6 +405,7 @@ impl Backend for AnthropicBackend {
             if let Some(beta) = beta_header(request) {
                 builder = builder.header("anthropic-beta", beta);
             }
+            let builder = crate::passthrough::with_headers(builder, &request.params.extra);
             let mut v = ex.post_json(builder, &body).await?;
             let paused = v.get("stop_reason").and_then(|s| s.as_str()) == Some("pause_turn");
             let content = v.get("content").cloned().unwrap_or(Value::Null);

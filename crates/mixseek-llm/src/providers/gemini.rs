@@ -323,6 +323,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     if !cfg.is_empty() {
         body["generationConfig"] = Value::Object(cfg);
     }
+    crate::passthrough::gemini(&mut body, &p.extra);
     body
 }
 
@@ -473,6 +474,7 @@ impl Backend for GeminiBackend {
         if let Some(k) = &self.c.api_key {
             builder = builder.header("x-goog-api-key", k);
         }
+        let builder = crate::passthrough::with_headers(builder, &request.params.extra);
         let v = ex.post_json(builder, &request_body(request)).await?;
         ex.parse(|| parse_response(&v))
     }

@@ -177,6 +177,7 @@ pub(crate) fn request_body(
     if !p.stop.is_empty() {
         body["stop"] = json!(p.stop);
     }
+    crate::passthrough::openai_chat(&mut body, &p.extra, !request.tools.is_empty());
     body
 }
 
@@ -299,6 +300,7 @@ impl Backend for OpenAiBackend {
             if let Some(k) = &self.c.api_key {
                 builder = builder.bearer_auth(k);
             }
+            let builder = crate::passthrough::with_headers(builder, &request.params.extra);
             match ex.post_json(builder, &body).await {
                 Ok(v) => return ex.parse(|| parse_response(&v)),
                 Err(e) if request.response_schema.is_some() && rejects_mode(&e, mode) => {

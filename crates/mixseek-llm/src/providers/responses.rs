@@ -152,6 +152,7 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest, flavour: Flavour)
     if let Some(m) = p.max_tokens {
         body["max_output_tokens"] = json!(m);
     }
+    crate::passthrough::responses(&mut body, &p.extra);
     body
 }
 
@@ -316,7 +317,10 @@ pub(crate) async fn send(
         builder = builder.bearer_auth(k);
     }
     let v = ex
-        .post_json(builder, &request_body(model, request, flavour))
+        .post_json(
+            crate::passthrough::with_headers(builder, &request.params.extra),
+            &request_body(model, request, flavour),
+        )
         .await?;
     ex.parse(|| parse_response(&v))
 }

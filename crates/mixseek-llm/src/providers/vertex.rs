@@ -175,6 +175,7 @@ impl Backend for VertexBackend {
                 .c
                 .post(&url)
                 .header("authorization", format!("Bearer {token}"));
+            let builder = crate::passthrough::with_headers(builder, &request.params.extra);
             match ex.post_json(builder, &body).await {
                 Ok(v) => return ex.parse(|| gemini::parse_response(&v)),
                 Err(e) if e.status == Some(401) && !refreshed => {
