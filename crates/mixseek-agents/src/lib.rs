@@ -46,6 +46,7 @@ mod instructions;
 mod leader;
 mod member;
 mod params;
+mod standalone;
 mod team;
 mod unit;
 mod workflow;
@@ -59,6 +60,9 @@ pub use member::command::MAX_STDOUT;
 pub use member::web_fetch::FINAL_ANSWER_REQUEST;
 pub use member::{
     EMPTY_TASK, MemberAgent, MemberOutput, build_member, check_member, check_member_with_registry,
+};
+pub use standalone::{
+    BUNDLED_AGENTS, MemberRun, MemberRunError, MemberRunOptions, MemberSource, run_member,
 };
 pub use team::{TeamAgents, check_team};
 pub use unit::UnitAgents;

@@ -75,6 +75,8 @@ enum Command {
     Exec(commands::exec::Args),
     /// Run one team through its rounds with evaluation and judgment, without a store (development/testing)
     Team(commands::team::Args),
+    /// Run one member agent once: a member file or a bundled agent (development/testing)
+    Member(commands::member::Args),
     /// Score one submission with the evaluator's metrics (weights, scores, comments, overall score)
     Evaluate(commands::evaluate::Args),
     /// Show or validate a configuration
@@ -115,6 +117,7 @@ impl Command {
             Command::Exec(a) if a.dry_run => "exec --dry-run",
             Command::Exec(_) => "exec",
             Command::Team(_) => "team",
+            Command::Member(_) => "member",
             Command::Evaluate(_) => "evaluate",
             Command::Config(_) => "config",
             Command::Leaderboard(_) => "leaderboard",
@@ -244,6 +247,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Init(a) => commands::init::run(a, ctx).await,
         Command::Exec(a) => commands::exec::run(a, ctx).await,
         Command::Team(a) => commands::team::run(a, ctx).await,
+        Command::Member(a) => commands::member::run(a, ctx).await,
         Command::Evaluate(a) => commands::evaluate::run(a, ctx).await,
         Command::Config(c) => commands::config::run(c, ctx).await,
         Command::Leaderboard(a) => commands::reports::run_leaderboard(a, ctx).await,

@@ -52,7 +52,7 @@ pub use issues::{ConfigIssue, Issues, closest};
 pub use judgment::JudgmentSettings;
 pub use load::{
     LoadError, LoadReport, LoadedConfig, LoadedTeam, LoadedUnit, LoadedWorkflow, OrchestratorFile,
-    Origin, Overrides, Part, UnitEntry, UnitKind, load, load_evaluator, load_judgment,
+    Origin, Overrides, Part, UnitEntry, UnitKind, load, load_evaluator, load_judgment, load_member,
     load_prompt_builder, load_team, load_workflow,
 };
 pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};

@@ -17,7 +17,7 @@ use crate::privacy::PrivacySettings;
 use crate::prompt_builder::PromptBuilderSettings;
 use crate::providers::{CacheSettings, Price, ProviderSettings};
 use crate::source::{Source, SourceMap};
-use crate::team::{MemberFile, TeamFile, TeamSettings};
+use crate::team::{MemberFile, MemberSettings, TeamFile, TeamSettings};
 use crate::workflow::{WorkflowFile, WorkflowSettings, soften_unknown_workflow_keys};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
@@ -534,19 +534,34 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
     env: &EnvVars,
     kind: &FileKind<'_>,
 ) -> Loaded<T> {
+    match TomlDoc::read(path, kind.what) {
+        Ok(doc) => load_doc(doc, env, kind),
+        Err(e) => {
+            let mut errors = Issues::default();
+            errors.push(e);
+            Loaded {
+                value: None,
+                doc: None,
+                sources: SourceMap::default(),
+                errors,
+                warnings: Issues::default(),
+            }
+        }
+    }
+}
+
+/// [`load_file`] for a document already read.
+fn load_doc<T: DeserializeOwned + JsonSchema>(
+    doc: TomlDoc,
+    env: &EnvVars,
+    kind: &FileKind<'_>,
+) -> Loaded<T> {
     let mut loaded = Loaded {
         value: None,
         doc: None,
         sources: SourceMap::default(),
         errors: Issues::default(),
         warnings: Issues::default(),
-    };
-    let doc = match TomlDoc::read(path, kind.what) {
-        Ok(d) => d,
-        Err(e) => {
-            loaded.errors.push(e);
-            return loaded;
-        }
     };
     let mut file_sources = SourceMap::default();
     doc.record_sources(&mut file_sources);
@@ -1324,6 +1339,68 @@ pub fn load_workflow(
             file: path.to_path_buf(),
             settings,
         }),
+        errors,
+        warnings,
+    }
+}
+
+/// Loads one member agent file (`[agent]`), as `mixseek member -c` does: from `path`, or,
+/// when `text` is given, from that text (a bundled agent; `path` then only names it in
+/// messages).
+pub fn load_member(path: &Path, text: Option<&str>, env: &EnvVars) -> Part<MemberSettings> {
+    let kind = FileKind {
+        what: "member config",
+        legacy: LEGACY_MEMBER_KEYS,
+        env_overlay: &|_, _, _| {},
+    };
+    let loaded: Loaded<MemberFile> = match text {
+        None => load_file(path, env, &kind),
+        Some(t) => match TomlDoc::parse(path, t) {
+            Ok(doc) => load_doc(doc, env, &kind),
+            Err(e) => {
+                let mut errors = Issues::default();
+                errors.push(e);
+                Loaded {
+                    value: None,
+                    doc: None,
+                    sources: SourceMap::default(),
+                    errors,
+                    warnings: Issues::default(),
+                }
+            }
+        },
+    };
+    let Loaded {
+        value,
+        doc,
+        mut errors,
+        warnings,
+        ..
+    } = loaded;
+    if doc.as_ref().is_some_and(|d| !d.table.contains_key("agent")) {
+        errors.push(
+            ConfigIssue::new(
+                "agent",
+                format!(
+                    "Invalid agent config: missing 'agent' section in {}",
+                    path.display()
+                ),
+            )
+            .in_file(path)
+            .with_hint("a member file starts with [agent] and sets name, type and model"),
+        );
+    }
+    let settings = value.map(|f| f.agent);
+    if let Some(m) = &settings {
+        let from = errors.len();
+        m.validate("agent", &mut errors);
+        if let Some(d) = &doc {
+            d.locate(&mut errors, from);
+        }
+    }
+    Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value: settings,
         errors,
         warnings,
     }

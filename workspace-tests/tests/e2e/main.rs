@@ -14,6 +14,7 @@ mod exec_scenarios;
 mod exit_codes;
 mod grok_responses;
 mod llm;
+mod member_cmd;
 mod members_usage;
 mod model_settings;
 mod original_configs;

@@ -7,6 +7,8 @@ pub(crate) mod exec;
 pub(crate) mod exec_output;
 pub(crate) mod init;
 pub(crate) mod llm;
+pub(crate) mod member;
+pub(crate) mod member_output;
 pub(crate) mod prompt;
 pub(crate) mod reports;
 pub(crate) mod team;
