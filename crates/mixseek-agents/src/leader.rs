@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 /// The message that asks for the final answer once `max_tool_rounds` is reached.
 pub fn final_answer_request(max_tool_rounds: u32) -> String {
@@ -334,11 +335,18 @@ impl Leader {
             );
             let semaphore = semaphore.clone();
             let ctx = ctx.clone();
+            let span = tracing::info_span!(
+                "execute_tool",
+                "otel.name" = format!("execute_tool {}", p.agent.name()),
+                "gen_ai.operation.name" = "execute_tool",
+                "gen_ai.tool.name" = p.agent.name(),
+                member_type = p.agent.agent_type()
+            );
             set.spawn(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let timestamp = Utc::now();
                 let started = Instant::now();
-                let output = p.agent.execute(&p.task, &ctx).await;
+                let output = p.agent.execute(&p.task, &ctx).instrument(span).await;
                 let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                 (p.index, timestamp, elapsed, output)
             });

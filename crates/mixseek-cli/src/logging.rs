@@ -145,7 +145,13 @@ impl LogSettings {
 
 /// Installs the global subscriber. `quiet` lowers stderr to errors only; `verbose` raises it to
 /// debug. `MIXSEEK_LOG` (an EnvFilter directive) wins over the level flags for fine control.
-pub(crate) fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace: Option<&Path>) {
+pub(crate) fn init(
+    settings: &LogSettings,
+    quiet: bool,
+    verbose: bool,
+    workspace: Option<&Path>,
+    otel: Option<crate::otel::OtelLayer>,
+) {
     let LogSettings {
         level,
         format,
@@ -203,6 +209,13 @@ pub(crate) fn init(settings: &LogSettings, quiet: bool, verbose: bool, workspace
     }
     if let Some(f) = file_layer {
         layers.push(f);
+    }
+    if let Some(o) = otel {
+        // mixseek's own spans, at info and above (the run's tree), nothing else.
+        let ours = tracing_subscriber::filter::filter_fn(|m| {
+            m.is_span() && m.target().starts_with("mixseek") && *m.level() <= tracing::Level::INFO
+        });
+        layers.push(Box::new(tracing_subscriber::Layer::with_filter(o, ours)));
     }
     let _ = tracing_subscriber::registry().with(layers).try_init();
 }

@@ -11,6 +11,7 @@ mod commands;
 mod context;
 mod error;
 mod logging;
+mod otel;
 mod output;
 mod panic_hook;
 mod progress;
@@ -54,6 +55,15 @@ struct Cli {
     /// Do not write WORKSPACE/logs/mixseek.log (also MIXSEEK_LOG_FILE=0)
     #[arg(long, global = true)]
     no_log_file: bool,
+    /// Export spans over OpenTelemetry (OTLP/HTTP, OTEL_EXPORTER_OTLP_ENDPOINT), prompts and answers included (PII-masked with [privacy])
+    #[arg(long, global = true)]
+    logfire: bool,
+    /// Export spans over OpenTelemetry without prompt and answer texts
+    #[arg(long, global = true)]
+    logfire_metadata: bool,
+    /// As --logfire (HTTP bodies are not captured)
+    #[arg(long, global = true)]
+    logfire_http: bool,
     /// No live progress display during `exec` (also MIXSEEK_NO_PROGRESS=1)
     #[arg(long, global = true)]
     no_progress: bool,
@@ -177,9 +187,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let otel = match otel::resolve(cli.logfire, cli.logfire_metadata, cli.logfire_http, |n| {
+        std::env::var(n).ok()
+    }) {
+        Ok(mode) => mode.and_then(|m| {
+            mixseek_llm::set_trace_texts(m == otel::Mode::Full);
+            otel::install(m, otel::Target::from_env(|n| std::env::var(n).ok()))
+        }),
+        Err(message) => {
+            eprintln!("ERROR: {message}");
+            return ExitCode::from(1);
+        }
+    };
     // The log file is opened at the first event once the workspace exists (the commands that
     // write create it), so nothing is created here.
-    logging::init(&log, cli.quiet, cli.verbose, Some(&workspace.root));
+    logging::init(&log, cli.quiet, cli.verbose, Some(&workspace.root), otel);
     // The built-in providers' keys are hidden from the first line on; a command that loads a
     // configuration adds its providers' keys and its `[privacy]` masking.
     redact::install(
@@ -219,6 +241,7 @@ fn main() -> ExitCode {
             Err(panic_hook::report(payload.as_ref()))
         }
     };
+    otel::shutdown();
     match result {
         Ok(code) => {
             tracing::info!(

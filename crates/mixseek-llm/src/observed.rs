@@ -4,7 +4,7 @@
 use crate::error::LlmError;
 use crate::model::ChatModel;
 use crate::observer::Observers;
-use crate::types::{ChatRequest, ChatResponse};
+use crate::types::{ChatRequest, ChatResponse, Message};
 use mixseek_core::{LlmCallRecord, Usage};
 use std::sync::Arc;
 use std::time::Instant;
@@ -93,6 +93,79 @@ impl ObservedModel {
     }
 }
 
+/// Whether prompts and answers are recorded on the `llm_call` spans (for an exporter in its
+/// full mode; off by default, and then nothing is serialized).
+static TRACE_TEXTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One message in the GenAI conventions' shape: `role` and `parts` (text, tool calls).
+fn genai_message(
+    role: &str,
+    text: Option<&str>,
+    calls: &[crate::types::ToolCall],
+) -> serde_json::Value {
+    let mut parts: Vec<serde_json::Value> = text
+        .into_iter()
+        .map(|t| serde_json::json!({"type": "text", "content": t}))
+        .collect();
+    parts.extend(calls.iter().map(|c| {
+        serde_json::json!({"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments})
+    }));
+    serde_json::json!({"role": role, "parts": parts})
+}
+
+/// Records prompts and answers on every `llm_call` span from now on (`mixseek --logfire`).
+pub fn set_trace_texts(on: bool) {
+    TRACE_TEXTS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The call's outcome on its span: token counts, the error kind, and, when texts are traced,
+/// the messages in and out (the GenAI conventions' `role` / `parts` shape).
+fn record_on_span(
+    span: &tracing::Span,
+    request: &ChatRequest,
+    result: &Result<ChatResponse, LlmError>,
+) {
+    match result {
+        Ok(r) => {
+            span.record("gen_ai.usage.input_tokens", r.usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", r.usage.output_tokens);
+        }
+        Err(e) => {
+            span.record("error.type", e.kind.to_string());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+    if !TRACE_TEXTS.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let mut input = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(s) = &request.system {
+        input.push(genai_message("system", Some(s), &[]));
+    }
+    for m in &request.messages {
+        input.push(match m {
+            Message::User { content } => genai_message("user", Some(content), &[]),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => genai_message("assistant", content.as_deref(), tool_calls),
+            Message::Tool {
+                call_id, content, ..
+            } => serde_json::json!({"role": "tool", "parts": [
+                {"type": "tool_call_response", "id": call_id, "response": content}
+            ]}),
+        });
+    }
+    span.record(
+        "gen_ai.input.messages",
+        serde_json::Value::Array(input).to_string(),
+    );
+    if let Ok(r) = result {
+        let out = genai_message("assistant", r.text.as_deref(), &r.tool_calls);
+        span.record("gen_ai.output.messages", format!("[{out}]"));
+    }
+}
+
 #[async_trait::async_trait]
 impl ChatModel for ObservedModel {
     fn id(&self) -> &str {
@@ -106,14 +179,32 @@ impl ChatModel for ObservedModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
         let c = &request.caller;
+        let id = self.inner.id();
+        let (provider, model) = id.split_once(':').unwrap_or(("", id));
+        let p = &request.params;
+        // Attributes of the OpenTelemetry GenAI conventions (an exporter reads them; the log
+        // shows them as the call's context).
         let span = tracing::info_span!(
             "llm_call",
-            model = self.inner.id(),
+            model = id,
             role = %c.role,
             team = c.team_id.as_deref().unwrap_or(""),
             round = c.round_number.unwrap_or(0),
+            "otel.name" = format!("chat {model}"),
+            "gen_ai.operation.name" = "chat",
+            "gen_ai.provider.name" = provider,
+            "gen_ai.request.model" = model,
+            "gen_ai.request.temperature" = p.temperature,
+            "gen_ai.request.max_tokens" = p.max_tokens,
+            "gen_ai.usage.input_tokens" = tracing::field::Empty,
+            "gen_ai.usage.output_tokens" = tracing::field::Empty,
+            "gen_ai.input.messages" = tracing::field::Empty,
+            "gen_ai.output.messages" = tracing::field::Empty,
+            "error.type" = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
         );
-        let result = self.inner.chat(request).instrument(span).await;
+        let result = self.inner.chat(request).instrument(span.clone()).await;
+        record_on_span(&span, request, &result);
         let (usage, attempts, cache_hit, error, latency) = match &result {
             Ok(r) => (r.usage, r.attempts, r.cache_hit, None, r.latency),
             Err(e) => (

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// How to run.
 #[derive(Clone)]
@@ -238,7 +239,14 @@ impl Orchestrator {
             deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
         });
         let started = Instant::now();
-        let outcomes = play_teams(&shared, &prior, earlier.summary.as_ref()).await;
+        let span = tracing::info_span!(
+            "execution",
+            execution_id = shared.execution_id.as_str(),
+            teams = cfg.teams.len()
+        );
+        let outcomes = play_teams(&shared, &prior, earlier.summary.as_ref())
+            .instrument(span)
+            .await;
         let elapsed = earlier.seconds + started.elapsed().as_secs_f64().max(1e-6);
         let tally = Tally::of(cfg, outcomes);
 
@@ -570,14 +578,17 @@ async fn play_teams(
         let (my_turn_taken, next_turn) = tokio::sync::oneshot::channel::<()>();
         let my_turn = previous_turn.replace(next_turn);
         outcomes.push(None);
-        handles.push(Some(tokio::spawn(team_task(
-            shared.clone(),
-            team.clone(),
-            rounds,
-            semaphore.clone(),
-            my_turn,
-            my_turn_taken,
-        ))));
+        handles.push(Some(tokio::spawn(
+            team_task(
+                shared.clone(),
+                team.clone(),
+                rounds,
+                semaphore.clone(),
+                my_turn,
+                my_turn_taken,
+            )
+            .in_current_span(),
+        )));
     }
     for (i, h) in handles.into_iter().enumerate() {
         if let Some(h) = h {

@@ -535,7 +535,9 @@ impl RoundController {
         // only once both are done).
         let ((), evaluation) = tokio::join!(
             self.emit_progress_ref(&submission_ready),
-            self.evaluator.evaluate(&request)
+            self.evaluator
+                .evaluate(&request)
+                .instrument(tracing::info_span!("evaluation", round = n))
         );
         // the unevaluated round until its evaluation is committed (the event's own copy)
         if let Event::SubmissionReady { round, .. } = submission_ready {
@@ -744,7 +746,10 @@ impl RoundController {
                     }
                 };
                 let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
-                let judged = self.judgment.judge(&ctx, s.judgment_timeout);
+                let judged = self
+                    .judgment
+                    .judge(&ctx, s.judgment_timeout)
+                    .instrument(tracing::info_span!("judgment", round = n));
                 let answer = match evaluated {
                     Some(ev) => {
                         let (committed, answer) = tokio::join!(self.commit(n, run, ev), judged);

@@ -18,6 +18,7 @@ mod member_cmd;
 mod members_usage;
 mod model_settings;
 mod original_configs;
+mod otel;
 mod privacy;
 mod prompt;
 mod reliability_doc;

@@ -119,7 +119,16 @@ impl WorkflowAgents {
         for (i, (e, b)) in step.executors.iter().zip(built).enumerate() {
             let (name, kind, input, ctx) =
                 (e.name.clone(), e.executor_type, input.clone(), ctx.clone());
-            set.spawn(async move { (i, run_one(name, kind, b, &input, &ctx).await) });
+            let span = tracing::info_span!(
+                "execute_tool",
+                "otel.name" = format!("execute_tool {name}"),
+                "gen_ai.operation.name" = "execute_tool",
+                "gen_ai.tool.name" = name.as_str(),
+                step = step.id.as_str()
+            );
+            set.spawn(
+                async move { (i, run_one(name, kind, b, &input, &ctx).await) }.instrument(span),
+            );
         }
         let mut slots: Vec<Option<Ran>> = step.executors.iter().map(|_| None).collect();
         while let Some(joined) = set.join_next().await {
