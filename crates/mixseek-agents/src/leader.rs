@@ -337,7 +337,6 @@ impl Leader {
             let ctx = ctx.clone();
             let span = tracing::info_span!(
                 "execute_tool",
-                "otel.name" = format!("execute_tool {}", p.agent.name()),
                 "gen_ai.operation.name" = "execute_tool",
                 "gen_ai.tool.name" = p.agent.name(),
                 member_type = p.agent.agent_type()

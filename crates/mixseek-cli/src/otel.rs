@@ -10,7 +10,8 @@
 //! names the service (default `mixseek`). Only `http/json` is spoken.
 //!
 //! The layer turns every `mixseek*` span into an OTLP span (ids, parent, times, fields as
-//! attributes; `otel.name` renames it, `otel.status_code = "ERROR"` marks a failure), masks
+//! attributes; GenAI spans are named `{operation} {model or tool}`, `otel.name` renames any
+//! span, `otel.status_code = "ERROR"` marks a failure), masks
 //! string attributes as every log line is masked (`redact.rs`: API keys, and personal data
 //! once a run's `[privacy] mask_pii` is on), and a thread posts the finished spans in
 //! batches. [`shutdown`] sends what is left. Prompt and answer texts are on the spans only in
@@ -241,7 +242,23 @@ fn any_value(v: &Value) -> Value {
     }
 }
 
+/// The GenAI conventions' span name, `{operation} {model or tool}` (`chat gpt-4o`,
+/// `execute_tool helper`), for a span that carries those attributes; else its own name.
+/// Built here, when exporting, so that a run without an exporter never formats it.
+fn genai_name(d: &SpanData) -> Option<String> {
+    let attr = |k: &str| {
+        d.attributes
+            .iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.as_str())
+    };
+    let op = attr("gen_ai.operation.name")?;
+    let target = attr("gen_ai.request.model").or_else(|| attr("gen_ai.tool.name"))?;
+    Some(format!("{op} {target}"))
+}
+
 fn to_otlp(d: SpanData, end: u128) -> Value {
+    let name = genai_name(&d).unwrap_or_else(|| d.name.clone());
     let attributes: Vec<Value> = d
         .attributes
         .iter()
@@ -251,7 +268,7 @@ fn to_otlp(d: SpanData, end: u128) -> Value {
         "traceId": format!("{:032x}", d.trace_id),
         "spanId": format!("{:016x}", d.span_id),
         "parentSpanId": d.parent.map(|p| format!("{p:016x}")).unwrap_or_default(),
-        "name": d.name,
+        "name": name,
         "kind": 1,
         "startTimeUnixNano": d.start.to_string(),
         "endTimeUnixNano": end.to_string(),
@@ -412,9 +429,11 @@ mod tests {
             trace_id: 1,
             span_id: 2,
             parent: Some(3),
-            name: "chat gpt".into(),
+            name: "llm_call".into(),
             start: 10,
             attributes: vec![
+                ("gen_ai.operation.name".into(), json!("chat")),
+                ("gen_ai.request.model".into(), json!("gpt")),
                 ("gen_ai.usage.input_tokens".into(), json!(12)),
                 ("gen_ai.request.temperature".into(), json!(0.5)),
                 ("ok".into(), json!(true)),
@@ -424,8 +443,9 @@ mod tests {
         let v = to_otlp(d, 20);
         assert_eq!(v["traceId"], "00000000000000000000000000000001");
         assert_eq!(v["parentSpanId"], "0000000000000003");
-        assert_eq!(v["attributes"][0]["value"], json!({"intValue": "12"}));
-        assert_eq!(v["attributes"][1]["value"], json!({"doubleValue": 0.5}));
+        assert_eq!(v["name"], "chat gpt");
+        assert_eq!(v["attributes"][2]["value"], json!({"intValue": "12"}));
+        assert_eq!(v["attributes"][3]["value"], json!({"doubleValue": 0.5}));
         assert_eq!(v["status"]["code"], 2);
         assert_eq!(v["endTimeUnixNano"], "20");
     }

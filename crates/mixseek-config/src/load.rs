@@ -451,6 +451,19 @@ struct Loaded<T> {
 }
 
 impl<T> Loaded<T> {
+    /// A file that could not be read or parsed: `issue` says why.
+    fn failed(issue: ConfigIssue) -> Self {
+        let mut errors = Issues::default();
+        errors.push(issue);
+        Self {
+            value: None,
+            doc: None,
+            sources: SourceMap::default(),
+            errors,
+            warnings: Issues::default(),
+        }
+    }
+
     /// Moves what loading the file found (its sources, errors and warnings) into the
     /// caller's lists; the value and the document stay.
     fn merge_into(&mut self, sources: &mut SourceMap, errors: &mut Issues, warnings: &mut Issues) {
@@ -536,17 +549,7 @@ fn load_file<T: DeserializeOwned + JsonSchema>(
 ) -> Loaded<T> {
     match TomlDoc::read(path, kind.what) {
         Ok(doc) => load_doc(doc, env, kind),
-        Err(e) => {
-            let mut errors = Issues::default();
-            errors.push(e);
-            Loaded {
-                value: None,
-                doc: None,
-                sources: SourceMap::default(),
-                errors,
-                warnings: Issues::default(),
-            }
-        }
+        Err(e) => Loaded::failed(e),
     }
 }
 
@@ -686,6 +689,29 @@ fn validate_into<T>(
     }
 }
 
+/// The original's error for a file without its table (`[team]`, `[agent]`, `[workflow]`):
+/// `Invalid {table} config: missing '{table}' section in {name}`, with what the file starts
+/// with.
+fn missing_section(
+    doc: Option<&TomlDoc>,
+    table: &str,
+    name: &str,
+    file: &Path,
+    hint: &str,
+) -> Option<ConfigIssue> {
+    doc.filter(|d| !d.table.contains_key(table)).map(|_| {
+        ConfigIssue::new(
+            table,
+            format!("Invalid {table} config: missing '{table}' section in {name}"),
+        )
+        .in_file(file)
+        .with_hint(hint)
+    })
+}
+
+/// What a member file starts with.
+const MEMBER_FILE_HINT: &str = "a member file starts with [agent] and sets name, type and model";
+
 /// Loads one team file (with its member references).
 pub fn load_team(
     ws: &Workspace,
@@ -720,23 +746,13 @@ pub fn load_team(
             warnings,
         };
     };
-    if loaded
-        .doc
-        .as_ref()
-        .is_some_and(|d| !d.table.contains_key("team"))
-    {
-        errors.push(
-            ConfigIssue::new(
-                "team",
-                format!(
-                    "Invalid team config: missing 'team' section in {}",
-                    path.display()
-                ),
-            )
-            .in_file(path)
-            .with_hint("a team file starts with [team] and sets team_id and team_name"),
-        );
-    }
+    errors.items.extend(missing_section(
+        loaded.doc.as_ref(),
+        "team",
+        &path.display().to_string(),
+        path,
+        "a team file starts with [team] and sets team_id and team_name",
+    ));
     let mut settings = file.team;
     let mut member_files = Vec::new();
     let mut members = Vec::new();
@@ -811,22 +827,13 @@ pub fn load_team(
                         .map(|k| format!("team.members[{i}].{k}"))
                 }));
                 ml.merge_into(&mut mlocal, &mut errors, &mut warnings);
-                if ml
-                    .doc
-                    .as_ref()
-                    .is_some_and(|d| !d.table.contains_key("agent"))
-                {
-                    errors.push(
-                        ConfigIssue::new(
-                            "agent",
-                            format!("Invalid agent config: missing 'agent' section in {cfg}"),
-                        )
-                        .in_file(&mpath)
-                        .with_hint(
-                            "a member file starts with [agent] and sets name, type and model",
-                        ),
-                    );
-                }
+                errors.items.extend(missing_section(
+                    ml.doc.as_ref(),
+                    "agent",
+                    &cfg,
+                    &mpath,
+                    MEMBER_FILE_HINT,
+                ));
                 match ml.value {
                     Some(mf) => members.push(mf.agent.with_overrides(m)),
                     None => members.push(m.clone()),
@@ -1307,23 +1314,13 @@ pub fn load_workflow(
             warnings,
         };
     };
-    if loaded
-        .doc
-        .as_ref()
-        .is_some_and(|d| !d.table.contains_key("workflow"))
-    {
-        errors.push(
-            ConfigIssue::new(
-                "workflow",
-                format!(
-                    "Invalid workflow config: missing 'workflow' section in {}",
-                    path.display()
-                ),
-            )
-            .in_file(path)
-            .with_hint("a workflow file starts with [workflow] and sets workflow_id, workflow_name and its [[workflow.steps]]"),
-        );
-    }
+    errors.items.extend(missing_section(
+        loaded.doc.as_ref(),
+        "workflow",
+        &path.display().to_string(),
+        path,
+        "a workflow file starts with [workflow] and sets workflow_id, workflow_name and its [[workflow.steps]]",
+    ));
     let settings = file.workflow;
     let from = errors.len();
     settings.validate("workflow", &mut errors);
@@ -1357,17 +1354,7 @@ pub fn load_member(path: &Path, text: Option<&str>, env: &EnvVars) -> Part<Membe
         None => load_file(path, env, &kind),
         Some(t) => match TomlDoc::parse(path, t) {
             Ok(doc) => load_doc(doc, env, &kind),
-            Err(e) => {
-                let mut errors = Issues::default();
-                errors.push(e);
-                Loaded {
-                    value: None,
-                    doc: None,
-                    sources: SourceMap::default(),
-                    errors,
-                    warnings: Issues::default(),
-                }
-            }
+            Err(e) => Loaded::failed(e),
         },
     };
     let Loaded {
@@ -1377,19 +1364,13 @@ pub fn load_member(path: &Path, text: Option<&str>, env: &EnvVars) -> Part<Membe
         warnings,
         ..
     } = loaded;
-    if doc.as_ref().is_some_and(|d| !d.table.contains_key("agent")) {
-        errors.push(
-            ConfigIssue::new(
-                "agent",
-                format!(
-                    "Invalid agent config: missing 'agent' section in {}",
-                    path.display()
-                ),
-            )
-            .in_file(path)
-            .with_hint("a member file starts with [agent] and sets name, type and model"),
-        );
-    }
+    errors.items.extend(missing_section(
+        doc.as_ref(),
+        "agent",
+        &path.display().to_string(),
+        path,
+        MEMBER_FILE_HINT,
+    ));
     let settings = value.map(|f| f.agent);
     if let Some(m) = &settings {
         let from = errors.len();

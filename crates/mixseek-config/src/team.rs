@@ -301,6 +301,18 @@ pub(crate) fn invalid_name_message(name: &str) -> String {
     )
 }
 
+/// The values that occur more than once, sorted.
+pub(crate) fn duplicates<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut dup = std::collections::BTreeSet::new();
+    for v in values {
+        if !seen.insert(v) {
+            dup.insert(v.to_string());
+        }
+    }
+    dup.into_iter().collect()
+}
+
 /// A list of strings as Python prints it (`['a', 'b']`), as the original's messages show them.
 pub(crate) fn python_list(items: &[String]) -> String {
     let quoted: Vec<String> = items
@@ -427,17 +439,7 @@ impl TeamSettings {
         for (i, m) in self.members.iter().enumerate() {
             m.validate(&format!("{prefix}.members[{i}]"), issues);
         }
-        let dup = |vals: Vec<String>| -> Vec<String> {
-            let mut seen = std::collections::BTreeSet::new();
-            let mut d = std::collections::BTreeSet::new();
-            for v in vals {
-                if !seen.insert(v.clone()) {
-                    d.insert(v);
-                }
-            }
-            d.into_iter().collect()
-        };
-        let names = dup(self.members.iter().filter_map(|m| m.name.clone()).collect());
+        let names = duplicates(self.members.iter().filter_map(|m| m.name.as_deref()));
         if !names.is_empty() {
             issues.error(
                 prefix,
@@ -445,11 +447,12 @@ impl TeamSettings {
                 format!("Duplicate agent_name detected: {}", python_list(&names)),
             );
         }
-        let tools = dup(self
+        let tool_names: Vec<String> = self
             .members
             .iter()
             .map(MemberSettings::effective_tool_name)
-            .collect());
+            .collect();
+        let tools = duplicates(tool_names.iter().map(String::as_str));
         if !tools.is_empty() {
             issues.error(
                 prefix,

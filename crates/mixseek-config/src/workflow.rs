@@ -5,7 +5,7 @@
 
 use crate::choice::MemberType;
 use crate::issues::{ConfigIssue, Issues};
-use crate::team::{Instruction, MemberSettings, python_list};
+use crate::team::{Instruction, MemberSettings, duplicates, python_list};
 use mixseek_core::TeamId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -485,18 +485,6 @@ fn valid_executor_name(name: &str) -> bool {
         && core
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-}
-
-/// The values that occur more than once, sorted.
-fn duplicates<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut dup = std::collections::BTreeSet::new();
-    for v in values {
-        if !seen.insert(v) {
-            dup.insert(v.to_string());
-        }
-    }
-    dup.into_iter().collect()
 }
 
 impl WorkflowSettings {

@@ -559,7 +559,11 @@ fn the_fuzzed_documents_are_mostly_valid_toml() {
 const VALID: &[(&str, &str)] = &[
     (
         "orch.toml",
-        "[orchestrator]\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\nprompt_builder_config = \"pb.toml\"\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n",
+        "[orchestrator]\nevaluator_config = \"evaluator.toml\"\njudgment_config = \"judgment.toml\"\nprompt_builder_config = \"pb.toml\"\n[[orchestrator.teams]]\nconfig = \"team.toml\"\n[[orchestrator.teams]]\nconfig = \"wf.toml\"\n",
+    ),
+    (
+        "wf.toml",
+        "[workflow]\nworkflow_id = \"w\"\nworkflow_name = \"W\"\ndefault_model = \"mock:w\"\n[[workflow.steps]]\nid = \"s\"\n[[workflow.steps.executors]]\nname = \"p\"\ntype = \"plain\"\n[[workflow.steps.executors]]\nname = \"f\"\ntype = \"function\"\ntimeout_seconds = 5\n[workflow.steps.executors.plugin]\npath = \"steps.py\"\nfunction = \"run\"\n",
     ),
     (
         "team.toml",
@@ -610,16 +614,20 @@ fn assert_errors_name_their_file(report: &mixseek_config::LoadReport, what: &str
 fn the_valid_configuration_of_the_file_kind_tests_loads() {
     let (report, _dir) = load_replacing("pb.toml", b"[prompt_builder]\n");
     assert!(report.errors().is_empty(), "{:?}", report.errors());
-    assert_eq!(report.teams.len(), 1);
+    assert_eq!(report.teams.len(), 2);
     let loaded = report.into_config().expect("valid");
     let team = loaded.teams[0].as_team().expect("a team");
     assert_eq!(team.member_files.len(), 1);
     assert!(team.member_files[0].is_some());
+    assert!(
+        matches!(&loaded.teams[1], mixseek_config::LoadedUnit::Workflow(w) if w.settings.steps.len() == 1)
+    );
 }
 
 const FILE_KINDS: &[&str] = &[
     "orch.toml",
     "team.toml",
+    "wf.toml",
     "member.toml",
     "evaluator.toml",
     "judgment.toml",

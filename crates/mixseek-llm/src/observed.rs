@@ -190,7 +190,6 @@ impl ChatModel for ObservedModel {
             role = %c.role,
             team = c.team_id.as_deref().unwrap_or(""),
             round = c.round_number.unwrap_or(0),
-            "otel.name" = format!("chat {model}"),
             "gen_ai.operation.name" = "chat",
             "gen_ai.provider.name" = provider,
             "gen_ai.request.model" = model,

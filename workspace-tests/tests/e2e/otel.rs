@@ -207,3 +207,37 @@ fn the_three_flags_are_exclusive() {
         "ERROR: Only one of --logfire, --logfire-metadata, or --logfire-http can be specified."
     ));
 }
+
+#[test]
+fn an_unreachable_endpoint_is_one_warning_and_the_run_goes_on() {
+    let sb = Sandbox::new();
+    let orch = write_mock_competition(&sb, &["a"]);
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let out = sb
+        .cmd()
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .args(["--logfire-metadata", "exec", "x", "-q", "-c"])
+        .arg(&orch)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("WARNING: cannot send spans to the OTLP endpoint")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{port}/v1/traces")),
+        "{stderr}"
+    );
+}

@@ -147,6 +147,19 @@ fn write_competition(sb: &Sandbox, function_code: &str, timeout: &str) -> std::p
     )
 }
 
+/// Runs `exec -f json` on `orch`, which must end with exit 1 (a unit failed); the summary.
+fn exec_failing_one_unit(sb: &Sandbox, orch: &std::path::Path) -> Value {
+    let out = sb
+        .cmd()
+        .args(["exec", "x", "-f", "json", "-c"])
+        .arg(orch)
+        .output()
+        .expect("run");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    v
+}
+
 #[test]
 fn a_failing_function_fails_its_workflow_which_keeps_its_completed_rounds() {
     let sb = Sandbox::new();
@@ -160,14 +173,7 @@ fn a_failing_function_fails_its_workflow_which_keeps_its_completed_rounds() {
                 \x20       raise RuntimeError('no second round')\n\
                 \x20   return 'checked'\n";
     let orch = write_competition(&sb, code, "");
-    let out = sb
-        .cmd()
-        .args(["exec", "x", "-f", "json", "-c"])
-        .arg(&orch)
-        .output()
-        .expect("run");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let v = exec_failing_one_unit(&sb, &orch);
     let failed = &v["failed_teams_info"][0];
     assert_eq!(failed["team_id"], "wf");
     assert_eq!(failed["team_name"], "WF");
@@ -202,14 +208,7 @@ fn a_timed_out_function_fails_its_step_and_is_stopped() {
         marker.display().to_string()
     );
     let orch = write_competition(&sb, &code, "timeout_seconds = 1\n");
-    let out = sb
-        .cmd()
-        .args(["exec", "x", "-f", "json", "-c"])
-        .arg(&orch)
-        .output()
-        .expect("run");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let v = exec_failing_one_unit(&sb, &orch);
     let msg = v["failed_teams_info"][0]["error_message"]
         .as_str()
         .unwrap_or_default();
@@ -227,14 +226,7 @@ fn a_timed_out_function_fails_its_step_and_is_stopped() {
 fn a_function_that_cannot_be_loaded_fails_the_step_before_it_runs() {
     let sb = Sandbox::new();
     let orch = write_competition(&sb, "x = 1\n", "");
-    let out = sb
-        .cmd()
-        .args(["exec", "x", "-f", "json", "-c"])
-        .arg(&orch)
-        .output()
-        .expect("run");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let v = exec_failing_one_unit(&sb, &orch);
     let msg = v["failed_teams_info"][0]["error_message"]
         .as_str()
         .unwrap_or_default();

@@ -121,7 +121,6 @@ impl WorkflowAgents {
                 (e.name.clone(), e.executor_type, input.clone(), ctx.clone());
             let span = tracing::info_span!(
                 "execute_tool",
-                "otel.name" = format!("execute_tool {name}"),
                 "gen_ai.operation.name" = "execute_tool",
                 "gen_ai.tool.name" = name.as_str(),
                 step = step.id.as_str()
