@@ -95,6 +95,18 @@ pub enum Aggregate {
 }
 words!(Aggregate { Median => "median", Mean => "mean" });
 
+/// Which way a metric's scores point (`direction` of a `[[metrics]]` entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Higher is better (every LLM judge, and the original's only direction).
+    #[default]
+    Maximize,
+    /// Lower is better (an error rate, a latency, a loss).
+    Minimize,
+}
+words!(Direction { Maximize => "maximize", Minimize => "minimize" });
+
 /// The deployment an orchestrator file describes (`environment`; informational).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -170,6 +182,7 @@ mod tests {
         agree(OnMetricError::ALL, OnMetricError::as_str);
         agree(MetricType::ALL, MetricType::as_str);
         agree(Aggregate::ALL, Aggregate::as_str);
+        agree(Direction::ALL, Direction::as_str);
         agree(Environment::ALL, Environment::as_str);
         agree(HookEvent::ALL, HookEvent::as_str);
         agree(MemberType::ALL, MemberType::as_str);

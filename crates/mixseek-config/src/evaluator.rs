@@ -2,7 +2,7 @@
 //! Here are the keys, their defaults and the range checks; the weight rules (with the
 //! original's messages) are in `crate::weights` and run from `validate`.
 
-use crate::choice::{Aggregate, MetricType, OnMetricError};
+use crate::choice::{Aggregate, Direction, MetricType, OnMetricError};
 use crate::issues::Issues;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -79,6 +79,11 @@ pub struct MetricSettings {
     /// `type = "command"`: the highest score the program may print (inclusive). Unset: no
     /// upper bound.
     pub max_score: Option<f64>,
+    /// `maximize` (default: higher is better) or `minimize` (lower is better, e.g. an error
+    /// rate). A minimized metric adds `min_score + max_score − score` to the overall score
+    /// when both bounds are known (an LLM judge's are 0 and 100), else `−score`, so the
+    /// overall score and every ranking stay "higher is better".
+    pub direction: Option<Direction>,
     /// Repeat the judge this many times and aggregate (1..=20).
     pub samples: Option<u32>,
     /// How samples and jury votes are combined: `median` (default) or `mean`.

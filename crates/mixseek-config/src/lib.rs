@@ -40,7 +40,9 @@ mod docs;
 // report (`preflight::Category`, `preflight::Check`, …).
 pub mod preflight;
 
-pub use choice::{Aggregate, Environment, MemberType, MetricType, OnJudgmentError, OnMetricError};
+pub use choice::{
+    Aggregate, Direction, Environment, MemberType, MetricType, OnJudgmentError, OnMetricError,
+};
 pub use doc::{TomlDoc, deserialize_section};
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};

@@ -7,7 +7,7 @@ use crate::error::{EvaluatorError, MetricFailure, MetricFailureKind};
 use crate::judge::{self, JudgeAnswer};
 use crate::plan::{LlmMetric, MetricKind, MetricPlan, build_plans};
 use crate::request::EvaluationRequest;
-use mixseek_config::{EvaluatorSettings, MetricType, OnMetricError};
+use mixseek_config::{Direction, EvaluatorSettings, MetricType, OnMetricError};
 use mixseek_core::{MetricScore, Role, ScoreDetails, Usage};
 use mixseek_llm::{CallerTag, ModelRegistry};
 use mixseek_prompt::{InjectionPhase, PromptBuilder, TemplateKind};
@@ -74,7 +74,9 @@ pub struct EvaluationOutcome {
     /// `{overall_score, metrics: [{metric_name, score, evaluator_comment, …extra}]}`, every
     /// configured metric in configuration order. Extras of a scored metric: sample / jury
     /// details (`aggregate`, `samples`, `judges`, `agreement`) and `answers` (every raw judge
-    /// answer, with any rejected ones) for LLM metrics, then `weight` (the weight used: the
+    /// answer, with any rejected ones) for LLM metrics, then, for a `minimize` metric only,
+    /// `direction` and `oriented_score` (what it adds to the overall score, see
+    /// `MetricSettings::direction`), then `weight` (the weight used: the
     /// configured one, renormalised after a skip), `configured_weight` (after a skip),
     /// `usage` and `duration_ms`. A metric that failed and was skipped keeps its place with
     /// `score` 0.0, its failure text as the comment, `"status": "failed"`, `"weight": 0.0`,
@@ -322,8 +324,17 @@ impl Evaluator {
             } else {
                 plan.weight
             };
-            overall += score.score * weight;
+            overall += plan.oriented(score.score) * weight;
             // Our additions, after the original's three fields (and any sample/jury details).
+            if plan.direction == Direction::Minimize {
+                score
+                    .extra
+                    .insert("direction".into(), json!(plan.direction.as_str()));
+                score.extra.insert(
+                    "oriented_score".into(),
+                    json!(score2(plan.oriented(score.score))),
+                );
+            }
             score.extra.insert("weight".into(), json!(weight));
             if renormalise {
                 score

@@ -9,7 +9,7 @@ use crate::builtin::{BUILTIN_METRICS, builtin_metric};
 use crate::command::{CommandMetric, ScoreRange};
 use crate::error::EvaluatorError;
 use crate::weights::resolve_weights;
-use mixseek_config::{EvaluatorSettings, Issues, MetricSettings, MetricType};
+use mixseek_config::{Direction, EvaluatorSettings, Issues, MetricSettings, MetricType};
 use mixseek_llm::{ChatModel, GenerationParams, ModelRegistry};
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,9 +79,34 @@ pub(crate) struct MetricPlan {
     /// The configured weight (or `1/n` when no metric sets one).
     pub weight: f64,
     pub kind: MetricKind,
+    /// Which way its scores point (`direction`; default `maximize`).
+    pub direction: Direction,
 }
 
 impl MetricPlan {
+    /// What `score` adds (times the weight) to the overall score, which is always "higher is
+    /// better": the score itself for a maximized metric; for a minimized one its reflection
+    /// in the metric's range (`min + max − score`: an LLM judge's 20 counts 80) when both
+    /// bounds are known, else `−score`.
+    pub(crate) fn oriented(&self, score: f64) -> f64 {
+        match self.direction {
+            Direction::Maximize => score,
+            Direction::Minimize => match self.range() {
+                (Some(lo), Some(hi)) => lo + hi - score,
+                _ => -score,
+            },
+        }
+    }
+
+    /// The scores the metric can give: 0..=100 for an LLM judge, the declared
+    /// `min_score..=max_score` (either open) for a command.
+    pub(crate) fn range(&self) -> (Option<f64>, Option<f64>) {
+        match &self.kind {
+            MetricKind::Llm(_) => (Some(0.0), Some(100.0)),
+            MetricKind::Command(c) => (c.range.min, c.range.max),
+        }
+    }
+
     /// `llm` or `command`.
     pub(crate) fn metric_type(&self) -> MetricType {
         match self.kind {
@@ -162,6 +187,7 @@ pub(crate) fn build_plans(
             configured_name: configured[i].clone(),
             weight: resolved[i],
             kind,
+            direction: m.direction.unwrap_or_default(),
         });
     }
     Ok(plans)

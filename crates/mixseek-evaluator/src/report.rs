@@ -62,7 +62,10 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
             Some(_) => table.add_row(vec![
                 m.metric_name.clone(),
                 format_weight(report.effective_weight),
-                py_float_repr(m.score),
+                match is_minimized(m) {
+                    true => format!("{} ↓", py_float_repr(m.score)),
+                    false => py_float_repr(m.score),
+                },
                 shorten_comment(&m.evaluator_comment, verbose),
             ]),
             None => table.add_row(vec![
@@ -86,6 +89,11 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
             outcome.failures.len()
         ));
     }
+    if outcome.score_details.metrics.iter().any(is_minimized) {
+        out.push_str(
+            "\n↓ lower is better (direction = \"minimize\"): the overall score counts it the other way round.\n",
+        );
+    }
     if mock_judges {
         out.push_str("\nNote: scored by the offline mock: provider; these scores are made up.\n");
     }
@@ -94,6 +102,11 @@ pub fn render_text(outcome: &EvaluationOutcome, mock_judges: bool, verbose: bool
         py_float_repr(outcome.score_details.overall_score)
     ));
     out
+}
+
+/// Whether a scored metric declared `direction = "minimize"` (its details say so).
+fn is_minimized(m: &mixseek_core::MetricScore) -> bool {
+    m.extra.get("direction").and_then(|d| d.as_str()) == Some("minimize")
 }
 
 /// The JSON output: `{"metrics": [...], "overall_score": …, "usage": {...}}` plus

@@ -41,18 +41,25 @@ impl From<&RoundState> for HistoryRound {
 /// additions (judge samples and juries with their raw answers, per-metric weight, usage and
 /// duration) stay in the stored details but are left out of later rounds' prompts, which
 /// they would only bloat; metrics that failed and were skipped (`"status": "failed"`) are
-/// left out too, as they were not scored.
+/// left out too, as they were not scored. A `direction = "minimize"` metric keeps its
+/// `"direction": "minimize"` (after the three fields) so the team knows lower is better.
 pub fn original_score_details(details: &ScoreDetails) -> serde_json::Value {
     let metrics: Vec<serde_json::Value> = details
         .metrics
         .iter()
         .filter(|m| m.extra.get("status").and_then(|s| s.as_str()) != Some("failed"))
         .map(|m| {
-            serde_json::json!({
+            let mut shown = serde_json::json!({
                 "metric_name": m.metric_name,
                 "score": m.score,
                 "evaluator_comment": m.evaluator_comment,
-            })
+            });
+            // ours: a metric where lower is better says so, or the team would chase the
+            // wrong way (the original has no such metric, so its prompts are unchanged)
+            if let Some(d @ serde_json::Value::String(_)) = m.extra.get("direction") {
+                shown["direction"] = d.clone();
+            }
+            shown
         })
         .collect();
     serde_json::json!({"overall_score": details.overall_score, "metrics": metrics})
@@ -314,6 +321,25 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&original_score_details(&details)).expect("json"),
             r#"{"overall_score":80.0,"metrics":[{"metric_name":"Relevance","score":80.0,"evaluator_comment":"OK"}]}"#
+        );
+    }
+
+    #[test]
+    fn a_minimized_metric_tells_the_team_that_lower_is_better() {
+        let mut errors = MetricScore::new("ErrorRate", 12.5, "3 of 24 failed");
+        errors
+            .extra
+            .insert("direction".into(), serde_json::json!("minimize"));
+        errors
+            .extra
+            .insert("oriented_score".into(), serde_json::json!(87.5));
+        let details = ScoreDetails {
+            overall_score: 87.5,
+            metrics: vec![errors],
+        };
+        assert_eq!(
+            serde_json::to_string(&original_score_details(&details)).expect("json"),
+            r#"{"overall_score":87.5,"metrics":[{"metric_name":"ErrorRate","score":12.5,"evaluator_comment":"3 of 24 failed","direction":"minimize"}]}"#
         );
     }
 

@@ -182,6 +182,8 @@ pub struct MetricLine {
     /// Why the metric failed (`"status": "failed"`): the stored error's `message`, else its
     /// comment. `None` for a scored metric.
     pub error: Option<String>,
+    /// Whether lower is better (`direction = "minimize"`, recorded in its details).
+    pub minimized: bool,
 }
 
 impl MetricLine {
@@ -232,6 +234,7 @@ fn metric_line(m: &Value) -> MetricLine {
         },
         evaluator_comment: comment,
         error,
+        minimized: m.get("direction").and_then(Value::as_str) == Some("minimize"),
     }
 }
 

@@ -591,3 +591,62 @@ async fn an_overall_score_that_overflows_is_an_error_not_infinity() {
     .expect("f64::MAX is finite");
     assert_eq!(out.score_details.overall_score, f64::MAX);
 }
+
+#[tokio::test]
+async fn minimized_metrics_count_the_other_way_round_in_the_overall_score() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(
+        dir.path(),
+        "errors.sh",
+        "cat > /dev/null\necho '{\"score\": 12.5, \"evaluator_comment\": \"3 of 24 failed\"}'\n",
+    );
+    write(
+        dir.path(),
+        "loss.sh",
+        "cat > /dev/null\necho '{\"score\": 0.4, \"evaluator_comment\": \"loss\"}'\n",
+    );
+    let server = Routed::start().await;
+    server.always("metric:llm", score(30.0));
+    // an error rate in 0..=100, lower is better: reflected in its range (100 − 12.5)
+    let mut errors = command_metric("errors", &["sh", "errors.sh"], Some(0.5));
+    errors.min_score = Some(0.0);
+    errors.max_score = Some(100.0);
+    errors.direction = Some(mixseek_config::Direction::Minimize);
+    // an unbounded loss: counted as −0.4
+    let mut loss = command_metric("loss", &["sh", "loss.sh"], Some(0.25));
+    loss.direction = Some(mixseek_config::Direction::Minimize);
+    // an LLM judge asked for a flaw score (0..=100, lower is better): 100 − 30
+    let mut flaws = custom("llm", Some(0.25));
+    flaws.direction = Some(mixseek_config::Direction::Minimize);
+    let ev = Evaluator::new(
+        settings(vec![errors, loss, flaws]),
+        registry(&server.base_url(), None),
+        prompts(),
+    )
+    .expect("evaluator")
+    .with_working_dir(dir.path());
+    let out = within(ev.evaluate(&request())).await.expect("evaluate");
+    let m = &out.score_details.metrics;
+    // raw scores are stored as given; what each adds is beside it
+    assert_eq!((m[0].score, m[1].score, m[2].score), (12.5, 0.4, 30.0));
+    assert_eq!(m[0].extra["direction"], "minimize");
+    assert_eq!(m[0].extra["oriented_score"], 87.5);
+    assert_eq!(m[1].extra["oriented_score"], -0.4);
+    assert_eq!(m[2].extra["oriented_score"], 70.0);
+    // 0.5 × 87.5 + 0.25 × −0.4 + 0.25 × 70 = 43.75 − 0.1 + 17.5
+    assert_eq!(out.score_details.overall_score, 61.15);
+    let text = mixseek_evaluator::render_text(&out, false, false);
+    assert!(text.contains("12.5 ↓"), "{text}");
+    assert!(text.contains("lower is better"), "{text}");
+
+    // maximize (the default) keeps the details exactly as before: no direction keys
+    let out = run(
+        dir.path(),
+        vec![command_metric("errors", &["sh", "errors.sh"], None)],
+    )
+    .await
+    .expect("evaluate");
+    let m = &out.score_details.metrics[0];
+    assert!(!m.extra.contains_key("direction") && !m.extra.contains_key("oriented_score"));
+    assert_eq!(out.score_details.overall_score, 12.5);
+}

@@ -491,12 +491,13 @@ struct MetricCsv<'a> {
     error: Option<String>,
 }
 
-/// A metric's score cell: its score, or `failed` (a failed metric's stored 0.0 is no score).
+/// A metric's score cell: its score (`↓` after it when lower is better), or `failed` (a
+/// failed metric's stored 0.0 is no score).
 pub(crate) fn metric_score(m: &MetricLine) -> String {
-    if m.failed() {
-        "failed".into()
-    } else {
-        text::opt_score(m.score)
+    match (m.failed(), m.minimized) {
+        (true, _) => "failed".into(),
+        (false, true) => format!("{} ↓", text::opt_score(m.score)),
+        (false, false) => text::opt_score(m.score),
     }
 }
 
@@ -699,4 +700,23 @@ pub fn show_round(d: &RoundDetail, fmt: Format) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::metrics_of;
+
+    #[test]
+    fn a_minimized_metric_shows_its_raw_score_with_an_arrow() {
+        let details = serde_json::json!({"overall_score": 87.5, "metrics": [
+            {"metric_name": "errors", "score": 12.5, "evaluator_comment": "",
+             "direction": "minimize", "oriented_score": 87.5},
+            {"metric_name": "Relevance", "score": 80.0, "evaluator_comment": ""},
+            {"metric_name": "Coverage", "score": 0.0, "evaluator_comment": "timeout",
+             "status": "failed", "direction": "minimize"}
+        ]});
+        let cells: Vec<String> = metrics_of(&details).iter().map(metric_score).collect();
+        assert_eq!(cells, ["12.50 ↓", "80.00", "failed"]);
+    }
 }

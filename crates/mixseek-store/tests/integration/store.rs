@@ -383,6 +383,7 @@ async fn decisions_final_submissions_and_the_execution_row() {
             score: Some(65.0),
             evaluator_comment: "網羅性は十分".to_string(),
             error: None,
+            minimized: false,
         }
     );
     assert_eq!(
