@@ -107,6 +107,8 @@ enum Command {
     Export(commands::reports::ExportArgs),
     /// Write a self-contained HTML report of an execution
     Report(commands::reports::ReportArgs),
+    /// Judge the teams' submissions pairwise and rate them (Bradley–Terry, confidence intervals)
+    Arena(commands::arena::Args),
     /// Send one request to a model (check a key, a base URL or a local server)
     Llm(commands::llm::Args),
     /// Render prompts exactly as a run would, or list template variables
@@ -138,6 +140,7 @@ impl Command {
             Command::Export(_) => "export",
             Command::Report(_) => "report",
             Command::Llm(_) => "llm",
+            Command::Arena(_) => "arena",
             Command::Prompt(_) => "prompt",
             Command::Completions { .. } => "completions",
         }
@@ -281,6 +284,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Export(a) => commands::reports::run_export(a, ctx).await,
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
         Command::Llm(a) => commands::llm::run(a, ctx).await,
+        Command::Arena(a) => commands::arena::run(a, ctx).await,
         Command::Prompt(a) => commands::prompt::run(a, ctx).await,
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

@@ -107,6 +107,30 @@ pub enum Direction {
 }
 words!(Direction { Maximize => "maximize", Minimize => "minimize" });
 
+/// How the arena's judge gives its verdict (`verdict_format` of `[arena]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictFormat {
+    /// A JSON object `{reasoning, verdict}` through the provider's structured output.
+    #[default]
+    Structured,
+    /// Free text ending with a `[[A>B]]`-style label (for servers without structured output).
+    Text,
+}
+words!(VerdictFormat { Structured => "structured", Text => "text" });
+
+/// Which submission of a team competes in the arena (`submission` of `[arena]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArenaSubmission {
+    /// Its best-scored round (the leaderboard's).
+    #[default]
+    Best,
+    /// Its last evaluated round.
+    Last,
+}
+words!(ArenaSubmission { Best => "best", Last => "last" });
+
 /// The deployment an orchestrator file describes (`environment`; informational).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -183,6 +207,8 @@ mod tests {
         agree(MetricType::ALL, MetricType::as_str);
         agree(Aggregate::ALL, Aggregate::as_str);
         agree(Direction::ALL, Direction::as_str);
+        agree(VerdictFormat::ALL, VerdictFormat::as_str);
+        agree(ArenaSubmission::ALL, ArenaSubmission::as_str);
         agree(Environment::ALL, Environment::as_str);
         agree(HookEvent::ALL, HookEvent::as_str);
         agree(MemberType::ALL, MemberType::as_str);

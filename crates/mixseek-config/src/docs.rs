@@ -378,6 +378,14 @@ pub(crate) fn reference_markdown() -> String {
         "Flat keys.",
         &crate::judgment::JudgmentSettings::default(),
     ));
+    s.push_str(&section::<crate::arena::ArenaFile>(
+        "Arena file",
+        "Ours: given to `mixseek arena -c`, or named by an orchestrator's `arena_config` so that `exec` ends with \
+         an arena. `[arena]` is required. The judge compares the teams' submissions two at a time, each pair \
+         twice with the positions swapped, and the verdicts are fitted with Bradley–Terry (user guide, \
+         \"Reading results with confidence\").",
+        &crate::arena::ArenaFile::default(),
+    ));
     s.push_str(&section::<PromptBuilderFile>(
         "Prompt-builder file",
         "Named by `orchestrator.prompt_builder_config`, else `WORKSPACE/configs/prompt_builder.toml` when it exists \

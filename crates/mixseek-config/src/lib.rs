@@ -12,6 +12,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod arena;
 mod choice;
 mod doc;
 mod env;
@@ -40,8 +41,10 @@ mod docs;
 // report (`preflight::Category`, `preflight::Check`, …).
 pub mod preflight;
 
+pub use arena::{ArenaSettings, DEFAULT_ARENA_SYSTEM_PROMPT, DEFAULT_ARENA_USER_TEMPLATE};
 pub use choice::{
-    Aggregate, Direction, Environment, MemberType, MetricType, OnJudgmentError, OnMetricError,
+    Aggregate, ArenaSubmission, Direction, Environment, MemberType, MetricType, OnJudgmentError,
+    OnMetricError, VerdictFormat,
 };
 pub use doc::{TomlDoc, deserialize_section};
 pub use env::EnvVars;
@@ -54,8 +57,8 @@ pub use issues::{ConfigIssue, Issues, closest};
 pub use judgment::JudgmentSettings;
 pub use load::{
     LoadError, LoadReport, LoadedConfig, LoadedTeam, LoadedUnit, LoadedWorkflow, OrchestratorFile,
-    Origin, Overrides, Part, UnitEntry, UnitKind, load, load_evaluator, load_judgment, load_member,
-    load_prompt_builder, load_team, load_workflow,
+    Origin, Overrides, Part, UnitEntry, UnitKind, load, load_arena, load_evaluator, load_judgment,
+    load_member, load_prompt_builder, load_team, load_workflow,
 };
 pub use orchestrator::{HookSettings, OrchestratorSettings, TeamEntry};
 pub use privacy::PrivacySettings;

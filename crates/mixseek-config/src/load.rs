@@ -7,6 +7,7 @@
 //! a wrong type), lower-cases keys, and silently ignores misspelt environment variables — all
 //! things this tool promises to report.
 
+use crate::arena::{ArenaFile, ArenaSettings};
 use crate::doc::{TomlDoc, deserialize_section};
 use crate::env::{EnvVars, is_orchestrator_var, overlay};
 use crate::evaluator::EvaluatorSettings;
@@ -254,6 +255,8 @@ pub struct LoadReport {
     pub judgment: Part<JudgmentSettings>,
     /// The prompt builder settings.
     pub prompt_builder: Part<PromptBuilderSettings>,
+    /// The arena settings, when `arena_config` names a file.
+    pub arena: Option<Part<ArenaSettings>>,
     /// Where each effective setting came from.
     pub sources: SourceMap,
     /// One warning per `MIXSEEK_*` variable that names no setting (ignored), whichever part
@@ -284,6 +287,8 @@ pub struct LoadedConfig {
     pub prompt_builder: PromptBuilderSettings,
     /// Where they came from.
     pub prompt_builder_origin: Origin,
+    /// The arena that ends the run (`arena_config`), if any.
+    pub arena: Option<ArenaSettings>,
     /// Where each effective setting came from.
     pub sources: SourceMap,
     /// Warnings found while loading.
@@ -1146,6 +1151,7 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
                 evaluator: Part::built_in(),
                 judgment: Part::built_in(),
                 prompt_builder: Part::built_in(),
+                arena: None,
             },
         ),
     };
@@ -1157,6 +1163,7 @@ pub fn load(path: &Path, ws: &Workspace, env: &EnvVars, overrides: &Overrides) -
         evaluator: sections.evaluator,
         judgment: sections.judgment,
         prompt_builder: sections.prompt_builder,
+        arena: sections.arena,
         sources,
         env_warnings: crate::env::unroutable(env),
     };
@@ -1387,6 +1394,45 @@ pub fn load_member(path: &Path, text: Option<&str>, env: &EnvVars) -> Part<Membe
     }
 }
 
+/// Loads an arena file (`[arena]`, `mixseek arena -c`, an orchestrator's `arena_config`):
+/// its values, errors (unknown keys with the closest valid one, ranges) and warnings. The
+/// file is required to hold `[arena]`.
+pub fn load_arena(path: &Path, env: &EnvVars) -> Part<ArenaSettings> {
+    let kind = FileKind {
+        what: "arena config",
+        legacy: &[],
+        env_overlay: &|_, _, _| {},
+    };
+    let Loaded {
+        value,
+        doc,
+        mut errors,
+        warnings,
+        ..
+    } = load_file::<ArenaFile>(path, env, &kind);
+    errors.items.extend(missing_section(
+        doc.as_ref(),
+        "arena",
+        &path.display().to_string(),
+        path,
+        "an arena file starts with [arena] and sets judge_model",
+    ));
+    let settings = value.map(|f| f.arena);
+    if let Some(a) = &settings {
+        let from = errors.len();
+        a.validate("arena", &mut errors);
+        if let Some(d) = &doc {
+            d.locate(&mut errors, from);
+        }
+    }
+    Part {
+        origin: Origin::Explicit(path.to_path_buf()),
+        value: settings,
+        errors,
+        warnings,
+    }
+}
+
 /// Reads a listed file once to tell a team file from a workflow file by its top-level
 /// tables (`[team]` / `[workflow]`), as the original does.
 fn unit_kind(entry: &str, path: &Path) -> Result<UnitKind, ConfigIssue> {
@@ -1484,6 +1530,7 @@ struct Sections {
     evaluator: Part<EvaluatorSettings>,
     judgment: Part<JudgmentSettings>,
     prompt_builder: Part<PromptBuilderSettings>,
+    arena: Option<Part<ArenaSettings>>,
 }
 
 /// The evaluator, judgment and prompt-builder files the orchestrator file names (or finds in
@@ -1548,10 +1595,18 @@ fn load_sections(
             Err(e) => Part::failed(e),
         }
     };
+    let arena = o.arena_config.as_ref().map(|explicit| {
+        match part_origin(Some(explicit), "arena.toml", "arena config") {
+            Ok(Origin::Explicit(file)) => load_arena(&file, env),
+            Ok(_) => Part::built_in(),
+            Err(e) => Part::failed(e),
+        }
+    });
     Sections {
         evaluator,
         judgment,
         prompt_builder,
+        arena,
     }
 }
 
@@ -1587,6 +1642,9 @@ impl LoadReport {
         v.extend(self.evaluator.errors.items.iter().cloned());
         v.extend(self.judgment.errors.items.iter().cloned());
         v.extend(self.prompt_builder.errors.items.iter().cloned());
+        if let Some(a) = &self.arena {
+            v.extend(a.errors.items.iter().cloned());
+        }
         v
     }
 
@@ -1599,6 +1657,9 @@ impl LoadReport {
         v.extend(self.evaluator.warnings.items.iter().cloned());
         v.extend(self.judgment.warnings.items.iter().cloned());
         v.extend(self.prompt_builder.warnings.items.iter().cloned());
+        if let Some(a) = &self.arena {
+            v.extend(a.warnings.items.iter().cloned());
+        }
         v
     }
 
@@ -1645,6 +1706,10 @@ impl LoadReport {
                 .value
                 .ok_or_else(|| missing("the prompt builder config"))?,
             prompt_builder_origin: self.prompt_builder.origin,
+            arena: match self.arena {
+                Some(a) => Some(a.value.ok_or_else(|| missing("the arena config"))?),
+                None => None,
+            },
             sources: self.sources,
             warnings,
         })

@@ -35,6 +35,9 @@ pub struct OrchestratorSettings {
     /// Prompt-builder TOML; else a `[prompt_builder]` table in this file, else
     /// `WORKSPACE/configs/prompt_builder.toml`, else the shipped default templates.
     pub prompt_builder_config: Option<String>,
+    /// Arena TOML (ours): when set, `exec` ends with a pairwise arena of the teams'
+    /// submissions (`mixseek arena`), its ratings stored and printed after the leaderboard.
+    pub arena_config: Option<String>,
     /// Upper bound of rounds per team (1..=10).
     pub max_rounds: u32,
     /// Rounds always run before the judgment is consulted (1..=max_rounds).
@@ -66,6 +69,7 @@ impl Default for OrchestratorSettings {
             evaluator_config: None,
             judgment_config: None,
             prompt_builder_config: None,
+            arena_config: None,
             max_rounds: 5,
             min_rounds: 2,
             submission_timeout_seconds: 300,

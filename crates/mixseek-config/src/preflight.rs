@@ -221,6 +221,11 @@ fn run_parts(report: &LoadReport, lookup_env: impl Fn(&str) -> Option<String>) -
         .push(part_category("Judgment", "judgment_config", j));
     out.categories
         .push(part_category("PromptBuilder", "prompt_builder_config", p));
+    if let Some(a) = &report.arena {
+        // ours: only when `arena_config` names a file
+        out.categories
+            .push(part_category("Arena", "arena_config", a));
+    }
     out.categories
         .push(credentials_category(report, &file.providers, &lookup_env));
     out.categories
@@ -377,8 +382,8 @@ pub fn providers_called(report: &LoadReport) -> BTreeMap<String, Vec<String>> {
     by_provider
 }
 
-/// Every model id the run would call (leaders, members, their fallbacks, the evaluator's and
-/// the judgment's), in order of appearance.
+/// Every model id the run would call (leaders, members, their fallbacks, the evaluator's, the
+/// judgment's and the arena's judges), in order of appearance.
 fn model_ids(report: &LoadReport) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for unit in &report.teams {
@@ -405,6 +410,9 @@ fn model_ids(report: &LoadReport) -> Vec<String> {
     if let Some(jd) = &report.judgment.value {
         ids.push(jd.model.clone());
         ids.extend(jd.fallback_models.iter().cloned());
+    }
+    if let Some(arena) = report.arena.as_ref().and_then(|a| a.value.as_ref()) {
+        ids.extend(arena.judge_models());
     }
     ids
 }

@@ -14,6 +14,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod arena;
 mod budget;
 mod bus;
 mod engine;

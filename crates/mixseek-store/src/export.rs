@@ -1,6 +1,6 @@
 //! `mixseek export (EXECUTION_ID | --all) --format json|csv|parquet -o PATH`.
 //!
-//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 4, "executions": [...],
+//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 6, "executions": [...],
 //!   "tables": {"execution_summary": [{column: value}], "leader_board": [...], ...}}`; JSON-text
 //!   columns are embedded as JSON, timestamps are ISO-8601 UTC strings.
 //! * `csv`: a directory `PATH` with one RFC 4180 file per table (`leader_board.csv`, ...).
@@ -9,11 +9,13 @@
 //!   `parquet` crate: the bundled DuckDB has no parquet extension and must not download one.
 //!
 //! Tables: `execution_summary`, `leader_board`, `round_history`, `round_status`, `llm_calls`,
-//! filtered by execution (with `--all`, everything, LLM calls made outside a run included).
+//! filtered by execution (with `--all`, everything, LLM calls made outside a run included),
+//! then `arena_runs`, `arena_games`, `arena_ratings`: the arenas in which a submission of one
+//! of the executions competed (all of them with `--all`).
 
 use crate::db::Store;
 use crate::error::{Result, StoreError};
-use crate::schema::{EXECUTION_TABLES, JSON_COLUMNS, SCHEMA_VERSION};
+use crate::schema::{ARENA_TABLES, EXECUTION_TABLES, JSON_COLUMNS, SCHEMA_VERSION};
 use duckdb::types::ValueRef;
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -73,18 +75,53 @@ fn order_of(table: &str) -> &'static str {
     match table {
         "execution_summary" => "created_at, execution_id",
         "llm_calls" => "called_at, id",
+        "arena_runs" => "created_at, arena_id",
+        "arena_games" => "arena_id, pair_index, game, judge",
+        "arena_ratings" => "arena_id, rank, execution_id, team_id",
         _ => "execution_id, team_id, round_number",
     }
 }
 
-/// The `SELECT` of one table for the chosen executions (`None` = all) with its parameters.
-fn select(table: &str, executions: Option<&[String]>) -> (String, Vec<String>) {
-    match executions {
-        None => (
+/// Every exported table: the execution tables, then the arena tables.
+fn export_tables() -> impl Iterator<Item = &'static str> {
+    EXECUTION_TABLES.into_iter().chain(ARENA_TABLES)
+}
+
+/// Which rows an export takes: everything, or those of some executions (and of the arenas in
+/// which their submissions competed).
+enum Selection<'a> {
+    All,
+    Some {
+        executions: &'a [String],
+        arenas: Vec<String>,
+    },
+}
+
+impl<'a> Selection<'a> {
+    fn of(store: &Store, executions: Option<&'a [String]>) -> Result<Self> {
+        Ok(match executions {
+            None => Selection::All,
+            Some(executions) => Selection::Some {
+                executions,
+                arenas: store.arena_ids_of(executions)?,
+            },
+        })
+    }
+}
+
+/// The `SELECT` of one table for the selection with its parameters.
+fn select(table: &str, selection: &Selection<'_>) -> (String, Vec<String>) {
+    match selection {
+        Selection::All => (
             format!("SELECT * FROM {table} ORDER BY {}", order_of(table)),
             Vec::new(),
         ),
-        Some(ids) => {
+        Selection::Some { executions, arenas } => {
+            let (column, ids) = if ARENA_TABLES.contains(&table) {
+                ("arena_id", arenas.as_slice())
+            } else {
+                ("execution_id", *executions)
+            };
             let marks = vec!["?"; ids.len().max(1)].join(", ");
             let mut params = ids.to_vec();
             if params.is_empty() {
@@ -92,7 +129,7 @@ fn select(table: &str, executions: Option<&[String]>) -> (String, Vec<String>) {
             }
             (
                 format!(
-                    "SELECT * FROM {table} WHERE execution_id IN ({marks}) ORDER BY {}",
+                    "SELECT * FROM {table} WHERE {column} IN ({marks}) ORDER BY {}",
                     order_of(table)
                 ),
                 params,
@@ -144,11 +181,11 @@ fn text_value(v: ValueRef<'_>, column: &str) -> String {
 fn for_each_row(
     store: &Store,
     table: &str,
-    executions: Option<&[String]>,
+    selection: &Selection<'_>,
     mut f: impl FnMut(&[String], &duckdb::Row<'_>) -> Result<()>,
 ) -> Result<(Vec<String>, u64)> {
     let conn = store.connection()?;
-    let (sql, params) = select(table, executions);
+    let (sql, params) = select(table, selection);
     let mut stmt = conn
         .prepare(&sql)
         .map_err(StoreError::db(format!("exporting {table}")))?;
@@ -174,19 +211,20 @@ pub fn export(
     format: ExportFormat,
     out: &Path,
 ) -> Result<ExportReport> {
+    let selection = Selection::of(store, executions)?;
     match format {
-        ExportFormat::Json => export_json(store, executions, out),
+        ExportFormat::Json => export_json(store, executions, &selection, out),
         ExportFormat::Csv | ExportFormat::Parquet => {
             std::fs::create_dir_all(out).map_err(io(out))?;
             let mut report = ExportReport {
                 files: Vec::new(),
                 rows: Vec::new(),
             };
-            for table in EXECUTION_TABLES {
+            for table in export_tables() {
                 let (path, n) = if format == ExportFormat::Csv {
-                    export_csv(store, table, executions, out)?
+                    export_csv(store, table, &selection, out)?
                 } else {
-                    export_parquet(store, table, executions, out)?
+                    export_parquet(store, table, &selection, out)?
                 };
                 report.files.push(path);
                 report.rows.push((table.to_string(), n));
@@ -196,15 +234,20 @@ pub fn export(
     }
 }
 
-fn export_json(store: &Store, executions: Option<&[String]>, out: &Path) -> Result<ExportReport> {
+fn export_json(
+    store: &Store,
+    executions: Option<&[String]>,
+    selection: &Selection<'_>,
+    out: &Path,
+) -> Result<ExportReport> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
     let mut tables = Map::new();
     let mut counts = Vec::new();
-    for table in EXECUTION_TABLES {
+    for table in export_tables() {
         let mut rows = Vec::new();
-        let (_, n) = for_each_row(store, table, executions, |names, row| {
+        let (_, n) = for_each_row(store, table, selection, |names, row| {
             let mut obj = Map::new();
             for (i, name) in names.iter().enumerate() {
                 let v = row
@@ -248,14 +291,14 @@ fn export_json(store: &Store, executions: Option<&[String]>, out: &Path) -> Resu
 fn export_csv(
     store: &Store,
     table: &str,
-    executions: Option<&[String]>,
+    selection: &Selection<'_>,
     dir: &Path,
 ) -> Result<(PathBuf, u64)> {
     let path = dir.join(format!("{table}.csv"));
     let file = File::create(&path).map_err(io(&path))?;
     let mut w = csv::Writer::from_writer(file);
     let mut header_written = false;
-    let (names, n) = for_each_row(store, table, executions, |names, row| {
+    let (names, n) = for_each_row(store, table, selection, |names, row| {
         if !header_written {
             w.write_record(names).map_err(io(&path))?;
             header_written = true;
@@ -279,7 +322,7 @@ fn export_csv(
 fn export_parquet(
     store: &Store,
     table: &str,
-    executions: Option<&[String]>,
+    selection: &Selection<'_>,
     dir: &Path,
 ) -> Result<(PathBuf, u64)> {
     use parquet::arrow::ArrowWriter;
@@ -288,7 +331,7 @@ fn export_parquet(
 
     let path = dir.join(format!("{table}.parquet"));
     let conn = store.connection()?;
-    let (sql, params) = select(table, executions);
+    let (sql, params) = select(table, selection);
     let mut stmt = conn
         .prepare(&sql)
         .map_err(StoreError::db(format!("exporting {table}")))?;

@@ -45,6 +45,12 @@
 //! * `TeamFinished` → the best round gets `final_submission = TRUE` and the exit reason;
 //! * `ExecutionFinished` → the `execution_summary` row is completed.
 //!
+//! [`StoreWriter::write_arena`]`(&`[`ArenaRecord`]`)` stores a pairwise arena (schema version
+//! 6: `arena_runs`, `arena_games`, `arena_ratings`) in one transaction, validated (an invalid
+//! verdict, agreement, game number, rating or rank is [`StoreError::Invalid`] naming the
+//! field) and masked (user prompt, judge answers, errors); an arena id already stored is
+//! refused by the database.
+//!
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
 //! file); a committed round survives the process being killed. The database keeps each round
@@ -63,6 +69,10 @@
 //! * [`Store::round_detail`], [`Store::executions`], [`Store::execution_summary`],
 //!   [`Store::execution_overview`], [`Store::leaderboard`] (per execution, latest, or across
 //!   executions), [`Store::history`], [`Store::resolve_execution`] (unique id prefixes).
+//! * Arenas: [`Store::arenas`]`(execution_id)` (newest first), [`Store::arena`]`(arena_id) ->
+//!   Option<`[`ArenaDetail`]`>`, [`Store::latest_arena`]`(execution_id)`,
+//!   [`Store::resolve_arena`] (unique id prefixes). `execution_overview` carries the latest
+//!   arena, which `show` and the HTML report display.
 //!
 //! Reads of completed rounds (ranking, `team_rounds`, `completed_rounds`, leaderboards,
 //! executions) start from `leader_board`. `history`, `round_detail`, `round_details` and
@@ -79,6 +89,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod arena;
 mod backup;
 mod db;
 mod error;
@@ -97,6 +108,10 @@ mod writer;
 pub mod export;
 pub mod report;
 
+pub use arena::{
+    ARENA_AGREEMENTS, ARENA_VERDICTS, ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaRecord,
+    ArenaSummary,
+};
 pub use backup::next_backup_path;
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};

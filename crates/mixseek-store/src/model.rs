@@ -404,4 +404,12 @@ pub struct ExecutionOverview {
     pub teams: Vec<TeamOverview>,
     /// Usage of every LLM call of the execution (from the summary, else summed over rounds).
     pub usage: Usage,
+    /// The newest arena in which a submission of this execution competed
+    /// ([`Store::latest_arena`](crate::Store::latest_arena)). In JSON, present only when there
+    /// is one: its summary's fields and `ratings` (the games are left out).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::arena::serialize_brief"
+    )]
+    pub arena: Option<crate::arena::ArenaDetail>,
 }

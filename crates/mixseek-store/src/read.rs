@@ -824,7 +824,7 @@ impl Store {
     }
 
     /// An execution with one line per team (configured teams first, in configuration order,
-    /// then any other team that has rounds).
+    /// then any other team that has rounds), and its latest arena, if any.
     pub fn execution_overview(&self, execution_id: &str) -> Result<ExecutionOverview> {
         let execution = self
             .execution(execution_id)?
@@ -953,6 +953,7 @@ impl Store {
             stop_reason,
             teams,
             usage,
+            arena: self.latest_arena(execution_id)?,
         })
     }
 

@@ -29,6 +29,10 @@
 //! without one) get new ids from the table's sequence; both are reported
 //! ([`MigrationReport`]) and logged.
 //!
+//! Version 6 adds the pairwise-arena tables `arena_runs`, `arena_games` and `arena_ratings`
+//! (see [`crate::arena`]; their DDL lives there). The upgrade from version 5 only creates
+//! them: no existing table is rewritten.
+//!
 //! A fresh file gets the latest schema directly. An older file is first copied next to itself
 //! (`mixseek.db.v4.bak`, never overwriting an existing backup: `mixseek.db.v4.1.bak`, …; see
 //! [`crate::backup`]), then upgraded in one transaction (so a failed upgrade leaves it
@@ -36,6 +40,8 @@
 //! ([`StoreError::ForeignSchema`]): mixseek never adds its tables to another program's
 //! database.
 
+pub(crate) use crate::arena::ARENA_TABLES;
+use crate::arena::{ARENA_DDL, ARENA_GAMES, ARENA_RATINGS, ARENA_RUNS};
 use crate::error::{Result, StoreError};
 use duckdb::Connection;
 use std::collections::HashMap;
@@ -45,19 +51,23 @@ use std::path::{Path, PathBuf};
 mod rekey;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Our tables, in dependency-free creation order.
-pub const TABLES: [&str; 6] = [
+pub const TABLES: [&str; 9] = [
     "schema_version",
     "execution_summary",
     "round_history",
     "leader_board",
     "round_status",
     "llm_calls",
+    "arena_runs",
+    "arena_games",
+    "arena_ratings",
 ];
 
-/// Tables whose rows belong to one execution (exported, filtered by `execution_id`).
+/// Tables whose rows belong to one execution (exported, filtered by `execution_id`). The arena
+/// tables are keyed by arena ([`ARENA_TABLES`]).
 pub(crate) const EXECUTION_TABLES: [&str; 5] = [
     "execution_summary",
     "leader_board",
@@ -67,7 +77,7 @@ pub(crate) const EXECUTION_TABLES: [&str; 5] = [
 ];
 
 /// Columns holding JSON text.
-pub(crate) const JSON_COLUMNS: [&str; 11] = [
+pub(crate) const JSON_COLUMNS: [&str; 14] = [
     "message_history",
     "member_submissions_record",
     "score_details",
@@ -79,6 +89,9 @@ pub(crate) const JSON_COLUMNS: [&str; 11] = [
     "judgment",
     "stage_usage",
     "applied_injections",
+    "execution_ids",
+    "judge_models",
+    "settings",
 ];
 
 const SEQUENCES: &str = "
@@ -283,14 +296,22 @@ pub(crate) const KEYED_TABLES: [TableKeys; 4] = [
 ];
 
 /// Every table of the latest schema with its DDL (unkeyed: the columns are what matters).
-const TABLE_DDL: [(&str, &str); 6] = [
+const TABLE_DDL: [(&str, &str); 9] = [
     ("schema_version", SCHEMA_VERSION_TABLE),
     ("execution_summary", EXECUTION_SUMMARY),
     ("round_history", ROUND_HISTORY),
     ("leader_board", LEADER_BOARD),
     ("round_status", ROUND_STATUS),
     ("llm_calls", LLM_CALLS),
+    ARENA_DDL[0],
+    ARENA_DDL[1],
+    ARENA_DDL[2],
 ];
+
+/// The tables version 6 adds (older versions do not have them).
+fn table_added_after(version: i64, table: &str) -> bool {
+    version < 6 && ARENA_TABLES.contains(&table)
+}
 
 /// The columns of one of this module's `CREATE TABLE` statements, in order (the first word of
 /// each line between the parentheses; constraint lines skipped).
@@ -590,6 +611,9 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
         }
         Found::Version(v) => {
             for (table, ddl) in TABLE_DDL {
+                if table_added_after(v, table) {
+                    continue;
+                }
                 if !tables.contains_key(table) {
                     return Err(foreign(format!("it has no `{table}` table")));
                 }
@@ -608,6 +632,14 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
                             "its `{}` table lacks the keys mixseek declares ({}); restore a \
                              backup of the file or let mixseek create a new one",
                             table.name, table.keys
+                        )));
+                    }
+                }
+                for table in ARENA_TABLES.iter().filter(|_| v >= 6) {
+                    if keys.get(*table).copied().unwrap_or_default() < 1 {
+                        return Err(foreign(format!(
+                            "its `{table}` table lacks the PRIMARY KEY mixseek declares; \
+                             restore a backup of the file or let mixseek create a new one"
                         )));
                     }
                 }
@@ -689,6 +721,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 upgrade_from_original(conn, &run)?;
                 rekey::add_keys(conn, &run, from, &mut report)?;
                 run(COPY_SUBMISSIONS)?;
+                create_arena_tables(&run)?;
                 "upgraded from the original MixSeek schema"
             }
             2..=4 => {
@@ -697,6 +730,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 if from < 4 {
                     run(COPY_SUBMISSIONS)?;
                 }
+                create_arena_tables(&run)?;
                 match from {
                     2 => {
                         "upgraded from version 2 (keys declared; round_history keeps the submission)"
@@ -706,6 +740,10 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                     }
                     _ => "upgraded from version 4 (keys declared)",
                 }
+            }
+            5 => {
+                create_arena_tables(&run)?;
+                "upgraded from version 5 (arena tables added)"
             }
             other => {
                 return Err(StoreError::ForeignSchema {
@@ -792,7 +830,14 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     for table in KEYED_TABLES {
         run(&table.keyed_ddl())?;
     }
-    Ok(())
+    create_arena_tables(run)
+}
+
+/// The tables version 6 adds (created only: no other table is touched).
+fn create_arena_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
+    run(ARENA_RUNS)?;
+    run(ARENA_GAMES)?;
+    run(ARENA_RATINGS)
 }
 
 /// Fills the submission columns of the rounds stored before version 4 from `leader_board`
@@ -1016,9 +1061,22 @@ mod tests {
             .expect("rows")
     }
 
-    /// What version 5 declares.
+    /// What version 6 declares.
     pub(crate) fn expected_keys() -> Vec<(String, String, String)> {
-        let mut keys = vec![("execution_summary", "PRIMARY KEY", "execution_id")];
+        let mut keys = vec![
+            ("execution_summary", "PRIMARY KEY", "execution_id"),
+            ("arena_runs", "PRIMARY KEY", "arena_id"),
+            (
+                "arena_games",
+                "PRIMARY KEY",
+                "arena_id,game,judge,pair_index",
+            ),
+            (
+                "arena_ratings",
+                "PRIMARY KEY",
+                "arena_id,execution_id,team_id",
+            ),
+        ];
         for t in ["leader_board", "llm_calls", "round_history", "round_status"] {
             keys.push((t, "PRIMARY KEY", "id"));
             if t != "llm_calls" {

@@ -82,6 +82,8 @@ pub struct DbStatus {
 fn changes(from: i64) -> Vec<String> {
     let keys = "PRIMARY KEY (id) and UNIQUE (execution_id, team_id, round_number) on \
                 round_history, leader_board and round_status; PRIMARY KEY (id) on llm_calls";
+    let arenas = "adds the tables arena_runs, arena_games and arena_ratings (pairwise arena \
+                  results)";
     let mut out: Vec<String> = Vec::new();
     match from {
         0 => out.push("creates mixseek's tables".into()),
@@ -106,6 +108,7 @@ fn changes(from: i64) -> Vec<String> {
                  original creates them again when it opens the file"
                     .into(),
             );
+            out.push(arenas.into());
         }
         _ => {
             if from < 3 {
@@ -118,7 +121,13 @@ fn changes(from: i64) -> Vec<String> {
                         .into(),
                 );
             }
-            out.push(format!("declares the keys: {keys}"));
+            if from < 5 {
+                out.push(format!("declares the keys: {keys}"));
+            }
+            match from {
+                5 => out.push(format!("{arenas}; no other table is rewritten")),
+                _ => out.push(arenas.into()),
+            }
         }
     }
     out
@@ -253,5 +262,7 @@ mod tests {
         );
         assert!(changes(2).iter().any(|c| c.contains("applied_injections")));
         assert!(!changes(4).iter().any(|c| c.contains("submission_content")));
+        assert_eq!(changes(5).len(), 1);
+        assert!(changes(5)[0].contains("arena_runs"));
     }
 }

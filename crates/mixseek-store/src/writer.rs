@@ -22,9 +22,13 @@
 //! what its last handle queued) to finish, so round keys are only ever checked and written by
 //! one thread (see `rounds.rs`). Each handle masks with the masker it was created with.
 //!
+//! An arena ([`StoreWriter::write_arena`]) is one job: its rows are inserted in the batch's
+//! transaction, in order with the other events.
+//!
 //! Retries: a transient failure (I/O, transaction conflict) is attempted 3 times in all,
 //! sleeping 1 s and then 2 s between attempts; validation and constraint errors fail at once.
 
+use crate::arena::ArenaRecord;
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::fault::Fault;
@@ -71,6 +75,8 @@ enum Op {
     },
     /// An LLM call, its error text already masked.
     LlmCall(Box<LlmCallRecord>),
+    /// A whole arena, validated and masked (see `arena.rs`).
+    Arena(Box<ArenaRecord>),
     Flush,
 }
 
@@ -517,6 +523,16 @@ impl StoreWriter {
     pub async fn flush(&self) -> Result<()> {
         self.submit(Op::Flush).await
     }
+
+    /// Writes a whole arena (its `arena_runs`, `arena_games` and `arena_ratings` rows, in one
+    /// transaction) and waits for the commit. The record is validated first (an invalid one is
+    /// [`StoreError::Invalid`] naming the field) and its user prompt, judge answers and errors
+    /// are masked with this handle's masker. An arena id already stored is refused by the
+    /// database (a duplicate-key error): an arena is never replaced.
+    pub async fn write_arena(&self, record: &ArenaRecord) -> Result<()> {
+        let prepared = crate::arena::prepare(record, &self.masker)?;
+        self.submit(Op::Arena(Box::new(prepared))).await
+    }
 }
 
 /// The round an event stages, if any: an evaluated round, or the unevaluated round a
@@ -778,10 +794,15 @@ pub(crate) fn in_transaction(
 /// interleave their submissions, evaluations, decisions and ends, and a statement per run of
 /// one kind would cost more than the rows. A team's own events keep their order (its rounds
 /// go first, its decisions next, its end last: `TeamFinished` is a team's last event); an
-/// execution's start and end keep their place.
+/// execution's start and end keep their place, and so does an arena (its three tables' rows).
 fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<Utc>) -> Result<()> {
     let mut i = 0;
     while i < jobs.len() {
+        if let Op::Arena(record) = &jobs[i].op {
+            crate::arena::insert(conn, record)?;
+            i += 1;
+            continue;
+        }
         if let Op::Event { event, masker } = &jobs[i].op
             && !matches!(**event, Event::Judged { .. } | Event::TeamFinished { .. })
         {
@@ -796,6 +817,7 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                 Op::Rounds { staged: r, .. } => staged.push(&**r),
                 Op::LlmCall(c) => calls.push(&**c),
                 Op::Flush => {}
+                Op::Arena(_) => break,
                 Op::Event { event, masker } => match &**event {
                     Event::Judged {
                         execution_id,

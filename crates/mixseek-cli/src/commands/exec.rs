@@ -407,6 +407,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         display,
         env: None,
     };
+    let arena = crate::commands::arena::AfterExec::of(&config, args.max_cost_usd, args.max_tokens);
     let summary = match mixseek_orchestrator::Orchestrator::new(config)
         .run(opts)
         .await
@@ -425,9 +426,43 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             return Err(err);
         }
     };
+    // `arena_config`: the arena of the teams' submissions, unless the run was interrupted
+    // (a resumed run ends with it). Its failure leaves the execution as it is.
+    let arena = match arena {
+        Some(a) if summary.status != mixseek_core::ExecutionStatus::Interrupted => {
+            match a.run(&summary).await {
+                Ok(detail) => Some(detail),
+                Err(e) => {
+                    eprintln!(
+                        "Arena skipped: {e}\nRun it later with:\n  mixseek arena {}",
+                        summary.execution_id
+                    );
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     match args.format {
-        TextOrJson::Text => print!("{}", crate::commands::exec_output::results(&summary)),
-        TextOrJson::Json => println!("{}", to_json_pretty(&summary)),
+        TextOrJson::Text => {
+            print!("{}", crate::commands::exec_output::results(&summary));
+            if let Some(detail) = &arena {
+                let table =
+                    mixseek_store::report::arena(detail, mixseek_store::report::Format::Table)
+                        .map_err(|e| CliError::from_store(&e))?;
+                print!("\n{table}");
+            }
+        }
+        TextOrJson::Json => {
+            let mut doc = serde_json::to_value(&summary).unwrap_or(serde_json::Value::Null);
+            if let (Some(detail), Some(map)) = (&arena, doc.as_object_mut()) {
+                map.insert(
+                    "arena".into(),
+                    serde_json::to_value(detail).unwrap_or(serde_json::Value::Null),
+                );
+            }
+            println!("{}", to_json_pretty(&doc));
+        }
     }
     // The response cache's hits and misses over the run (when it was on).
     let cache = mixseek_llm::process_stats();

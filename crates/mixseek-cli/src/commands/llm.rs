@@ -71,10 +71,15 @@ fn llm_error(e: LlmError) -> CliError {
     }
 }
 
-/// Runs `mixseek llm`.
-pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+/// A registry configuration reading the process environment and, with `config`, the
+/// [providers], [pricing] and [cache] tables of that orchestrator file (errors in those tables
+/// only stop the command; the rest of the file is not this command's business).
+pub(crate) fn registry_config(
+    config: Option<&std::path::Path>,
+    ctx: &Ctx,
+) -> Result<RegistryConfig, CliError> {
     let mut registry_config = RegistryConfig::new().with_env(Env::process());
-    if let Some(path) = &args.config {
+    if let Some(path) = config {
         let path = ctx.resolve_config_path(path)?;
         let report = mixseek_config::load(
             &path,
@@ -114,6 +119,12 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             .with_pricing(file.pricing)
             .with_cache(file.cache, Some(ctx.workspace()?));
     }
+    Ok(registry_config)
+}
+
+/// Runs `mixseek llm`.
+pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+    let registry_config = registry_config(args.config.as_deref(), ctx)?;
     let schema = match &args.schema {
         None => None,
         Some(p) => {

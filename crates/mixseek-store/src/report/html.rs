@@ -2,7 +2,9 @@
 //! SVG, no script, no external resource) with the execution, the leaderboard, a score-over-
 //! rounds chart per team, and every round's submission, metric comments, judgment, member
 //! outputs and usage (rounds without an evaluation are listed too, marked `not evaluated`;
-//! metrics that failed show `failed` and their error). Every stored text is HTML-escaped.
+//! metrics that failed show `failed` and their error), and the execution's latest arena when
+//! there is one (ratings, and each pair's games with the judges' answers). Every stored text
+//! is HTML-escaped.
 
 use super::text;
 use crate::model::{ExecutionOverview, LeaderboardRow, RoundDetail};
@@ -176,6 +178,10 @@ pub fn render(data: &ReportData<'_>) -> String {
             );
         }
         h.push_str("</ul>\n");
+    }
+
+    if let Some(a) = &o.arena {
+        h.push_str(&super::arena_section::html_section(a));
     }
 
     // Chart

@@ -2,9 +2,11 @@
 //! for people), `json` (pretty, full ids and precision), `csv` (RFC 4180, one row per line
 //! item) and `markdown`. Plus the self-contained HTML report ([`html::render`]).
 
+mod arena_section;
 pub mod html;
 pub mod text;
 
+use crate::arena::ArenaDetail;
 use crate::error::{Result, StoreError};
 use crate::model::*;
 use serde::Serialize;
@@ -318,7 +320,9 @@ fn kv_lines(pairs: &[(&str, String)], fmt: Format) -> String {
         .collect()
 }
 
-/// `mixseek show EXECUTION_ID`.
+/// `mixseek show EXECUTION_ID`. When a submission of the execution competed in an arena, the
+/// table and Markdown end with an "Arena" section (the latest arena's ratings), and the JSON
+/// has an `arena` key (its summary and ratings).
 pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
     match fmt {
         Format::Json => return text::json_of(o),
@@ -429,7 +433,7 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
             text::clip(t.error_message.as_deref().unwrap_or(""), 50),
         ]);
     }
-    Ok(match fmt {
+    let mut out = match fmt {
         Format::Markdown => {
             format!(
                 "# Execution {}\n\n{}\n## Teams\n\n{}",
@@ -439,7 +443,40 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
             )
         }
         _ => format!("{}\n{}\n", kv_lines(&pairs, fmt), g.to_table()),
-    })
+    };
+    if let Some(a) = &o.arena {
+        out.push('\n');
+        out.push_str(&arena_section::text_section(a, fmt));
+    }
+    Ok(out)
+}
+
+/// The columns of `mixseek arena -f csv` (one row per rating).
+const ARENA_CSV_HEADER: [&str; 12] = [
+    "execution_id",
+    "team_id",
+    "team_name",
+    "round_number",
+    "rating",
+    "lower",
+    "upper",
+    "rank",
+    "wins",
+    "losses",
+    "ties",
+    "games",
+];
+
+/// An arena (`mixseek arena`, and after `mixseek exec` when it runs one): table and Markdown
+/// show the ratings (rank, team, rating, interval, W-L-T, games) and how they were obtained;
+/// JSON is the whole [`ArenaDetail`] (the summary's fields, `ratings` and `game_rows`); CSV one
+/// row per rating.
+pub fn arena(a: &ArenaDetail, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Json => text::json_of(a),
+        Format::Csv => text::csv_of(&a.ratings, &ARENA_CSV_HEADER),
+        Format::Table | Format::Markdown => Ok(arena_section::text_section(a, fmt)),
+    }
 }
 
 /// `mixseek show EXECUTION_ID --team TEAM`: the team's rounds. Table, Markdown and CSV list

@@ -50,7 +50,8 @@ async fn exports_one_execution_or_all() {
     // CSV: one file per table, RFC 4180 quoting of the submission with quotes and commas
     let csv_dir = dir.path().join("csv");
     let rep = export(&store, None, ExportFormat::Csv, &csv_dir).expect("csv");
-    assert_eq!(rep.files.len(), 5);
+    // (and one per arena table: no arena here, see arena.rs)
+    assert_eq!(rep.files.len(), 8);
     let mut reader = csv::Reader::from_path(csv_dir.join("leader_board.csv")).expect("csv");
     let headers = reader.headers().expect("headers").clone();
     let content_col = headers
@@ -75,7 +76,10 @@ async fn exports_one_execution_or_all() {
             ("leader_board", 6),
             ("round_history", 7),
             ("round_status", 6),
-            ("llm_calls", 1)
+            ("llm_calls", 1),
+            ("arena_runs", 0),
+            ("arena_games", 0),
+            ("arena_ratings", 0)
         ]
         .map(|(t, n)| (t.to_string(), n))
     );

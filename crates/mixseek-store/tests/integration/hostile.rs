@@ -26,6 +26,9 @@ fn read_everything(store: &Store) {
     let _ = store.round_detail(EXEC, "alpha", 1);
     let _ = store.team_rounds(EXEC, "alpha");
     let _ = store.execution_overview(EXEC);
+    let _ = store.arenas(EXEC);
+    let _ = store.latest_arena(EXEC);
+    let _ = store.resolve_arena("a");
 }
 
 /// Opens `path` both ways and reads what opens; returns the errors (each with a class and a
@@ -145,9 +148,13 @@ fn bytes_that_are_not_a_database_are_refused() {
                 .collect(),
         ),
         ("empty", Vec::new()),
+        // DuckDB reads the header and the catalogue when it opens a file, the tables' blocks
+        // later: cut inside the first 256 kB block, so the catalogue is surely missing (where
+        // the last checkpoint put it decides whether a file cut at a third still opens; its
+        // reads then fail with the missing blocks)
         (
             "truncated",
-            valid_database()[..valid_database().len() / 3].to_vec(),
+            valid_database()[..valid_database().len().min(128 * 1024)].to_vec(),
         ),
     ];
     for (what, bytes) in cases {

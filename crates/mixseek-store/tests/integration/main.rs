@@ -1,6 +1,7 @@
 //! The store's integration tests, one test executable (each executable links DuckDB; see
 //! docs/ARCHITECTURE.md, "Test layout"): a real DuckDB file written and read back.
 
+mod arena;
 mod common;
 mod durability;
 mod export;

@@ -1,7 +1,8 @@
 //! Schema creation and migration: a database of the original Python MixSeek is upgraded in
 //! place (rows kept, types widened), our versions 2, 3 and 4 get their keys declared (rows,
 //! ids and decisions kept; duplicates of a key dropped, the newest kept, and reported),
-//! version 3 gains `round_history.submission_content` (copied from `leader_board`), every
+//! version 3 gains `round_history.submission_content` (copied from `leader_board`), version 5
+//! gains the arena tables and nothing else changes, every
 //! upgrade leaves a readable backup of the old file, a file of a newer mixseek is refused.
 
 use crate::common;
@@ -88,10 +89,21 @@ fn keys(store: &Store) -> Vec<(String, String, String)> {
         .expect("constraints")
 }
 
-/// What version 5 declares.
+/// What version 6 declares.
 fn expected_keys() -> Vec<(String, String, String)> {
     let round = "execution_id,round_number,team_id";
     let mut keys = vec![
+        (
+            "arena_games",
+            "PRIMARY KEY",
+            "arena_id,game,judge,pair_index",
+        ),
+        (
+            "arena_ratings",
+            "PRIMARY KEY",
+            "arena_id,execution_id,team_id",
+        ),
+        ("arena_runs", "PRIMARY KEY", "arena_id"),
         ("execution_summary", "PRIMARY KEY", "execution_id"),
         ("leader_board", "PRIMARY KEY", "id"),
         ("leader_board", "UNIQUE", round),
@@ -376,6 +388,7 @@ fn a_newer_file_is_refused() {
 
 /// The three round tables as schema version 2 created them: with the UNIQUE key.
 const V2_ROUND_TABLES: &str = "
+DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
 DROP TABLE round_history; DROP TABLE leader_board; DROP TABLE round_status;
 CREATE TABLE round_history (
     id INTEGER DEFAULT nextval('round_history_id_seq'),
@@ -529,9 +542,20 @@ async fn version_2_gets_its_keys_back_and_keeps_its_rows_and_ids() {
     common::assert_unique_keys(&store);
 }
 
+/// Turns a new (latest) file back into a version-5 one: without the arena tables.
+fn downgrade_to_v5(path: &Path) {
+    raw(path)
+        .execute_batch(
+            "DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
+             UPDATE schema_version SET version = 5;",
+        )
+        .expect("version 5");
+}
+
 /// Turns a new (latest) file back into a version-4 one: the four keyed tables rebuilt without
 /// their PRIMARY KEY and UNIQUE constraints (from DuckDB's own DDL of them), version 4.
 fn downgrade_to_v4(path: &Path) {
+    downgrade_to_v5(path);
     let conn = raw(path);
     for table in ["round_history", "leader_board", "round_status", "llm_calls"] {
         let ddl: String = conn
@@ -629,6 +653,127 @@ async fn version_3_gains_the_submission_columns_of_round_history_and_its_keys() 
         )
         .expect("backup");
     assert_eq!((version, columns), (3, 0));
+}
+
+/// A digest of every row of the tables version 5 has, in key order.
+fn digest(select: impl Fn(&str) -> String) -> Vec<(String, String)> {
+    [
+        ("execution_summary", "execution_id"),
+        ("round_history", "id"),
+        ("leader_board", "id"),
+        ("round_status", "id"),
+        ("llm_calls", "id"),
+        ("schema_version", "version"),
+    ]
+    .into_iter()
+    .map(|(table, key)| {
+        let only_v5 = if table == "schema_version" {
+            "WHERE version = 5"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT concat(count(*), ':', md5(string_agg(CAST(t AS VARCHAR), '|' ORDER BY t.{key})))
+             FROM {table} t {only_v5}"
+        );
+        (table.to_string(), select(&sql))
+    })
+    .collect()
+}
+
+#[tokio::test]
+async fn version_5_gains_the_arena_tables_and_keeps_everything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    {
+        let (_store, writer) = common::open_with_writer(dir.path());
+        common::populate(&writer).await;
+    }
+    downgrade_to_v5(&path);
+    let before = {
+        let conn = raw(&path);
+        digest(|sql| conn.query_row(sql, [], |r| r.get(0)).expect(sql))
+    };
+    assert!(
+        before.iter().all(|(_, d)| !d.starts_with("0:")),
+        "{before:?}"
+    );
+    // what an upgrade would do, said without writing
+    let status = Store::status(&path).expect("status");
+    let plan = status.upgrade.expect("an upgrade is due");
+    assert_eq!((plan.from, plan.to), (5, SCHEMA_VERSION));
+    assert_eq!(plan.changes.len(), 1, "{:?}", plan.changes);
+    assert!(plan.changes[0].contains("arena_runs"), "{:?}", plan.changes);
+    // a report command reads it as it is: no arena yet
+    {
+        let bytes = file_bytes(&path);
+        let reader = Store::open_read_only(&path).expect("read");
+        assert_eq!(versions(&reader), vec![5, SCHEMA_VERSION]);
+        assert!(reader.arenas(common::EXEC).expect("arenas").is_empty());
+        assert!(reader.latest_arena(common::EXEC).expect("latest").is_none());
+        let overview = reader.execution_overview(common::EXEC).expect("overview");
+        assert!(overview.arena.is_none());
+        assert!(reader.resolve_arena("a").is_err());
+        drop(reader);
+        assert!(file_bytes(&path) == bytes, "reading changed the file");
+        assert!(!dir.path().join("mixseek.db.v5.bak").exists());
+    }
+    // a command that writes upgrades it: a backup first, then the three tables, nothing else
+    let store = Store::open(&path).expect("upgrade");
+    let report = store.migration().expect("upgraded");
+    assert_eq!((report.from, report.to), (5, SCHEMA_VERSION));
+    assert!(report.dropped.is_empty() && report.renumbered.is_empty());
+    let backup = dir.path().join("mixseek.db.v5.bak");
+    assert_eq!(report.backup.as_deref(), Some(backup.as_path()));
+    assert_eq!(versions(&store), vec![5, SCHEMA_VERSION]);
+    assert_eq!(
+        strings(
+            &store,
+            "SELECT description FROM schema_version WHERE version = 6"
+        ),
+        vec![Some(
+            "upgraded from version 5 (arena tables added)".to_string()
+        )]
+    );
+    assert_eq!(keys(&store), expected_keys());
+    for t in ["arena_runs", "arena_games", "arena_ratings"] {
+        assert_eq!(store.count_rows(t).expect("the table exists"), 0, "{t}");
+    }
+    let after = digest(|sql| {
+        store
+            .select(sql, [], |r| r.get::<_, String>(0))
+            .expect(sql)
+            .remove(0)
+    });
+    assert_eq!(after, before, "every row kept as it was");
+    assert_eq!(
+        store
+            .team_rounds(common::EXEC, "alpha")
+            .expect("rounds")
+            .len(),
+        3
+    );
+    // the version-5 file, as it was
+    let conn = raw(&backup);
+    let (version, arena_tables): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT max(version) FROM schema_version),
+                    (SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'arena%')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("backup");
+    assert_eq!((version, arena_tables), (5, 0));
+    assert_eq!(
+        digest(|sql| conn.query_row(sql, [], |r| r.get(0)).expect(sql)),
+        before
+    );
+    drop(conn);
+    drop(store);
+    // reopening does nothing more
+    let store = Store::open(&path).expect("reopen");
+    assert_eq!(store.migration(), None);
+    assert_eq!(versions(&store), vec![5, SCHEMA_VERSION]);
 }
 
 /// Rows a version-4 file may hold since nothing enforced the keys: two rows of one key in each

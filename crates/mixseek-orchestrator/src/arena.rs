@@ -1,0 +1,422 @@
+//! The pairwise arena (`mixseek arena`, and an `exec` whose orchestrator names an
+//! `arena_config`): the teams' submissions to one prompt judged two at a time by an LLM, each
+//! pair twice with the positions swapped, the verdicts fitted with Bradley–Terry and bootstrap
+//! intervals (`mixseek-judging`), the whole arena stored in one transaction.
+//!
+//! Phases: [`plan`] reads the contestants from the store and picks the pairs (nothing is
+//! sent; `--dry-run` stops there with the estimate), [`run`] judges the games within the
+//! budget, fits, and writes the [`ArenaRecord`].
+
+mod judge;
+
+use judge::{GameResult, Judge};
+use mixseek_config::{ArenaSettings, ArenaSubmission};
+use mixseek_judging::bradley_terry::{self, Anchor, Bootstrap, Scale};
+use mixseek_judging::design;
+use mixseek_judging::verdict::{PairAgreement, pair_agreement};
+use mixseek_llm::{LlmError, ModelRegistry};
+use mixseek_store::{ArenaGameRow, ArenaRatingRow, ArenaRecord, Store, StoreError, StoreWriter};
+use std::sync::Arc;
+
+/// Output tokens assumed per judge answer when `max_tokens` is unset (for the estimate).
+const ESTIMATED_ANSWER_TOKENS: u64 = 400;
+
+/// Why an arena cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ArenaError {
+    /// Reading or writing the database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The executions are not about the same prompt.
+    #[error(
+        "the executions answer different prompts ({first} vs {other}): an arena compares answers to one prompt"
+    )]
+    DifferentPrompts {
+        /// The first execution.
+        first: String,
+        /// The execution whose prompt differs.
+        other: String,
+    },
+    /// Fewer than two teams have an evaluated round.
+    #[error("{found} team(s) with an evaluated round in {executions}: an arena needs at least 2")]
+    TooFewContestants {
+        /// Teams found.
+        found: usize,
+        /// The executions read.
+        executions: String,
+    },
+    /// `anchor` names no contestant.
+    #[error("anchor '{anchor}' is not a contestant; contestants: {known}")]
+    UnknownAnchor {
+        /// The configured anchor.
+        anchor: String,
+        /// The contestants' labels.
+        known: String,
+    },
+    /// A judge model is not usable (unknown provider, missing key, ...).
+    #[error("judge model '{model}': {source}")]
+    Model {
+        /// The judge model.
+        model: String,
+        /// Why.
+        source: LlmError,
+    },
+    /// The user template does not render.
+    #[error("arena user_template: {0}")]
+    Template(String),
+    /// The Bradley–Terry fit failed.
+    #[error("rating the teams failed: {0}")]
+    Fit(#[from] bradley_terry::FitError),
+}
+
+/// One team's submission in the arena.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contestant {
+    /// Its execution.
+    pub execution_id: String,
+    /// The team.
+    pub team_id: String,
+    /// The team's name.
+    pub team_name: String,
+    /// The round whose submission competes.
+    pub round_number: u32,
+    /// That round's score (for the comparison with the arena's rating).
+    pub score: f64,
+    /// The submission.
+    pub submission: String,
+    /// How it is named in the arena's output: `team_id`, or `EXEC8/team_id` when several
+    /// executions compete (the execution id's first 8 characters).
+    pub label: String,
+}
+
+/// What an arena would send, before anything is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Judge calls (games × judges), before structured-output repairs.
+    pub calls: u64,
+    /// Input tokens (about 4 characters per token).
+    pub input_tokens: u64,
+    /// Output tokens (`max_tokens`, else an assumed answer length).
+    pub output_tokens: u64,
+    /// Cost in US dollars; `None` when a judge model has no price.
+    pub cost_usd: Option<f64>,
+    /// Judge models without a price.
+    pub unpriced: Vec<String>,
+}
+
+/// The contestants, pairs and judges of an arena, ready to run.
+#[derive(Debug, Clone)]
+pub struct ArenaPlan {
+    /// The executions whose teams compete.
+    pub execution_ids: Vec<String>,
+    /// The prompt they answer.
+    pub user_prompt: String,
+    /// The contestants, by execution then team id.
+    pub contestants: Vec<Contestant>,
+    /// The pairs judged (indices into `contestants`, `i < j`).
+    pub pairs: Vec<(usize, usize)>,
+    /// The settings.
+    pub settings: ArenaSettings,
+    /// The anchor's index, when the settings name one.
+    pub anchor: Option<usize>,
+    /// What it would cost.
+    pub estimate: Estimate,
+}
+
+/// Reads the contestants of `execution_ids` (full ids) and picks the pairs.
+pub fn plan(
+    store: &Store,
+    execution_ids: &[String],
+    settings: &ArenaSettings,
+    registry: &ModelRegistry,
+) -> Result<ArenaPlan, ArenaError> {
+    let mut user_prompt: Option<(String, String)> = None;
+    let mut contestants = Vec::new();
+    for exec in execution_ids {
+        let row = store.execution(exec)?;
+        let prompt = row.map(|r| r.user_prompt).unwrap_or_default();
+        match &user_prompt {
+            None => user_prompt = Some((exec.clone(), prompt)),
+            Some((first, p)) if p.trim() != prompt.trim() => {
+                return Err(ArenaError::DifferentPrompts {
+                    first: first.clone(),
+                    other: exec.clone(),
+                });
+            }
+            Some(_) => {}
+        }
+        contestants.extend(contestants_of(
+            store,
+            exec,
+            settings.submission,
+            execution_ids.len() > 1,
+        )?);
+    }
+    if contestants.len() < 2 {
+        return Err(ArenaError::TooFewContestants {
+            found: contestants.len(),
+            executions: execution_ids.join(", "),
+        });
+    }
+    let anchor = match &settings.anchor {
+        None => None,
+        Some(a) => Some(
+            contestants
+                .iter()
+                .position(|c| c.label == *a || c.team_id == *a)
+                .ok_or_else(|| ArenaError::UnknownAnchor {
+                    anchor: a.clone(),
+                    known: contestants
+                        .iter()
+                        .map(|c| c.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?,
+        ),
+    };
+    let pairs = design::pairs(
+        contestants.len(),
+        settings.all_pairs_up_to as usize,
+        settings.min_comparisons as usize,
+        settings.seed,
+    );
+    let user_prompt = user_prompt.map(|(_, p)| p).unwrap_or_default();
+    let estimate = estimate(&contestants, &pairs, &user_prompt, settings, registry);
+    Ok(ArenaPlan {
+        execution_ids: execution_ids.to_vec(),
+        user_prompt,
+        contestants,
+        pairs,
+        settings: settings.clone(),
+        anchor,
+        estimate,
+    })
+}
+
+/// The competing submission of every team of `exec` with an evaluated round.
+fn contestants_of(
+    store: &Store,
+    exec: &str,
+    which: ArenaSubmission,
+    prefixed: bool,
+) -> Result<Vec<Contestant>, StoreError> {
+    let rounds = store.completed_rounds(exec)?;
+    let mut teams: Vec<Contestant> = Vec::new();
+    for r in &rounds {
+        let chosen = match which {
+            ArenaSubmission::Best => r.final_submission,
+            ArenaSubmission::Last => !rounds
+                .iter()
+                .any(|o| o.team_id == r.team_id && o.state.round_number > r.state.round_number),
+        };
+        if !chosen || teams.iter().any(|t| t.team_id == r.team_id.as_str()) {
+            continue;
+        }
+        let team_id = r.team_id.as_str().to_string();
+        teams.push(Contestant {
+            execution_id: exec.to_string(),
+            label: if prefixed {
+                format!("{}/{team_id}", exec.chars().take(8).collect::<String>())
+            } else {
+                team_id.clone()
+            },
+            team_id,
+            team_name: r.team_name.clone(),
+            round_number: r.state.round_number,
+            score: r.state.evaluation_score,
+            submission: r.state.submission_content.clone(),
+        });
+    }
+    teams.sort_by(|a, b| a.team_id.cmp(&b.team_id));
+    Ok(teams)
+}
+
+fn estimate(
+    contestants: &[Contestant],
+    pairs: &[(usize, usize)],
+    user_prompt: &str,
+    settings: &ArenaSettings,
+    registry: &ModelRegistry,
+) -> Estimate {
+    let fixed = settings.system_prompt.len() + settings.user_template.len() + user_prompt.len();
+    let per_pair: u64 = pairs
+        .iter()
+        .map(|&(i, j)| {
+            let chars = fixed + contestants[i].submission.len() + contestants[j].submission.len();
+            2 * (chars as u64).div_ceil(4)
+        })
+        .sum();
+    let judges = settings.judge_models();
+    let games = 2 * pairs.len() as u64;
+    let answer = settings.max_tokens.unwrap_or(ESTIMATED_ANSWER_TOKENS);
+    let mut cost = Some(0.0);
+    let mut unpriced = Vec::new();
+    for j in &judges {
+        match registry.price(j) {
+            Some(p) => {
+                cost = cost.map(|c| {
+                    c + per_pair as f64 * p.input_per_million / 1e6
+                        + (games * answer) as f64 * p.output_per_million / 1e6
+                });
+            }
+            None if j.starts_with("mock:") => {}
+            None => {
+                cost = None;
+                unpriced.push(j.clone());
+            }
+        }
+    }
+    Estimate {
+        calls: games * judges.len() as u64,
+        input_tokens: per_pair * judges.len() as u64,
+        output_tokens: games * answer * judges.len() as u64,
+        cost_usd: cost,
+        unpriced,
+    }
+}
+
+/// The stored arena and whether the budget stopped it early.
+#[derive(Debug, Clone)]
+pub struct ArenaOutcome {
+    /// What was stored.
+    pub record: ArenaRecord,
+    /// Games left unjudged because `max_cost_usd` / `max_total_tokens` was reached.
+    pub skipped_for_budget: u32,
+}
+
+/// Judges every game of `plan` (at most `max_concurrent` calls at once, none once the budget
+/// is spent), rates the contestants and stores the arena through `writer`.
+pub async fn run(
+    plan: &ArenaPlan,
+    registry: &ModelRegistry,
+    writer: &StoreWriter,
+) -> Result<ArenaOutcome, ArenaError> {
+    let judge = Arc::new(Judge::new(plan, registry)?);
+    let results = judge.play_all(plan).await;
+    let record = record_of(plan, &results)?;
+    writer.write_arena(&record).await?;
+    Ok(ArenaOutcome {
+        skipped_for_budget: results.iter().filter(|r| r.skipped_for_budget).count() as u32,
+        record,
+    })
+}
+
+/// The arena's record: every game, the pair agreements, the fit and its intervals.
+fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaRecord, ArenaError> {
+    let s = &plan.settings;
+    let comparisons: Vec<_> = results
+        .iter()
+        .filter_map(|r| r.game.comparison(s.strong_weight))
+        .collect();
+    let scale = Scale {
+        points: s.scale,
+        base: s.base,
+        anchor_rating: s.anchor_rating,
+        anchor: plan.anchor.map_or(Anchor::Mean, Anchor::Contestant),
+    };
+    let boot = Bootstrap {
+        rounds: s.bootstrap_rounds as usize,
+        confidence: s.confidence,
+        seed: s.seed,
+    };
+    let rated = bradley_terry::rate(plan.contestants.len(), &comparisons, &scale, &boot)?;
+    let mut game_rows = Vec::with_capacity(results.len());
+    let mut disagreeing = 0;
+    for pair in results.chunks(2) {
+        let [g1, g2] = pair else { continue };
+        let agreement = pair_agreement(&g1.game, &g2.game);
+        if agreement == PairAgreement::Disagree {
+            disagreeing += 1;
+        }
+        for r in [g1, g2] {
+            game_rows.push(game_row(plan, r, agreement));
+        }
+    }
+    let ratings = rated
+        .ratings
+        .iter()
+        .zip(&plan.contestants)
+        .map(|(r, c)| ArenaRatingRow {
+            execution_id: c.execution_id.clone(),
+            team_id: c.team_id.clone(),
+            team_name: c.team_name.clone(),
+            round_number: c.round_number,
+            rating: r.rating,
+            lower: r.lower,
+            upper: r.upper,
+            rank: u32::try_from(r.rank).unwrap_or(u32::MAX),
+            wins: r.wins,
+            losses: r.losses,
+            ties: r.ties,
+            games: r.games,
+        })
+        .collect();
+    let (input_tokens, output_tokens) = results.iter().fold((0, 0), |(i, o), r| {
+        (i + r.usage.input_tokens, o + r.usage.output_tokens)
+    });
+    let unpriced = results.iter().any(|r| r.usage.unpriced_requests > 0);
+    Ok(ArenaRecord {
+        arena_id: uuid::Uuid::new_v4().to_string(),
+        created_at: chrono::Utc::now(),
+        user_prompt: plan.user_prompt.clone(),
+        execution_ids: plan.execution_ids.clone(),
+        judge_models: s.judge_models(),
+        settings: settings_json(s),
+        pairs: plan.pairs.len() as u32,
+        games: results.len() as u32,
+        parsed_games: comparisons.len() as u32,
+        disagreeing_pairs: disagreeing,
+        regularized: rated.regularized,
+        bootstrap_rounds: s.bootstrap_rounds,
+        confidence: s.confidence,
+        input_tokens,
+        output_tokens,
+        cost_usd: (!unpriced).then(|| results.iter().map(|r| r.usage.cost_usd).sum()),
+        game_rows,
+        ratings,
+    })
+}
+
+fn game_row(plan: &ArenaPlan, r: &GameResult, agreement: PairAgreement) -> ArenaGameRow {
+    let (a, b) = (
+        &plan.contestants[r.game.first],
+        &plan.contestants[r.game.second],
+    );
+    ArenaGameRow {
+        pair_index: r.pair_index,
+        game: r.order,
+        judge: r.judge.clone(),
+        a_execution_id: a.execution_id.clone(),
+        a_team_id: a.team_id.clone(),
+        b_execution_id: b.execution_id.clone(),
+        b_team_id: b.team_id.clone(),
+        verdict: r.game.verdict.map(|v| v.label().to_string()),
+        raw_output: r.raw.clone(),
+        agreement: match agreement {
+            PairAgreement::Agree => "agree",
+            PairAgreement::Disagree => "disagree",
+            PairAgreement::Incomplete => "incomplete",
+        }
+        .to_string(),
+        error: r.error.clone(),
+        input_tokens: r.usage.input_tokens,
+        output_tokens: r.usage.output_tokens,
+        cost_usd: (r.usage.unpriced_requests == 0 && r.usage.requests > 0)
+            .then_some(r.usage.cost_usd),
+    }
+}
+
+/// The settings as stored: every key but the long prompt texts, which are kept only when
+/// they differ from the defaults (then as given).
+fn settings_json(s: &ArenaSettings) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = v.as_object_mut() {
+        if s.system_prompt == mixseek_config::DEFAULT_ARENA_SYSTEM_PROMPT {
+            map.insert("system_prompt".into(), "default".into());
+        }
+        if s.user_template == mixseek_config::DEFAULT_ARENA_USER_TEMPLATE {
+            map.insert("user_template".into(), "default".into());
+        }
+    }
+    v
+}
