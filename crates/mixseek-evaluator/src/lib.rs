@@ -76,11 +76,16 @@
 //! * Overall score: `round2(Σ weight × round2(score))` ([`mixseek_core::round2`], Python's
 //!   `round(x, 2)`).
 //! * `mixseek evaluate`: [`run_standalone`], then [`render_text`] / [`render_json`].
+//! * `mixseek evaluate --labels FILE.jsonl` (judge calibration against human scores):
+//!   [`run_calibration`], then [`render_calibration_text`] / [`render_calibration_json`]
+//!   (Spearman, Kendall tau-b, Pearson, MAE, Krippendorff's alpha and the length bias per
+//!   metric, from mixseek-judging; the most disagreeing rows).
 
 #![warn(missing_docs, unreachable_pub)]
 
 mod aggregate;
 mod builtin;
+mod calibrate;
 mod combine;
 mod command;
 mod error;
@@ -97,6 +102,12 @@ mod weights;
 pub mod checks;
 
 pub use builtin::{EVALUATOR_GUARD, builtin_instruction};
+pub use calibrate::{
+    AgreementStats, CONCURRENT_ROWS, Calibration, CalibrationArgs, Disagreement, JudgeScores,
+    LENGTH_BIAS_THRESHOLD, LabelRow, MIN_ROWS, MetricCalibration, RECOMMENDED_ROWS, RowFailure,
+    RowResult, TOP_DISAGREEMENTS, assemble, load_labels, parse_labels, render_calibration_json,
+    render_calibration_text, run_calibration,
+};
 pub use command::MAX_STDOUT;
 pub use error::{EvaluatorError, MetricFailure, MetricFailureKind};
 pub use evaluator::{EvaluationOutcome, Evaluator, MetricReport};

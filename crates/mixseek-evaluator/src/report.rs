@@ -40,7 +40,7 @@ pub(crate) fn format_weight(w: f64) -> String {
     }
 }
 
-const STYLE: TableStyle = TableStyle::new()
+pub(crate) const STYLE: TableStyle = TableStyle::new()
     .top_border(LineStyle::new('┏', '━', '┳', '┓'))
     .header_lines(ContentLineStyle::new('┃', '┃', '┃'))
     .header_separator(LineStyle::new('┡', '━', '╇', '┩'))

@@ -13,7 +13,7 @@ use mixseek_config::load_evaluator;
 use mixseek_config::{EnvVars, Origin, SourceMap};
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::{PromptBuilder, load_for_run};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What to evaluate and where the settings are.
@@ -59,14 +59,14 @@ pub enum StandaloneError {
     },
 }
 
-fn input(message: impl Into<String>, hint: Option<&str>) -> StandaloneError {
+pub(crate) fn input(message: impl Into<String>, hint: Option<&str>) -> StandaloneError {
     StandaloneError::Input {
         message: message.into(),
         hint: hint.map(str::to_string),
     }
 }
 
-fn from_evaluator(e: EvaluatorError) -> StandaloneError {
+pub(crate) fn from_evaluator(e: EvaluatorError) -> StandaloneError {
     let hint = match &e {
         EvaluatorError::Model { .. } => Some(
             "check default_model / model / judges in the evaluator file and the provider's API key variable (e.g. OPENAI_API_KEY)",
@@ -87,9 +87,14 @@ fn from_evaluator(e: EvaluatorError) -> StandaloneError {
     }
 }
 
-/// Loads everything and evaluates `args.submission`.
-pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, StandaloneError> {
-    let origin = match &args.config {
+/// Loads the evaluator as `mixseek evaluate` does (explicit file, else the workspace's, else
+/// the built-in defaults; the workspace's prompt builder settings; a registry reading the
+/// process environment). Also says whether a judge is the offline `mock:` provider.
+pub(crate) fn load_evaluator_for(
+    workspace: &Path,
+    config: Option<&Path>,
+) -> Result<(Evaluator, bool), StandaloneError> {
+    let origin = match config {
         Some(path) => {
             if !path.is_file() {
                 return Err(input(
@@ -98,10 +103,10 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
                 ));
             }
             tracing::debug!(path = %path.display(), "Loading custom config");
-            Origin::Explicit(path.clone())
+            Origin::Explicit(path.to_path_buf())
         }
         None => {
-            let implicit = args.workspace.join("configs").join("evaluator.toml");
+            let implicit = workspace.join("configs").join("evaluator.toml");
             if implicit.is_file() {
                 tracing::debug!(path = %implicit.display(), "Using default config");
                 Origin::Workspace(implicit)
@@ -135,7 +140,7 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
     // The prompt builder settings exactly as a run without an orchestrator file would load
     // them: WORKSPACE/configs/prompt_builder.toml (else the defaults) with the
     // MIXSEEK_PROMPT_BUILDER__* overrides.
-    let pb = load_for_run(None, &args.workspace, &EnvVars::from_process())
+    let pb = load_for_run(None, workspace, &EnvVars::from_process())
         .map_err(|e| input(format!("prompt builder settings: {e}"), None))?;
     for w in &pb.warnings {
         tracing::warn!("{w}");
@@ -162,6 +167,12 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
         .metrics()
         .iter()
         .any(|m| matches!(&m.kind, MetricKind::Llm(l) if l.uses_mock()));
+    Ok((evaluator, mock_judges))
+}
+
+/// Loads everything and evaluates `args.submission`.
+pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, StandaloneError> {
+    let (evaluator, mock_judges) = load_evaluator_for(&args.workspace, args.config.as_deref())?;
     let request = EvaluationRequest {
         team_id: Some(STANDALONE_TEAM_ID.into()),
         ..EvaluationRequest::new(args.prompt, args.submission)

@@ -193,7 +193,9 @@ pub fn plan(
     })
 }
 
-/// The competing submission of every team of `exec` with an evaluated round.
+/// The competing submission of every team of `exec` with an evaluated round: `best` is the
+/// round the team chose as its result (`final_submission`), else (a team that failed before
+/// choosing) its best-scored round, the later one on a tie; `last` is its last evaluated round.
 fn contestants_of(
     store: &Store,
     exec: &str,
@@ -201,34 +203,46 @@ fn contestants_of(
     prefixed: bool,
 ) -> Result<Vec<Contestant>, StoreError> {
     let rounds = store.completed_rounds(exec)?;
-    let mut teams: Vec<Contestant> = Vec::new();
-    for r in &rounds {
+    let mut teams: Vec<&str> = rounds.iter().map(|r| r.team_id.as_str()).collect();
+    teams.sort_unstable();
+    teams.dedup();
+    let mut out = Vec::with_capacity(teams.len());
+    for team in teams {
+        let mine = rounds.iter().filter(|r| r.team_id.as_str() == team);
+        let by_round = |r: &&mixseek_store::CompletedRound| r.state.round_number;
         let chosen = match which {
-            ArenaSubmission::Best => r.final_submission,
-            ArenaSubmission::Last => !rounds
-                .iter()
-                .any(|o| o.team_id == r.team_id && o.state.round_number > r.state.round_number),
+            ArenaSubmission::Last => mine.max_by_key(by_round),
+            ArenaSubmission::Best => {
+                let mine: Vec<_> = mine.collect();
+                mine.iter()
+                    .copied()
+                    .find(|r| r.final_submission)
+                    .or_else(|| {
+                        mine.iter().copied().max_by(|a, b| {
+                            a.state
+                                .evaluation_score
+                                .total_cmp(&b.state.evaluation_score)
+                                .then(a.state.round_number.cmp(&b.state.round_number))
+                        })
+                    })
+            }
         };
-        if !chosen || teams.iter().any(|t| t.team_id == r.team_id.as_str()) {
-            continue;
-        }
-        let team_id = r.team_id.as_str().to_string();
-        teams.push(Contestant {
+        let Some(r) = chosen else { continue };
+        out.push(Contestant {
             execution_id: exec.to_string(),
             label: if prefixed {
-                format!("{}/{team_id}", exec.chars().take(8).collect::<String>())
+                format!("{}/{team}", exec.chars().take(8).collect::<String>())
             } else {
-                team_id.clone()
+                team.to_string()
             },
-            team_id,
+            team_id: team.to_string(),
             team_name: r.team_name.clone(),
             round_number: r.state.round_number,
             score: r.state.evaluation_score,
             submission: r.state.submission_content.clone(),
         });
     }
-    teams.sort_by(|a, b| a.team_id.cmp(&b.team_id));
-    Ok(teams)
+    Ok(out)
 }
 
 fn estimate(
@@ -419,4 +433,93 @@ fn settings_json(s: &ArenaSettings) -> serde_json::Value {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mixseek_judging::verdict::{Game, Verdict};
+
+    fn plan(teams: &[&str]) -> ArenaPlan {
+        let contestants: Vec<Contestant> = teams
+            .iter()
+            .map(|t| Contestant {
+                execution_id: "e".into(),
+                team_id: (*t).into(),
+                team_name: t.to_uppercase(),
+                round_number: 1,
+                score: 50.0,
+                submission: format!("answer of {t}"),
+                label: (*t).into(),
+            })
+            .collect();
+        ArenaPlan {
+            execution_ids: vec!["e".into()],
+            user_prompt: "task".into(),
+            pairs: design::pairs(contestants.len(), 12, 4, 0),
+            contestants,
+            settings: ArenaSettings {
+                bootstrap_rounds: 0,
+                ..ArenaSettings::default()
+            },
+            anchor: None,
+            estimate: Estimate {
+                calls: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                cost_usd: None,
+                unpriced: vec![],
+            },
+        }
+    }
+
+    fn result(pair: u32, order: u8, first: usize, second: usize, v: Option<Verdict>) -> GameResult {
+        GameResult {
+            pair_index: pair,
+            order,
+            judge: "mock:j".into(),
+            game: Game {
+                first,
+                second,
+                verdict: v,
+            },
+            raw: v.map(|v| format!("[[{}]]", v.label())),
+            error: v.is_none().then(|| "no verdict".to_string()),
+            usage: mixseek_core::Usage::default(),
+            skipped_for_budget: false,
+        }
+    }
+
+    #[test]
+    fn a_position_biased_pair_is_counted_as_disagreeing_and_both_games_are_evidence() {
+        let p = plan(&["a", "b"]);
+        // the judge prefers position A both times: a over b, then b over a
+        let results = [
+            result(0, 1, 0, 1, Some(Verdict::ABetter)),
+            result(0, 2, 1, 0, Some(Verdict::ABetter)),
+        ];
+        let r = record_of(&p, &results).expect("record");
+        assert_eq!((r.games, r.parsed_games, r.disagreeing_pairs), (2, 2, 1));
+        assert!(r.game_rows.iter().all(|g| g.agreement == "disagree"));
+        // one win each: equal ratings at the anchor
+        assert!((r.ratings[0].rating - r.ratings[1].rating).abs() < 1e-6);
+        assert!((r.ratings[0].rating - 1000.0).abs() < 1e-6);
+        assert_eq!(r.game_rows[1].a_team_id, "b");
+    }
+
+    #[test]
+    fn an_unparseable_verdict_is_kept_but_never_counted() {
+        let p = plan(&["a", "b"]);
+        let results = [
+            result(0, 1, 0, 1, Some(Verdict::AMuchBetter)),
+            result(0, 2, 1, 0, None),
+        ];
+        let r = record_of(&p, &results).expect("record");
+        assert_eq!((r.games, r.parsed_games, r.disagreeing_pairs), (2, 1, 0));
+        assert_eq!(r.game_rows[1].verdict, None);
+        assert_eq!(r.game_rows[1].agreement, "incomplete");
+        // the strong verdict counts strong_weight (3) wins for a
+        assert_eq!(r.ratings[0].wins, 3.0);
+        assert!(r.ratings[0].rating > r.ratings[1].rating);
+    }
 }

@@ -89,6 +89,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod agreement;
 mod arena;
 mod backup;
 mod db;
@@ -108,6 +109,7 @@ mod writer;
 pub mod export;
 pub mod report;
 
+pub use agreement::MetricAgreement;
 pub use arena::{
     ARENA_AGREEMENTS, ARENA_VERDICTS, ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaRecord,
     ArenaSummary,

@@ -404,6 +404,10 @@ pub struct ExecutionOverview {
     pub teams: Vec<TeamOverview>,
     /// Usage of every LLM call of the execution (from the summary, else summed over rounds).
     pub usage: Usage,
+    /// Jury agreement per metric judged by several judges or samples (Krippendorff's alpha
+    /// over the rounds, the spread within them); left out of JSON when no metric has one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agreement: Vec<crate::agreement::MetricAgreement>,
     /// The newest arena in which a submission of this execution competed
     /// ([`Store::latest_arena`](crate::Store::latest_arena)). In JSON, present only when there
     /// is one: its summary's fields and `ratings` (the games are left out).

@@ -953,6 +953,7 @@ impl Store {
             stop_reason,
             teams,
             usage,
+            agreement: crate::agreement::metric_agreements(&rounds),
             arena: self.latest_arena(execution_id)?,
         })
     }

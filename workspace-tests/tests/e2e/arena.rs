@@ -98,6 +98,26 @@ fn an_arena_rates_the_teams_of_a_run_with_intervals_and_stores_every_game() {
     let table = sb.cmd().args(["show", &id]).output().expect("run");
     let shown = String::from_utf8_lossy(&table.stdout);
     assert!(shown.contains("Arena"), "{}", describe(&table));
+    let board = sb
+        .cmd()
+        .args(["leaderboard", "-e", &id])
+        .output()
+        .expect("run");
+    let board = String::from_utf8_lossy(&board.stdout);
+    assert!(
+        board.contains("Arena") && board.contains("95 % interval"),
+        "{board}"
+    );
+    let html = sb.path().join("r.html");
+    let out = sb
+        .cmd()
+        .args(["report", &id, "-o"])
+        .arg(&html)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", describe(&out));
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert!(page.contains("<h2>Arena</h2>"), "no arena section");
     let export = sb.path().join("export.json");
     let out = sb
         .cmd()

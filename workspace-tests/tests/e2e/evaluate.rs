@@ -469,3 +469,149 @@ async fn exec_stores_the_failures_of_skipped_metrics() {
         backtest.evaluator_comment
     );
 }
+
+/// `mixseek evaluate --labels` offline: the mock judge's scores are a hash, so only the
+/// structure and the invariants are checked.
+fn calibrate_cmd(sb: &Sandbox, args: &[&str]) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.arg("evaluate").args(args);
+    c
+}
+
+const MOCK_EVALUATOR_TOML: &str = "default_model = \"mock:judge\"\n\n\
+    [[metrics]]\nname = \"Relevance\"\nweight = 0.5\n\n\
+    [[metrics]]\nname = \"Coverage\"\nweight = 0.5\n";
+
+fn check_stats(stats: &Value, n: u64, what: &str) {
+    assert_eq!(stats["n"], n, "{what}: {stats}");
+    for key in [
+        "spearman",
+        "kendall_tau_b",
+        "pearson",
+        "krippendorff_alpha",
+        "length_spearman",
+    ] {
+        let v = &stats[key];
+        assert!(v.is_null() || v.is_f64(), "{what}.{key}: {v}");
+        if let Some(x) = v.as_f64() {
+            // alpha can go below −1 in principle, never above 1.
+            assert!(x <= 1.0 + 1e-9, "{what}.{key}: {x}");
+            if key != "krippendorff_alpha" {
+                assert!(x >= -1.0 - 1e-9, "{what}.{key}: {x}");
+            }
+        }
+    }
+    let mae = stats["mean_absolute_error"].as_f64().expect("mae");
+    assert!((0.0..=100.0).contains(&mae), "{what}: {mae}");
+    let bias = stats["length_bias"].as_bool().expect("length_bias");
+    let rho = stats["length_spearman"].as_f64();
+    assert_eq!(bias, rho.is_some_and(|r| r.abs() >= 0.5), "{what}: {stats}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn calibration_against_the_example_labels_reports_every_statistic() {
+    let sb = Sandbox::new();
+    let cfg = sb.write("evaluator.toml", MOCK_EVALUATOR_TOML);
+    let labels = workspace_tests::repo_root().join("configs/examples/calibration/labels.jsonl");
+    let (labels, cfg) = (labels.to_string_lossy(), cfg.to_string_lossy());
+
+    let out = run(calibrate_cmd(
+        &sb,
+        &["--labels", &labels, "-c", &cfg, "-f", "json"],
+    ))
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 12);
+    assert_eq!(rows[0]["id"], "rust-good");
+    assert_eq!(rows[11]["id"], "ja-keigo", "file order kept");
+    for r in rows {
+        let judge = r["judge"].as_f64().expect("scored");
+        assert!((0.0..=100.0).contains(&judge), "{r}");
+        assert!(r["error"].is_null());
+    }
+    check_stats(&v["overall"], 12, "overall");
+    let metrics = v["metrics"].as_array().expect("metrics");
+    let names: Vec<&str> = metrics
+        .iter()
+        .filter_map(|m| m["metric"].as_str())
+        .collect();
+    assert_eq!(names, ["Relevance", "Coverage"]);
+    for m in metrics {
+        check_stats(m, 12, m["metric"].as_str().unwrap_or_default());
+    }
+    // Per-metric human scores: Relevance on 3 rows, Coverage on 3.
+    assert_eq!(metrics[0]["metric_labels"], 3);
+    assert_eq!(metrics[1]["metric_labels"], 3);
+    let dis = v["disagreements"].as_array().expect("disagreements");
+    assert_eq!(dis.len(), 5);
+    let diffs: Vec<f64> = dis
+        .iter()
+        .map(|d| d["difference"].as_f64().expect("difference").abs())
+        .collect();
+    assert!(diffs.windows(2).all(|w| w[0] >= w[1]), "{diffs:?}");
+    for d in dis {
+        let (h, j) = (
+            d["human"].as_f64().expect("h"),
+            d["judge"].as_f64().expect("j"),
+        );
+        assert!((d["difference"].as_f64().expect("d") - (j - h)).abs() < 1e-9);
+        assert!(
+            !d["submission_start"]
+                .as_str()
+                .unwrap_or_default()
+                .is_empty()
+        );
+    }
+    assert_eq!(v["failures"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["mock_judges"], true);
+
+    let out = run(calibrate_cmd(&sb, &["--labels", &labels, "-c", &cfg])).await;
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "Calibration against 12 labelled rows",
+        "Agreement with human labels",
+        "Spearman",
+        "Kendall τb",
+        "Krippendorff",
+        "Length ρ",
+        "Overall",
+        "Relevance",
+        "Most disagreeing rows",
+        "mock: provider",
+    ] {
+        assert!(text.contains(heading), "{heading}\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn calibration_with_a_bad_labels_file_exits_2_naming_the_file_and_line() {
+    let sb = Sandbox::new();
+    let cfg = sb.write("evaluator.toml", MOCK_EVALUATOR_TOML);
+    let bad = sb.write(
+        "bad.jsonl",
+        "{\"prompt\": \"q\", \"submission\": \"a\", \"score\": 50}\n\n{\"prompt\": \"q\", \"submission\": \"b\", \"score\": 150}\n",
+    );
+    let (bad, cfg) = (bad.to_string_lossy(), cfg.to_string_lossy());
+    let out = run(calibrate_cmd(&sb, &["--labels", &bad, "-c", &cfg])).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{bad}:3:")), "{stderr}");
+    assert!(stderr.contains("0..=100"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    // --labels conflicts with --submission.
+    let out = run(calibrate_cmd(
+        &sb,
+        &["--labels", &bad, "--submission", "s", "-c", &cfg],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+}

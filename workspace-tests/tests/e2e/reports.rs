@@ -468,3 +468,71 @@ fn a_skipped_metric_shows_as_failed_with_its_error_not_as_a_zero() {
         "the HTML report"
     );
 }
+
+#[test]
+fn show_and_the_html_report_give_each_jurys_agreement_and_flag_a_low_one() {
+    let sb = workspace_tests::Sandbox::new();
+    let cfg = workspace_tests::write_mock_competition(&sb, &["a", "b", "c"]);
+    // a jury of two mock judges (their made-up scores differ: a hash of the model name) and a
+    // metric sampled three times
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\njudges = [\"mock:judge-one\", \"mock:judge-two\"]\n[[metrics]]\nname = \"Relevance\"\nsamples = 3\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["exec", "Write a haiku", "-f", "json", "-c"])
+        .arg(&cfg)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", workspace_tests::describe(&out));
+    let id =
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json")["execution_id"]
+            .as_str()
+            .expect("id")
+            .to_string();
+    let out = sb
+        .cmd()
+        .args(["show", &id, "-f", "json"])
+        .output()
+        .expect("run");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let agreement = doc["agreement"].as_array().expect("agreement");
+    let names: Vec<(&str, &str)> = agreement
+        .iter()
+        .map(|m| {
+            (
+                m["metric_name"].as_str().unwrap_or(""),
+                m["raters"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("Coverage", "judges"), ("Relevance", "samples")]);
+    for m in agreement {
+        assert!(m["units"].as_u64().is_some_and(|u| u >= 3), "{m}");
+        assert!(
+            m["alpha"].is_null() || m["alpha"].as_f64().is_some_and(|a| a <= 1.0),
+            "{m}"
+        );
+        assert!(m["level"].is_string(), "{m}");
+    }
+    let table = sb.cmd().args(["show", &id]).output().expect("run");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("Jury agreement") && text.contains("Krippendorff"),
+        "{text}"
+    );
+    let html = sb.path().join("r.html");
+    let out = sb
+        .cmd()
+        .args(["report", &id, "-o"])
+        .arg(&html)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", workspace_tests::describe(&out));
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert!(
+        page.contains("<h2>Jury agreement</h2>"),
+        "no agreement section"
+    );
+}

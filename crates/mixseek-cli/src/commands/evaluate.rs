@@ -1,12 +1,14 @@
-//! `mixseek evaluate`: score one submission with the evaluator's metrics. The logic and the
-//! output formats live in `mixseek-evaluator` (`run_standalone`, `render_text`,
-//! `render_json`).
+//! `mixseek evaluate`: score one submission with the evaluator's metrics, or with `--labels
+//! FILE.jsonl` calibrate the judges against human scores. The logic and the output formats
+//! live in `mixseek-evaluator` (`run_standalone`, `render_text`, `render_json`;
+//! `run_calibration`, `render_calibration_text`, `render_calibration_json`).
 
 use crate::context::Ctx;
 use crate::error::CliError;
 use crate::output::{TextOrJson, to_json_pretty};
 use mixseek_evaluator::{
-    StandaloneArgs, StandaloneError, render_json, render_text, run_standalone,
+    CalibrationArgs, StandaloneArgs, StandaloneError, render_calibration_json,
+    render_calibration_text, render_json, render_text, run_calibration, run_standalone,
 };
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -15,18 +17,27 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
     /// The user prompt (task) the submission answers
-    #[arg(long)]
-    pub prompt: String,
+    #[arg(long, required_unless_present = "labels")]
+    pub prompt: Option<String>,
     /// The submission to evaluate
     #[arg(
         long,
         conflicts_with = "submission_file",
-        required_unless_present = "submission_file"
+        required_unless_present_any = ["submission_file", "labels"]
     )]
     pub submission: Option<String>,
     /// Read the submission from a file (`-`: stdin)
     #[arg(long, value_name = "FILE")]
     pub submission_file: Option<PathBuf>,
+    /// Calibrate the judges against human scores: a JSON Lines file of
+    /// {"prompt", "submission", "score": 0-100} (optional "id", "scores": {"Metric": 0-100});
+    /// reports Spearman, Kendall, Pearson, MAE, Krippendorff's alpha and length bias
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["submission", "submission_file", "prompt"]
+    )]
+    pub labels: Option<PathBuf>,
     /// Evaluator TOML (relative: against the workspace, then the current directory).
     /// Default: WORKSPACE/configs/evaluator.toml, else the built-in metrics
     #[arg(short = 'c', long = "config")]
@@ -66,28 +77,69 @@ fn read_submission(args: &Args) -> Result<String, CliError> {
     })
 }
 
+fn cli_error(e: StandaloneError) -> CliError {
+    let (err, hint) = match e {
+        StandaloneError::Input { message, hint } => (CliError::usage(message), hint),
+        StandaloneError::Failed { message, hint } => (CliError::failure(message), hint),
+    };
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
+fn write_out(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+async fn calibrate(
+    labels: PathBuf,
+    config: Option<PathBuf>,
+    format: TextOrJson,
+    ctx: &Ctx,
+) -> Result<ExitCode, CliError> {
+    let args = CalibrationArgs {
+        workspace: ctx.workspace()?,
+        config,
+        labels,
+    };
+    let done = run_calibration(args).await.map_err(cli_error)?;
+    let text = match format {
+        TextOrJson::Text => render_calibration_text(&done),
+        TextOrJson::Json => format!("{}\n", to_json_pretty(&render_calibration_json(&done))),
+    };
+    write_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
+    if let Some(labels) = &args.labels {
+        let config = match &args.config {
+            Some(c) => Some(ctx.resolve_config_path(c)?),
+            None => None,
+        };
+        return calibrate(labels.clone(), config, args.format, ctx).await;
+    }
     let submission = read_submission(&args)?;
     let config = match &args.config {
         Some(c) => Some(ctx.resolve_config_path(c)?),
         None => None,
     };
+    let Some(prompt) = args.prompt.clone() else {
+        return Err(CliError::usage(
+            "give the user prompt with --prompt TEXT (or a labels file with --labels FILE)",
+        ));
+    };
     let standalone = StandaloneArgs {
         workspace: ctx.workspace()?,
         config,
-        prompt: args.prompt.clone(),
+        prompt,
         submission,
     };
-    let done = run_standalone(standalone).await.map_err(|e| {
-        let (err, hint) = match e {
-            StandaloneError::Input { message, hint } => (CliError::usage(message), hint),
-            StandaloneError::Failed { message, hint } => (CliError::failure(message), hint),
-        };
-        match hint {
-            Some(h) => err.with_hint(h),
-            None => err,
-        }
-    })?;
+    let done = run_standalone(standalone).await.map_err(cli_error)?;
     let text = match args.format {
         TextOrJson::Text => render_text(&done.outcome, done.mock_judges, ctx.verbose),
         TextOrJson::Json => format!(
@@ -95,8 +147,6 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             to_json_pretty(&render_json(&done.outcome, done.mock_judges))
         ),
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    write_out(&text)?;
     Ok(ExitCode::SUCCESS)
 }

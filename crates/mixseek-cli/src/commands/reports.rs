@@ -74,7 +74,16 @@ pub(crate) async fn run_leaderboard(
         if exec.is_none() && scope == LeaderboardScope::Latest {
             return Err(no_executions());
         }
-        report::leaderboard(&rows, exec.as_deref(), fmt).map_err(store_error)
+        let mut text = report::leaderboard(&rows, exec.as_deref(), fmt).map_err(store_error)?;
+        // table and Markdown: the execution's latest arena after its leaderboard (JSON and
+        // CSV stay one list of rows)
+        if let (Some(id), Format::Table | Format::Markdown) = (&exec, fmt)
+            && let Some(arena) = store.latest_arena(id).map_err(store_error)?
+        {
+            text.push('\n');
+            text.push_str(&report::arena(&arena, fmt).map_err(store_error)?);
+        }
+        Ok(text)
     })
     .await?;
     print(&text)

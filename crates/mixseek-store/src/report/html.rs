@@ -180,6 +180,7 @@ pub fn render(data: &ReportData<'_>) -> String {
         h.push_str("</ul>\n");
     }
 
+    h.push_str(&super::agreement_section::html_section(&o.agreement));
     if let Some(a) = &o.arena {
         h.push_str(&super::arena_section::html_section(a));
     }

@@ -2,6 +2,7 @@
 //! for people), `json` (pretty, full ids and precision), `csv` (RFC 4180, one row per line
 //! item) and `markdown`. Plus the self-contained HTML report ([`html::render`]).
 
+mod agreement_section;
 mod arena_section;
 pub mod html;
 pub mod text;
@@ -444,6 +445,11 @@ pub fn show_execution(o: &ExecutionOverview, fmt: Format) -> Result<String> {
         }
         _ => format!("{}\n{}\n", kv_lines(&pairs, fmt), g.to_table()),
     };
+    let agreement = agreement_section::text_section(&o.agreement, fmt);
+    if !agreement.is_empty() {
+        out.push('\n');
+        out.push_str(&agreement);
+    }
     if let Some(a) = &o.arena {
         out.push('\n');
         out.push_str(&arena_section::text_section(a, fmt));
