@@ -245,6 +245,23 @@ fn two_executions_on_one_prompt_compete_and_bad_input_is_refused() {
         describe(&out)
     );
 
+    // a template with a variable the arena does not have: refused before any call
+    sb.write(
+        "cfg/template.toml",
+        "[arena]\njudge_model = \"mock:j\"\nuser_template = \"{{ answer_a }} {{ answer_b }} {{ colour }}\"\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["arena", &first, "-c", "cfg/template.toml"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("user_template"),
+        "{}",
+        describe(&out)
+    );
+
     // an unknown execution
     let out = sb
         .cmd()
@@ -298,6 +315,7 @@ fn an_exec_with_an_arena_config_ends_with_the_arena() {
     assert!(out.status.success(), "{}", describe(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Arena"), "{stdout}");
+    assert!(stdout.contains("these verdicts are made up"), "{stdout}");
     let doc = json_of(
         &sb.cmd()
             .args([

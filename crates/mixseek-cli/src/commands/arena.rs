@@ -118,7 +118,26 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         );
     }
     let detail = ArenaDetail::from(outcome.record);
-    print(&mixseek_store::report::arena(&detail, format).map_err(|e| CliError::from_store(&e))?)
+    let mut text =
+        mixseek_store::report::arena(&detail, format).map_err(|e| CliError::from_store(&e))?;
+    text.push_str(&mock_note(&detail, format));
+    print(&text)
+}
+
+/// Under a table or Markdown: the mock provider's verdicts are made up (as `evaluate` says of
+/// its scores).
+pub(crate) fn mock_note(detail: &ArenaDetail, format: Format) -> String {
+    let mocked = detail
+        .summary
+        .judge_models
+        .iter()
+        .any(|m| m.starts_with("mock:"));
+    match (mocked, format) {
+        (true, Format::Table | Format::Markdown) => {
+            "\nNote: judged by the offline mock: provider; these verdicts are made up.\n".into()
+        }
+        _ => String::new(),
+    }
 }
 
 /// What `--dry-run` prints: the contestants, the design and the estimate.

@@ -450,7 +450,10 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
                 let table =
                     mixseek_store::report::arena(detail, mixseek_store::report::Format::Table)
                         .map_err(|e| CliError::from_store(&e))?;
-                print!("\n{table}");
+                print!(
+                    "\n{table}{}",
+                    crate::commands::arena::mock_note(detail, mixseek_store::report::Format::Table)
+                );
             }
         }
         TextOrJson::Json => {

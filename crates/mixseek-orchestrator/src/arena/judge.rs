@@ -93,12 +93,17 @@ impl Judge {
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         env.add_template_owned("user", plan.settings.user_template.clone())
             .map_err(|e| ArenaError::Template(e.to_string()))?;
-        Ok(Judge {
+        let judge = Judge {
             models,
             guard: TagGuard::for_template(&plan.settings.user_template),
             env,
             budget: Budget::new(plan.settings.max_cost_usd, plan.settings.max_total_tokens),
-        })
+        };
+        // a template that cannot render (an unknown variable) fails the arena before any call
+        if let Some(&(i, j)) = plan.pairs.first() {
+            judge.render(plan, i, j).map_err(ArenaError::Template)?;
+        }
+        Ok(judge)
     }
 
     /// Every game of the plan, `max_concurrent` at a time, in the plan's order.
@@ -162,7 +167,7 @@ impl Judge {
         self.env
             .get_template("user")
             .and_then(|t| t.render(ctx))
-            .map_err(|e| format!("arena user_template: {e}"))
+            .map_err(|e| e.to_string())
     }
 
     async fn play(
