@@ -5,7 +5,7 @@
 //!
 //! Phases: [`plan`] reads the contestants from the store and picks the pairs (nothing is
 //! sent; `--dry-run` stops there with the estimate), [`run`] judges the games within the
-//! budget, fits, and writes the [`ArenaRecord`].
+//! budget, fits, and writes the [`ArenaDetail`].
 
 mod judge;
 
@@ -15,7 +15,9 @@ use mixseek_judging::bradley_terry::{self, Anchor, Bootstrap, Scale};
 use mixseek_judging::design;
 use mixseek_judging::verdict::{PairAgreement, pair_agreement};
 use mixseek_llm::{LlmError, ModelRegistry};
-use mixseek_store::{ArenaGameRow, ArenaRatingRow, ArenaRecord, Store, StoreError, StoreWriter};
+use mixseek_store::{
+    ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaSummary, Store, StoreError, StoreWriter,
+};
 use std::sync::Arc;
 
 /// Output tokens assumed per judge answer when `max_tokens` is unset (for the estimate).
@@ -292,8 +294,8 @@ fn estimate(
 /// The stored arena and whether the budget stopped it early.
 #[derive(Debug, Clone)]
 pub struct ArenaOutcome {
-    /// What was stored.
-    pub record: ArenaRecord,
+    /// What was stored (ratings by rank, games by pair).
+    pub record: ArenaDetail,
     /// Games left unjudged because `max_cost_usd` / `max_total_tokens` was reached.
     pub skipped_for_budget: u32,
 }
@@ -316,7 +318,7 @@ pub async fn run(
 }
 
 /// The arena's record: every game, the pair agreements, the fit and its intervals.
-fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaRecord, ArenaError> {
+fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaDetail, ArenaError> {
     let s = &plan.settings;
     let comparisons: Vec<_> = results
         .iter()
@@ -369,7 +371,7 @@ fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaRecord, Ar
         (i + r.usage.input_tokens, o + r.usage.output_tokens)
     });
     let unpriced = results.iter().any(|r| r.usage.unpriced_requests > 0);
-    Ok(ArenaRecord {
+    let summary = ArenaSummary {
         arena_id: uuid::Uuid::new_v4().to_string(),
         created_at: chrono::Utc::now(),
         user_prompt: plan.user_prompt.clone(),
@@ -386,9 +388,13 @@ fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaRecord, Ar
         input_tokens,
         output_tokens,
         cost_usd: (!unpriced).then(|| results.iter().map(|r| r.usage.cost_usd).sum()),
-        game_rows,
+    };
+    Ok(ArenaDetail {
+        summary,
         ratings,
-    })
+        games: game_rows,
+    }
+    .sorted())
 }
 
 fn game_row(plan: &ArenaPlan, r: &GameResult, agreement: PairAgreement) -> ArenaGameRow {
@@ -499,12 +505,19 @@ mod tests {
             result(0, 2, 1, 0, Some(Verdict::ABetter)),
         ];
         let r = record_of(&p, &results).expect("record");
-        assert_eq!((r.games, r.parsed_games, r.disagreeing_pairs), (2, 2, 1));
-        assert!(r.game_rows.iter().all(|g| g.agreement == "disagree"));
+        assert_eq!(
+            (
+                r.summary.games,
+                r.summary.parsed_games,
+                r.summary.disagreeing_pairs
+            ),
+            (2, 2, 1)
+        );
+        assert!(r.games.iter().all(|g| g.agreement == "disagree"));
         // one win each: equal ratings at the anchor
         assert!((r.ratings[0].rating - r.ratings[1].rating).abs() < 1e-6);
         assert!((r.ratings[0].rating - 1000.0).abs() < 1e-6);
-        assert_eq!(r.game_rows[1].a_team_id, "b");
+        assert_eq!(r.games[1].a_team_id, "b");
     }
 
     #[test]
@@ -515,9 +528,16 @@ mod tests {
             result(0, 2, 1, 0, None),
         ];
         let r = record_of(&p, &results).expect("record");
-        assert_eq!((r.games, r.parsed_games, r.disagreeing_pairs), (2, 1, 0));
-        assert_eq!(r.game_rows[1].verdict, None);
-        assert_eq!(r.game_rows[1].agreement, "incomplete");
+        assert_eq!(
+            (
+                r.summary.games,
+                r.summary.parsed_games,
+                r.summary.disagreeing_pairs
+            ),
+            (2, 1, 0)
+        );
+        assert_eq!(r.games[1].verdict, None);
+        assert_eq!(r.games[1].agreement, "incomplete");
         // the strong verdict counts strong_weight (3) wins for a
         assert_eq!(r.ratings[0].wins, 3.0);
         assert!(r.ratings[0].rating > r.ratings[1].rating);

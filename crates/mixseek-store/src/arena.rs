@@ -1,9 +1,8 @@
 //! Pairwise arenas: the submissions of several teams (of one or more executions) compared two
 //! by two by judge LLMs, each pair judged twice with the positions swapped, and rated with a
-//! Bradley–Terry model. The arena engine (mixseek-orchestrator) computes an [`ArenaRecord`];
+//! Bradley–Terry model. The arena engine (mixseek-orchestrator) computes an [`ArenaDetail`];
 //! this module stores it (schema version 6: `arena_runs`, `arena_games`, `arena_ratings`) and
-//! reads it back ([`Store::arenas`], [`Store::arena`], [`Store::latest_arena`],
-//! [`Store::resolve_arena`]).
+//! reads it back ([`Store::arenas`], [`Store::arena`], [`Store::latest_arena`]).
 //!
 //! An arena is written once, whole, by the writer thread
 //! ([`StoreWriter::write_arena`](crate::StoreWriter::write_arena)): its three tables' rows in
@@ -105,50 +104,6 @@ pub(crate) const ARENA_DDL: [(&str, &str); 3] = [
     ("arena_ratings", ARENA_RATINGS),
 ];
 
-/// A whole arena as the engine computed it (what [`StoreWriter::write_arena`] stores).
-///
-/// [`StoreWriter::write_arena`]: crate::StoreWriter::write_arena
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArenaRecord {
-    /// The arena's id (unique: the database refuses a second arena with the same id).
-    pub arena_id: String,
-    /// When the arena ran (stored as UTC microseconds).
-    #[serde(with = "mixseek_core::time::utc")]
-    pub created_at: DateTime<Utc>,
-    /// The task the submissions answered (masked when the writer masks).
-    pub user_prompt: String,
-    /// The executions whose submissions competed.
-    pub execution_ids: Vec<String>,
-    /// The judges (`provider:model`).
-    pub judge_models: Vec<String>,
-    /// The arena settings used (a JSON object).
-    pub settings: serde_json::Value,
-    /// Pairs of submissions compared.
-    pub pairs: u32,
-    /// Games played (each pair twice per judge, positions swapped).
-    pub games: u32,
-    /// Games whose verdict could be read.
-    pub parsed_games: u32,
-    /// Pairs whose two games disagreed once the positions are swapped back.
-    pub disagreeing_pairs: u32,
-    /// Whether the Bradley–Terry fit was regularized.
-    pub regularized: bool,
-    /// Bootstrap resamples behind the intervals (0: none).
-    pub bootstrap_rounds: u32,
-    /// The intervals' confidence level, between 0 and 1 (e.g. 0.95).
-    pub confidence: f64,
-    /// Input tokens of every judge call.
-    pub input_tokens: u64,
-    /// Output tokens of every judge call.
-    pub output_tokens: u64,
-    /// Cost of the judge calls in US dollars; `None` when unpriced.
-    pub cost_usd: Option<f64>,
-    /// Every game.
-    pub game_rows: Vec<ArenaGameRow>,
-    /// One rating per competing submission.
-    pub ratings: Vec<ArenaRatingRow>,
-}
-
 /// One game: a judge's comparison of two submissions in one order (`arena_games`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArenaGameRow {
@@ -211,8 +166,7 @@ pub struct ArenaRatingRow {
     pub games: f64,
 }
 
-/// An arena without its games and ratings (`arena_runs`): every [`ArenaRecord`] field but
-/// `game_rows` and `ratings`.
+/// An arena's `arena_runs` row: everything but its games and ratings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArenaSummary {
     /// The arena's id.
@@ -250,9 +204,11 @@ pub struct ArenaSummary {
     pub cost_usd: Option<f64>,
 }
 
-/// An arena as stored: its summary, ratings and games ([`Store::arena`]). Its JSON is an
-/// [`ArenaRecord`]'s: the summary's fields, then `ratings` and `game_rows` (`games` is the
-/// summary's count).
+/// A whole arena: what the engine computes, [`StoreWriter::write_arena`] stores and
+/// [`Store::arena`] reads back. Its JSON: the summary's fields, then `ratings` and `game_rows`
+/// (`games` is the summary's count).
+///
+/// [`StoreWriter::write_arena`]: crate::StoreWriter::write_arena
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArenaDetail {
     /// The `arena_runs` row.
@@ -286,52 +242,21 @@ pub(crate) fn serialize_brief<S: serde::Serializer>(
         .serialize(s)
 }
 
-impl From<ArenaRecord> for ArenaDetail {
-    /// The record as [`Store::arena`] reads it back once stored: ratings by rank, then rating
-    /// (highest first), execution id and team id; games by pair, game and judge.
-    fn from(r: ArenaRecord) -> Self {
-        let summary = r.summary();
-        let mut ratings = r.ratings;
-        ratings.sort_by(|a, b| {
+impl ArenaDetail {
+    /// In the order [`Store::arena`] reads it back: ratings by rank, then rating (highest
+    /// first), execution id and team id; games by pair, game and judge.
+    pub fn sorted(mut self) -> Self {
+        self.ratings.sort_by(|a, b| {
             a.rank
                 .cmp(&b.rank)
                 .then(b.rating.total_cmp(&a.rating))
                 .then_with(|| a.execution_id.cmp(&b.execution_id))
                 .then_with(|| a.team_id.cmp(&b.team_id))
         });
-        let mut games = r.game_rows;
-        games.sort_by(|a, b| {
+        self.games.sort_by(|a, b| {
             (a.pair_index, a.game, a.judge.as_str()).cmp(&(b.pair_index, b.game, b.judge.as_str()))
         });
-        ArenaDetail {
-            summary,
-            ratings,
-            games,
-        }
-    }
-}
-
-impl ArenaRecord {
-    /// The record without its games and ratings.
-    pub fn summary(&self) -> ArenaSummary {
-        ArenaSummary {
-            arena_id: self.arena_id.clone(),
-            created_at: self.created_at,
-            user_prompt: self.user_prompt.clone(),
-            execution_ids: self.execution_ids.clone(),
-            judge_models: self.judge_models.clone(),
-            settings: self.settings.clone(),
-            pairs: self.pairs,
-            games: self.games,
-            parsed_games: self.parsed_games,
-            disagreeing_pairs: self.disagreeing_pairs,
-            regularized: self.regularized,
-            bootstrap_rounds: self.bootstrap_rounds,
-            confidence: self.confidence,
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cost_usd: self.cost_usd,
-        }
+        self
     }
 }
 
@@ -350,17 +275,20 @@ fn int(arena_id: &str, field: &str, v: u32) -> Result<i32> {
 /// agreement of [`ARENA_AGREEMENTS`]; finite ratings with `lower <= upper`, ranks from 1, and
 /// finite, non-negative game counts; every game's and rating's execution among
 /// `execution_ids`.
-pub(crate) fn validate(r: &ArenaRecord) -> Result<()> {
-    let id = r.arena_id.as_str();
+pub(crate) fn validate(r: &ArenaDetail) -> Result<()> {
+    let id = r.summary.arena_id.as_str();
     if id.trim().is_empty() {
         return Err(StoreError::Invalid("arena_id must not be empty".into()));
     }
-    if !(r.confidence.is_finite() && r.confidence > 0.0 && r.confidence < 1.0) {
+    if !(r.summary.confidence.is_finite()
+        && r.summary.confidence > 0.0
+        && r.summary.confidence < 1.0)
+    {
         return Err(invalid(
             id,
             format!(
                 "confidence must be between 0 and 1 (e.g. 0.95), got {}",
-                r.confidence
+                r.summary.confidence
             ),
         ));
     }
@@ -371,21 +299,21 @@ pub(crate) fn validate(r: &ArenaRecord) -> Result<()> {
         )),
         _ => Ok(()),
     };
-    check_cost("cost_usd", r.cost_usd)?;
-    if !r.settings.is_object() {
+    check_cost("cost_usd", r.summary.cost_usd)?;
+    if !r.summary.settings.is_object() {
         return Err(invalid(id, "settings must be a JSON object".into()));
     }
     for field in [
-        ("pairs", r.pairs),
-        ("games", r.games),
-        ("parsed_games", r.parsed_games),
-        ("disagreeing_pairs", r.disagreeing_pairs),
-        ("bootstrap_rounds", r.bootstrap_rounds),
+        ("pairs", r.summary.pairs),
+        ("games", r.summary.games),
+        ("parsed_games", r.summary.parsed_games),
+        ("disagreeing_pairs", r.summary.disagreeing_pairs),
+        ("bootstrap_rounds", r.summary.bootstrap_rounds),
     ] {
         int(id, field.0, field.1)?;
     }
-    let known = |execution_id: &str| r.execution_ids.iter().any(|e| e == execution_id);
-    for g in &r.game_rows {
+    let known = |execution_id: &str| r.summary.execution_ids.iter().any(|e| e == execution_id);
+    for g in &r.games {
         let at = format!("game {} of pair {} ({})", g.game, g.pair_index, g.judge);
         int(id, &format!("{at}: pair_index"), g.pair_index)?;
         if !matches!(g.game, 1 | 2) {
@@ -477,7 +405,7 @@ pub(crate) fn validate(r: &ArenaRecord) -> Result<()> {
 
 /// The record as it is written: validated ([`validate`]), its user prompt, judge answers and
 /// errors masked with `masker`.
-pub(crate) fn prepare(record: &ArenaRecord, masker: &PiiMasker) -> Result<ArenaRecord> {
+pub(crate) fn prepare(record: &ArenaDetail, masker: &PiiMasker) -> Result<ArenaDetail> {
     validate(record)?;
     let mut r = record.clone();
     if !masker.is_enabled() {
@@ -488,8 +416,8 @@ pub(crate) fn prepare(record: &ArenaRecord, masker: &PiiMasker) -> Result<ArenaR
             *t = m;
         }
     };
-    mask(&mut r.user_prompt);
-    for g in &mut r.game_rows {
+    mask(&mut r.summary.user_prompt);
+    for g in &mut r.games {
         if let Some(t) = g.raw_output.as_mut() {
             mask(t);
         }
@@ -503,8 +431,8 @@ pub(crate) fn prepare(record: &ArenaRecord, masker: &PiiMasker) -> Result<ArenaR
 /// Inserts a prepared arena's rows (inside the writer's transaction): its `arena_runs` row,
 /// then its games and ratings with DuckDB's appender. A second arena with the same id is
 /// refused by the table's PRIMARY KEY.
-pub(crate) fn insert(conn: &Connection, r: &ArenaRecord) -> Result<()> {
-    let id = r.arena_id.as_str();
+pub(crate) fn insert(conn: &Connection, r: &ArenaDetail) -> Result<()> {
+    let id = r.summary.arena_id.as_str();
     conn.execute(
         &format!(
             "INSERT INTO arena_runs (arena_id, created_at, user_prompt, execution_ids, judge_models,
@@ -514,29 +442,29 @@ pub(crate) fn insert(conn: &Connection, r: &ArenaRecord) -> Result<()> {
         ),
         params![
             id,
-            micros(&r.created_at),
-            r.user_prompt,
-            json_text(&r.execution_ids, "arena_runs.execution_ids")?,
-            json_text(&r.judge_models, "arena_runs.judge_models")?,
-            json_text(&r.settings, "arena_runs.settings")?,
-            int(id, "pairs", r.pairs)?,
-            int(id, "games", r.games)?,
-            int(id, "parsed_games", r.parsed_games)?,
-            int(id, "disagreeing_pairs", r.disagreeing_pairs)?,
-            r.regularized,
-            int(id, "bootstrap_rounds", r.bootstrap_rounds)?,
-            r.confidence,
-            u64_i64(r.input_tokens),
-            u64_i64(r.output_tokens),
-            r.cost_usd,
+            micros(&r.summary.created_at),
+            r.summary.user_prompt,
+            json_text(&r.summary.execution_ids, "arena_runs.execution_ids")?,
+            json_text(&r.summary.judge_models, "arena_runs.judge_models")?,
+            json_text(&r.summary.settings, "arena_runs.settings")?,
+            int(id, "pairs", r.summary.pairs)?,
+            int(id, "games", r.summary.games)?,
+            int(id, "parsed_games", r.summary.parsed_games)?,
+            int(id, "disagreeing_pairs", r.summary.disagreeing_pairs)?,
+            r.summary.regularized,
+            int(id, "bootstrap_rounds", r.summary.bootstrap_rounds)?,
+            r.summary.confidence,
+            u64_i64(r.summary.input_tokens),
+            u64_i64(r.summary.output_tokens),
+            r.summary.cost_usd,
         ],
     )
     .map_err(StoreError::db(format!("writing arena {id} (arena_runs)")))?;
-    if !r.game_rows.is_empty() {
+    if !r.games.is_empty() {
         let mut app = conn
             .appender("arena_games")
             .map_err(StoreError::db("opening the arena_games appender"))?;
-        for g in &r.game_rows {
+        for g in &r.games {
             app.append_row(params![
                 id,
                 int(id, "pair_index", g.pair_index)?,
@@ -589,7 +517,7 @@ pub(crate) fn insert(conn: &Connection, r: &ArenaRecord) -> Result<()> {
     }
     tracing::debug!(
         arena_id = id,
-        games = r.game_rows.len(),
+        games = r.games.len(),
         ratings = r.ratings.len(),
         "arena stored"
     );
@@ -795,43 +723,6 @@ impl Store {
         }
     }
 
-    /// The full arena id for an id or a unique prefix of one: [`StoreError::ArenaNotFound`]
-    /// when none matches, [`StoreError::AmbiguousArena`] when several do.
-    pub fn resolve_arena(&self, id_or_prefix: &str) -> Result<String> {
-        let id = id_or_prefix.trim();
-        if id.is_empty() {
-            return Err(StoreError::ArenaNotFound(id_or_prefix.to_string()));
-        }
-        let Some(conn) = self.arena_connection()? else {
-            return Err(StoreError::ArenaNotFound(id.to_string()));
-        };
-        let pattern = format!(
-            "{}%",
-            id.replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
-        let mut ids = query(
-            &conn,
-            "arena ids",
-            "SELECT arena_id FROM arena_runs WHERE arena_id LIKE ? ESCAPE '\\'
-             ORDER BY arena_id LIMIT 11",
-            [&pattern],
-            |r| r.get::<_, String>(0),
-        )?;
-        if ids.iter().any(|x| x == id) {
-            return Ok(id.to_string());
-        }
-        match ids.len() {
-            0 => Err(StoreError::ArenaNotFound(id.to_string())),
-            1 => Ok(ids.remove(0)),
-            _ => Err(StoreError::AmbiguousArena {
-                prefix: id.to_string(),
-                candidates: ids,
-            }),
-        }
-    }
-
     /// The ids of the arenas in which a submission of one of `executions` competed (for
     /// exports), sorted.
     pub(crate) fn arena_ids_of(&self, executions: &[String]) -> Result<Vec<String>> {
@@ -860,7 +751,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    pub(crate) fn record() -> ArenaRecord {
+    pub(crate) fn record() -> ArenaDetail {
         let game = |pair: u32, game: u8, verdict: Option<&str>| ArenaGameRow {
             pair_index: pair,
             game,
@@ -891,24 +782,26 @@ mod tests {
             ties: 0.0,
             games: 2.0,
         };
-        ArenaRecord {
-            arena_id: "arena-1".into(),
-            created_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
-            user_prompt: "task".into(),
-            execution_ids: vec!["e".into()],
-            judge_models: vec!["mock:judge".into()],
-            settings: serde_json::json!({"bootstrap_rounds": 100}),
-            pairs: 1,
-            games: 2,
-            parsed_games: 2,
-            disagreeing_pairs: 0,
-            regularized: false,
-            bootstrap_rounds: 100,
-            confidence: 0.95,
-            input_tokens: 20,
-            output_tokens: 10,
-            cost_usd: None,
-            game_rows: vec![game(0, 1, Some("A>B")), game(0, 2, Some("B>A"))],
+        ArenaDetail {
+            summary: ArenaSummary {
+                arena_id: "arena-1".into(),
+                created_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
+                user_prompt: "task".into(),
+                execution_ids: vec!["e".into()],
+                judge_models: vec!["mock:judge".into()],
+                settings: serde_json::json!({"bootstrap_rounds": 100}),
+                pairs: 1,
+                games: 2,
+                parsed_games: 2,
+                disagreeing_pairs: 0,
+                regularized: false,
+                bootstrap_rounds: 100,
+                confidence: 0.95,
+                input_tokens: 20,
+                output_tokens: 10,
+                cost_usd: None,
+            },
+            games: vec![game(0, 1, Some("A>B")), game(0, 2, Some("B>A"))],
             ratings: vec![rating("a", 1, 1010.0), rating("b", 2, 990.0)],
         }
     }
@@ -916,17 +809,17 @@ mod tests {
     #[test]
     fn a_valid_record_passes_and_each_invalid_field_is_named() {
         validate(&record()).expect("valid");
-        type Spoil = fn(&mut ArenaRecord);
+        type Spoil = fn(&mut ArenaDetail);
         let cases: [(Spoil, &str); 10] = [
-            (|r| r.game_rows[0].verdict = Some("A>>>B".into()), "verdict"),
-            (|r| r.game_rows[1].agreement = "maybe".into(), "agreement"),
-            (|r| r.game_rows[0].game = 3, "game must be 1 or 2"),
+            (|r| r.games[0].verdict = Some("A>>>B".into()), "verdict"),
+            (|r| r.games[1].agreement = "maybe".into(), "agreement"),
+            (|r| r.games[0].game = 3, "game must be 1 or 2"),
             (|r| r.ratings[0].rating = f64::NAN, "rating"),
             (|r| r.ratings[1].lower = 2000.0, "lower"),
             (|r| r.ratings[0].rank = 0, "rank"),
-            (|r| r.confidence = 95.0, "confidence"),
+            (|r| r.summary.confidence = 95.0, "confidence"),
             (|r| r.ratings[0].execution_id = "x".into(), "execution_id"),
-            (|r| r.arena_id = " ".into(), "arena_id"),
+            (|r| r.summary.arena_id = " ".into(), "arena_id"),
             (|r| r.ratings[0].wins = -1.0, "wins"),
         ];
         for (spoil, field) in cases {
@@ -938,8 +831,8 @@ mod tests {
         }
         // no verdict is fine (an unparseable answer)
         let mut r = record();
-        r.game_rows[0].verdict = None;
-        r.game_rows[0].agreement = "incomplete".into();
+        r.games[0].verdict = None;
+        r.games[0].agreement = "incomplete".into();
         validate(&r).expect("no verdict");
     }
 

@@ -172,19 +172,6 @@ pub enum StoreError {
         candidates: Vec<String>,
     },
 
-    /// An arena id (or prefix) that matches no stored arena.
-    #[error("no arena matches `{0}`")]
-    ArenaNotFound(String),
-
-    /// An arena id prefix that matches several arenas.
-    #[error("`{prefix}` matches several arenas: {}", candidates.join(", "))]
-    AmbiguousArena {
-        /// The prefix as given (trimmed).
-        prefix: String,
-        /// The first arena ids it matches (at most 11), sorted.
-        candidates: Vec<String>,
-    },
-
     /// A write on a store opened read-only.
     #[error("{} was opened read-only", path.display())]
     ReadOnly {
@@ -306,8 +293,6 @@ impl StoreError {
             | StoreError::Decode { .. }
             | StoreError::ExecutionNotFound(_)
             | StoreError::AmbiguousExecution { .. }
-            | StoreError::ArenaNotFound(_)
-            | StoreError::AmbiguousArena { .. }
             | StoreError::Pii(_) => ErrorClass::BadInput,
             StoreError::Locked { .. } => ErrorClass::Busy,
             StoreError::Io { .. }
@@ -398,9 +383,6 @@ impl StoreError {
             }
             StoreError::ExecutionNotFound(_) => {
                 Some("`mixseek executions` lists the stored executions".to_string())
-            }
-            StoreError::AmbiguousArena { .. } => {
-                Some("give more characters of the arena id".to_string())
             }
             _ => None,
         }

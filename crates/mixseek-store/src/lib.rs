@@ -45,7 +45,7 @@
 //! * `TeamFinished` → the best round gets `final_submission = TRUE` and the exit reason;
 //! * `ExecutionFinished` → the `execution_summary` row is completed.
 //!
-//! [`StoreWriter::write_arena`]`(&`[`ArenaRecord`]`)` stores a pairwise arena (schema version
+//! [`StoreWriter::write_arena`]`(&`[`ArenaDetail`]`)` stores a pairwise arena (schema version
 //! 6: `arena_runs`, `arena_games`, `arena_ratings`) in one transaction, validated (an invalid
 //! verdict, agreement, game number, rating or rank is [`StoreError::Invalid`] naming the
 //! field) and masked (user prompt, judge answers, errors); an arena id already stored is
@@ -70,8 +70,8 @@
 //!   [`Store::execution_overview`], [`Store::leaderboard`] (per execution, latest, or across
 //!   executions), [`Store::history`], [`Store::resolve_execution`] (unique id prefixes).
 //! * Arenas: [`Store::arenas`]`(execution_id)` (newest first), [`Store::arena`]`(arena_id) ->
-//!   Option<`[`ArenaDetail`]`>`, [`Store::latest_arena`]`(execution_id)`,
-//!   [`Store::resolve_arena`] (unique id prefixes). `execution_overview` carries the latest
+//!   Option<`[`ArenaDetail`]`>`, [`Store::latest_arena`]`(execution_id)`. `execution_overview`
+//!   carries the latest
 //!   arena, which `show` and the HTML report display.
 //!
 //! Reads of completed rounds (ranking, `team_rounds`, `completed_rounds`, leaderboards,
@@ -111,8 +111,7 @@ pub mod report;
 
 pub use agreement::MetricAgreement;
 pub use arena::{
-    ARENA_AGREEMENTS, ARENA_VERDICTS, ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaRecord,
-    ArenaSummary,
+    ARENA_AGREEMENTS, ARENA_VERDICTS, ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaSummary,
 };
 pub use backup::next_backup_path;
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};

@@ -28,7 +28,7 @@
 //! Retries: a transient failure (I/O, transaction conflict) is attempted 3 times in all,
 //! sleeping 1 s and then 2 s between attempts; validation and constraint errors fail at once.
 
-use crate::arena::ArenaRecord;
+use crate::arena::ArenaDetail;
 use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::fault::Fault;
@@ -76,7 +76,7 @@ enum Op {
     /// An LLM call, its error text already masked.
     LlmCall(Box<LlmCallRecord>),
     /// A whole arena, validated and masked (see `arena.rs`).
-    Arena(Box<ArenaRecord>),
+    Arena(Box<ArenaDetail>),
     Flush,
 }
 
@@ -529,7 +529,7 @@ impl StoreWriter {
     /// [`StoreError::Invalid`] naming the field) and its user prompt, judge answers and errors
     /// are masked with this handle's masker. An arena id already stored is refused by the
     /// database (a duplicate-key error): an arena is never replaced.
-    pub async fn write_arena(&self, record: &ArenaRecord) -> Result<()> {
+    pub async fn write_arena(&self, record: &ArenaDetail) -> Result<()> {
         let prepared = crate::arena::prepare(record, &self.masker)?;
         self.submit(Op::Arena(Box::new(prepared))).await
     }

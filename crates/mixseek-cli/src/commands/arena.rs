@@ -117,7 +117,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             "the arena's budget was reached: games left unjudged"
         );
     }
-    let detail = ArenaDetail::from(outcome.record);
+    let detail = outcome.record;
     let mut text =
         mixseek_store::report::arena(&detail, format).map_err(|e| CliError::from_store(&e))?;
     text.push_str(&mock_note(&detail, format));
@@ -279,6 +279,6 @@ impl AfterExec {
         let outcome = arena::run(&plan, &registry, &writer)
             .await
             .map_err(arena_error)?;
-        Ok(ArenaDetail::from(outcome.record))
+        Ok(outcome.record)
     }
 }

@@ -10,7 +10,7 @@ use mixseek_core::{MaskingSpec, PiiMasker};
 use mixseek_store::export::{ExportFormat, export};
 use mixseek_store::report::{self, Format, html};
 use mixseek_store::{
-    ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaRecord, LeaderboardScope, Store, StoreError,
+    ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaSummary, LeaderboardScope, Store, StoreError,
 };
 
 /// The pair of submissions (`a`, `b`: execution and team) judged by `judge` in both orders.
@@ -77,7 +77,7 @@ fn rating(
 }
 
 /// An arena over the final submissions of EXEC's three teams, one judge.
-fn arena(id: &str) -> ArenaRecord {
+fn arena(id: &str) -> ArenaDetail {
     let mut games = pair(
         (EXEC, "alpha"),
         (EXEC, "beta"),
@@ -102,24 +102,26 @@ fn arena(id: &str) -> ArenaRecord {
         [Some("A=B"), None],
         "incomplete",
     ));
-    ArenaRecord {
-        arena_id: id.into(),
-        created_at: t(7200),
-        user_prompt: "日本の少子化対策について提言してください".into(),
-        execution_ids: vec![EXEC.into()],
-        judge_models: vec!["mock:judge".into()],
-        settings: serde_json::json!({"judges": ["mock:judge"], "bootstrap_rounds": 200, "confidence": 0.95}),
-        pairs: 3,
-        games: 6,
-        parsed_games: 5,
-        disagreeing_pairs: 0,
-        regularized: true,
-        bootstrap_rounds: 200,
-        confidence: 0.95,
-        input_tokens: 7200,
-        output_tokens: 480,
-        cost_usd: Some(0.009),
-        game_rows: games,
+    ArenaDetail {
+        summary: ArenaSummary {
+            arena_id: id.into(),
+            created_at: t(7200),
+            user_prompt: "日本の少子化対策について提言してください".into(),
+            execution_ids: vec![EXEC.into()],
+            judge_models: vec!["mock:judge".into()],
+            settings: serde_json::json!({"judges": ["mock:judge"], "bootstrap_rounds": 200, "confidence": 0.95}),
+            pairs: 3,
+            games: 6,
+            parsed_games: 5,
+            disagreeing_pairs: 0,
+            regularized: true,
+            bootstrap_rounds: 200,
+            confidence: 0.95,
+            input_tokens: 7200,
+            output_tokens: 480,
+            cost_usd: Some(0.009),
+        },
+        games,
         ratings: vec![
             rating(EXEC, "alpha", "Alpha Team", 2, 1, 1061.4, [4.0, 0.0, 0.0]),
             rating(EXEC, "beta", "ベータ", 2, 2, 990.0, [1.0, 2.0, 1.0]),
@@ -149,11 +151,11 @@ async fn an_arena_is_stored_and_read_back_whole() {
         .arena("arena-0001")
         .expect("read")
         .expect("the arena is there");
-    assert_eq!(detail.summary, record.summary());
+    assert_eq!(detail.summary, record.summary);
     assert_eq!(detail.ratings, record.ratings, "by rank");
-    assert_eq!(detail.games, record.game_rows, "by pair, game and judge");
-    // the record as the engine holds it reads as what is stored, and has the same JSON
-    assert_eq!(ArenaDetail::from(record.clone()), detail);
+    assert_eq!(detail.games, record.games, "by pair, game and judge");
+    // what the engine wrote is what is read back, in the same order and with the same JSON
+    assert_eq!(record.clone().sorted(), detail);
     let json = serde_json::to_value(&detail).expect("json");
     assert_eq!(json, serde_json::to_value(&record).expect("json"));
     assert_eq!(json["games"], 6);
@@ -170,9 +172,9 @@ async fn an_arena_is_stored_and_read_back_whole() {
     );
     // an unpriced arena keeps its NULL cost
     let mut unpriced = arena("arena-0002");
-    unpriced.created_at = t(9000);
-    unpriced.cost_usd = None;
-    unpriced.game_rows[0].cost_usd = None;
+    unpriced.summary.created_at = t(9000);
+    unpriced.summary.cost_usd = None;
+    unpriced.games[0].cost_usd = None;
     writer.write_arena(&unpriced).await.expect("written");
     let listed: Vec<String> = store
         .arenas(EXEC)
@@ -196,19 +198,6 @@ async fn an_arena_is_stored_and_read_back_whole() {
     assert!(store.latest_arena(EXEC2).expect("latest").is_none());
     assert!(store.arenas(&EXEC[..8]).expect("arenas").is_empty());
     assert!(store.arena("arena-9").expect("read").is_none());
-    // ids and prefixes
-    assert_eq!(store.resolve_arena("arena-0001").expect("id"), "arena-0001");
-    assert_eq!(
-        store.resolve_arena(" arena-0002").expect("id"),
-        "arena-0002"
-    );
-    let err = store.resolve_arena("arena-").expect_err("ambiguous");
-    assert!(matches!(err, StoreError::AmbiguousArena { .. }), "{err}");
-    assert!(err.to_string().contains("arena-0001, arena-0002"), "{err}");
-    assert!(err.hint().is_some());
-    let err = store.resolve_arena("zzz").expect_err("none");
-    assert!(matches!(err, StoreError::ArenaNotFound(_)), "{err}");
-    assert_eq!(err.class(), mixseek_store::ErrorClass::BadInput);
     drop(writer);
     drop(store);
     // a report command reads it too
@@ -222,9 +211,9 @@ async fn what_the_judges_and_the_user_wrote_is_masked() {
     let store = Store::open(dir.path().join("mixseek.db")).expect("open");
     let writer = masking_writer(&store);
     let mut record = arena("arena-pii");
-    record.user_prompt = "yamada@example.jp への返信を書いて".into();
-    record.game_rows[0].raw_output = Some("A wrote to yamada@example.jp first. [[A>B]]".into());
-    record.game_rows[5].error = Some("the answer quoted 090-1234-5678".into());
+    record.summary.user_prompt = "yamada@example.jp への返信を書いて".into();
+    record.games[0].raw_output = Some("A wrote to yamada@example.jp first. [[A>B]]".into());
+    record.games[5].error = Some("the answer quoted 090-1234-5678".into());
     writer.write_arena(&record).await.expect("written");
     let d = store.arena("arena-pii").expect("read").expect("there");
     assert_eq!(d.summary.user_prompt, "[メールアドレス] への返信を書いて");
@@ -244,7 +233,7 @@ async fn what_the_judges_and_the_user_wrote_is_masked() {
     );
     assert_eq!(leaks, 0);
     // the rest is as given
-    assert_eq!(d.games[1].raw_output, record.game_rows[1].raw_output);
+    assert_eq!(d.games[1].raw_output, record.games[1].raw_output);
     assert_eq!(d.ratings, record.ratings);
 }
 
@@ -257,8 +246,8 @@ async fn a_second_arena_with_the_same_id_is_refused() {
         .await
         .expect("first");
     let mut again = arena("arena-dup");
-    again.user_prompt = "another task".into();
-    again.game_rows.truncate(2);
+    again.summary.user_prompt = "another task".into();
+    again.games.truncate(2);
     let err = writer.write_arena(&again).await.expect_err("refused");
     assert!(
         err.to_string().contains("Constraint Error") && err.to_string().contains("arena-dup"),
@@ -269,11 +258,14 @@ async fn a_second_arena_with_the_same_id_is_refused() {
         assert_eq!(store.count_rows(table).expect("count"), n, "{table}");
     }
     let d = store.arena("arena-dup").expect("read").expect("there");
-    assert_eq!(d.summary.user_prompt, arena("arena-dup").user_prompt);
+    assert_eq!(
+        d.summary.user_prompt,
+        arena("arena-dup").summary.user_prompt
+    );
     // two games with one key in one record: the database refuses the whole arena
     let mut twice = arena("arena-twice");
-    let copy = twice.game_rows[0].clone();
-    twice.game_rows.push(copy);
+    let copy = twice.games[0].clone();
+    twice.games.push(copy);
     assert!(writer.write_arena(&twice).await.is_err());
     assert!(store.arena("arena-twice").expect("read").is_none());
     assert_eq!(store.count_rows("arena_games").expect("count"), 6);
@@ -288,17 +280,17 @@ async fn a_second_arena_with_the_same_id_is_refused() {
 async fn invalid_arenas_are_refused_naming_the_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (store, writer) = open_with_writer(dir.path());
-    type Spoil = fn(&mut ArenaRecord);
+    type Spoil = fn(&mut ArenaDetail);
     let cases: [(Spoil, &str); 8] = [
-        (|r| r.game_rows[2].verdict = Some("A>>>B".into()), "verdict"),
-        (|r| r.game_rows[0].agreement = "unsure".into(), "agreement"),
-        (|r| r.game_rows[1].game = 3, "game must be 1 or 2"),
+        (|r| r.games[2].verdict = Some("A>>>B".into()), "verdict"),
+        (|r| r.games[0].agreement = "unsure".into(), "agreement"),
+        (|r| r.games[1].game = 3, "game must be 1 or 2"),
         (|r| r.ratings[1].lower = 5000.0, "lower"),
         (|r| r.ratings[0].upper = f64::INFINITY, "upper"),
         (|r| r.ratings[2].rank = 0, "rank"),
-        (|r| r.confidence = 1.5, "confidence"),
+        (|r| r.summary.confidence = 1.5, "confidence"),
         (
-            |r| r.game_rows[0].b_execution_id = "elsewhere".into(),
+            |r| r.games[0].b_execution_id = "elsewhere".into(),
             "execution_ids",
         ),
     ];
@@ -326,16 +318,16 @@ async fn fixture_with_arena() -> (tempfile::TempDir, Store) {
     populate(&writer).await;
     let mut record = arena("arena-7f3c");
     record.ratings[2].team_name = "<script>x</script>".into();
-    record.game_rows[4].raw_output = Some("<script>alert('judge')</script> [[A=B]]".into());
+    record.games[4].raw_output = Some("<script>alert('judge')</script> [[A=B]]".into());
     writer.write_arena(&record).await.expect("arena");
     // an arena of the other execution only, and an older one of EXEC
     let mut other = arena("arena-0ther");
-    other.execution_ids = vec![EXEC2.into()];
-    other.game_rows.clear();
+    other.summary.execution_ids = vec![EXEC2.into()];
+    other.games.clear();
     other.ratings = vec![rating(EXEC2, "alpha", "Alpha Team", 1, 1, 1000.0, [0.0; 3])];
     writer.write_arena(&other).await.expect("other");
     let mut older = arena("arena-0ld");
-    older.created_at = t(3600);
+    older.summary.created_at = t(3600);
     writer.write_arena(&older).await.expect("older");
     drop(writer);
     (dir, store)

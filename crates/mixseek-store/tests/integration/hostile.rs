@@ -28,7 +28,6 @@ fn read_everything(store: &Store) {
     let _ = store.execution_overview(EXEC);
     let _ = store.arenas(EXEC);
     let _ = store.latest_arena(EXEC);
-    let _ = store.resolve_arena("a");
 }
 
 /// Opens `path` both ways and reads what opens; returns the errors (each with a class and a
