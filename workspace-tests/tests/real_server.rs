@@ -336,4 +336,70 @@ fn exec_two_teams_two_rounds_completes_with_every_round_scored() {
         assert_score(&row["score"], row);
         assert_eq!(row["total_rounds"], 2, "{row}");
     }
+
+    // The pairwise arena with the real model as judge (structured verdicts through the
+    // server's `json_object` grammar): one pair, both orders, every game stored with a verdict
+    // or with what the model answered; both teams rated.
+    sb.write(
+        "arena.toml",
+        &format!(
+            "[arena]\njudge_model = \"{MODEL}\"\nmax_tokens = 200\nmax_concurrent = 1\n\
+             timeout_seconds = 600\nbootstrap_rounds = 20\n"
+        ),
+    );
+    let arena = json_of(
+        "mixseek arena",
+        &sb.cmd()
+            .args([
+                "arena",
+                id,
+                "-c",
+                "arena.toml",
+                "-f",
+                "json",
+                "--llm-config",
+            ])
+            .arg(&orch)
+            .output()
+            .expect("run mixseek arena"),
+    );
+    assert_eq!(arena["games"], 2, "{arena}");
+    let games = arena["game_rows"].as_array().expect("game rows");
+    assert_eq!(games.len(), 2, "{arena}");
+    for g in games {
+        assert!(
+            g["verdict"].is_string() || g["raw_output"].is_string() || g["error"].is_string(),
+            "a game keeps its verdict or what went wrong: {g}"
+        );
+    }
+    assert_eq!(
+        arena["ratings"].as_array().map(Vec::len),
+        Some(2),
+        "{arena}"
+    );
+
+    // Themes of the stored comments, named by the real model: one call per team and round;
+    // whatever it quotes is kept only when it is in the comments.
+    let themes = json_of(
+        "mixseek analyze",
+        &sb.cmd()
+            .args([
+                "analyze",
+                id,
+                "--model",
+                MODEL,
+                "-f",
+                "json",
+                "--llm-config",
+            ])
+            .arg(&orch)
+            .output()
+            .expect("run mixseek analyze"),
+    );
+    assert_eq!(themes["llm_calls"], 4, "{themes}");
+    assert_eq!(themes["rounds_analysed"], 4, "{themes}");
+    for t in themes["themes"].as_array().expect("themes") {
+        let c = t["confidence"].as_f64().expect("confidence");
+        assert!((0.0..=1.0).contains(&c), "{t}");
+    }
 }

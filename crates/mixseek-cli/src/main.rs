@@ -109,6 +109,8 @@ enum Command {
     Report(commands::reports::ReportArgs),
     /// Judge the teams' submissions pairwise and rate them (Bradley–Terry, confidence intervals)
     Arena(commands::arena::Args),
+    /// Themes of the judges' comments: recurring criticisms and praises per team and metric
+    Analyze(commands::analyze::Args),
     /// Send one request to a model (check a key, a base URL or a local server)
     Llm(commands::llm::Args),
     /// Render prompts exactly as a run would, or list template variables
@@ -141,6 +143,7 @@ impl Command {
             Command::Report(_) => "report",
             Command::Llm(_) => "llm",
             Command::Arena(_) => "arena",
+            Command::Analyze(_) => "analyze",
             Command::Prompt(_) => "prompt",
             Command::Completions { .. } => "completions",
         }
@@ -285,6 +288,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
         Command::Llm(a) => commands::llm::run(a, ctx).await,
         Command::Arena(a) => commands::arena::run(a, ctx).await,
+        Command::Analyze(a) => commands::analyze::run(a, ctx).await,
         Command::Prompt(a) => commands::prompt::run(a, ctx).await,
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

@@ -37,7 +37,8 @@ pub struct ArenaSettings {
     /// `{{ answer_b }}` (the values neutralized, as in every mixseek prompt).
     pub user_template: String,
     /// `structured` (a JSON verdict through the provider's structured output, repaired when
-    /// invalid) or `text` (the `[[A>B]]` label at the end of a free answer).
+    /// invalid; an answer that is still no JSON verdict but ends with a `[[A>B]]` label is read
+    /// by the label) or `text` (the `[[A>B]]` label at the end of a free answer).
     pub verdict_format: VerdictFormat,
     /// Sampling temperature (0..=2).
     pub temperature: f64,

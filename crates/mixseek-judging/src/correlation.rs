@@ -93,7 +93,7 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
     tau.is_finite().then(|| tau.clamp(-1.0, 1.0))
 }
 
-/// Mean absolute error, mean of |x[i] − y[i]|; `None` for empty or different lengths or
+/// Mean absolute error, mean of `|x[i] − y[i]|`; `None` for empty or different lengths or
 /// non-finite values.
 pub fn mean_absolute_error(x: &[f64], y: &[f64]) -> Option<f64> {
     if x.is_empty() || x.len() != y.len() || !all_finite(x) || !all_finite(y) {

@@ -11,6 +11,9 @@
 //!   confidence intervals and ranks that only separate non-overlapping intervals.
 //! * [`agreement`]: Krippendorff's alpha (interval data) and the spread of several ratings.
 //! * [`correlation`]: Spearman and Kendall rank correlations, Pearson, mean absolute error.
+//! * [`keywords`]: RAKE keyword phrases of judge comments (English and Japanese, segmented by a
+//!   safe TinySegmenter port), and checks that a sentence or a quote is really in a comment.
+//! * [`themes`]: themes of judge comments merged across rounds, and seed 003's confidence rule.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -18,4 +21,6 @@ pub mod agreement;
 pub mod bradley_terry;
 pub mod correlation;
 pub mod design;
+pub mod keywords;
+pub mod themes;
 pub mod verdict;

@@ -4,6 +4,10 @@
 //! a crash, interrupts; and the one event stream that feeds the DuckDB store writer, progress
 //! files, hooks and the caller's progress display. It returns the `ExecutionSummary`.
 //!
+//! It also holds the two engines that work on stored executions: [`arena`] (the teams'
+//! submissions judged pairwise and rated) and [`themes`] (what the judges' comments keep
+//! criticising or praising, `mixseek analyze`).
+//!
 //! ```no_run
 //! # async fn demo(config: mixseek_config::LoadedConfig) -> Result<(), mixseek_orchestrator::OrchestratorError> {
 //! use mixseek_orchestrator::{Orchestrator, RunOptions};
@@ -25,6 +29,7 @@ mod panics;
 mod progress_files;
 mod ranking;
 mod resume;
+pub mod themes;
 
 pub use bus::EventBus;
 pub use engine::{Orchestrator, RunOptions};

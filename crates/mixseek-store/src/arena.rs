@@ -19,7 +19,7 @@
 
 use crate::db::Store;
 use crate::error::{Result, StoreError};
-use crate::values::{TS, json_text, micros, u64_i64};
+use crate::values::{TS, decode_json as decode, json_text, micros, query, u32_of, u64_i64, u64_of};
 use chrono::{DateTime, Utc};
 use duckdb::{Connection, Row, params};
 use mixseek_core::PiiMasker;
@@ -524,19 +524,6 @@ pub(crate) fn insert(conn: &Connection, r: &ArenaDetail) -> Result<()> {
     Ok(())
 }
 
-fn u32_of(v: i64) -> u32 {
-    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
-}
-
-fn u64_of(v: i64) -> u64 {
-    u64::try_from(v.max(0)).unwrap_or(0)
-}
-
-/// The JSON text of a column as `T` (`what` names the column in the error).
-fn decode<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| StoreError::decode(what, e))
-}
-
 /// An `arena_runs` row as read, its JSON columns still text.
 struct RawSummary {
     summary: ArenaSummary,
@@ -583,23 +570,6 @@ impl RawSummary {
         s.settings = decode(&self.settings, "arena_runs.settings")?;
         Ok(s)
     }
-}
-
-fn query<T>(
-    conn: &Connection,
-    what: &str,
-    sql: &str,
-    params: impl duckdb::Params,
-    f: impl FnMut(&Row<'_>) -> duckdb::Result<T>,
-) -> Result<Vec<T>> {
-    let mut stmt = conn
-        .prepare(sql)
-        .map_err(StoreError::db(format!("preparing {what}")))?;
-    let rows = stmt
-        .query_map(params, f)
-        .map_err(StoreError::db(format!("reading {what}")))?;
-    rows.collect::<duckdb::Result<Vec<T>>>()
-        .map_err(StoreError::db(format!("reading {what}")))
 }
 
 impl Store {

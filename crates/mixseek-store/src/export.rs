@@ -1,6 +1,6 @@
 //! `mixseek export (EXECUTION_ID | --all) --format json|csv|parquet -o PATH`.
 //!
-//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 6, "executions": [...],
+//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 7, "executions": [...],
 //!   "tables": {"execution_summary": [{column: value}], "leader_board": [...], ...}}`; JSON-text
 //!   columns are embedded as JSON, timestamps are ISO-8601 UTC strings.
 //! * `csv`: a directory `PATH` with one RFC 4180 file per table (`leader_board.csv`, ...).
@@ -11,11 +11,12 @@
 //! Tables: `execution_summary`, `leader_board`, `round_history`, `round_status`, `llm_calls`,
 //! filtered by execution (with `--all`, everything, LLM calls made outside a run included),
 //! then `arena_runs`, `arena_games`, `arena_ratings`: the arenas in which a submission of one
-//! of the executions competed (all of them with `--all`).
+//! of the executions competed (all of them with `--all`), then `theme_analyses` and
+//! `comment_themes`: the executions' analyses of judge comments (`mixseek analyze`).
 
 use crate::db::Store;
 use crate::error::{Result, StoreError};
-use crate::schema::{ARENA_TABLES, EXECUTION_TABLES, JSON_COLUMNS, SCHEMA_VERSION};
+use crate::schema::{ARENA_TABLES, EXECUTION_TABLES, JSON_COLUMNS, SCHEMA_VERSION, THEME_TABLES};
 use duckdb::types::ValueRef;
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -78,22 +79,28 @@ fn order_of(table: &str) -> &'static str {
         "arena_runs" => "created_at, arena_id",
         "arena_games" => "arena_id, pair_index, game, judge",
         "arena_ratings" => "arena_id, rank, execution_id, team_id",
+        "theme_analyses" => "created_at, analysis_id",
+        "comment_themes" => "analysis_id, theme_index",
         _ => "execution_id, team_id, round_number",
     }
 }
 
-/// Every exported table: the execution tables, then the arena tables.
+/// Every exported table: the execution tables, then the arena tables, then the theme tables.
 fn export_tables() -> impl Iterator<Item = &'static str> {
-    EXECUTION_TABLES.into_iter().chain(ARENA_TABLES)
+    EXECUTION_TABLES
+        .into_iter()
+        .chain(ARENA_TABLES)
+        .chain(THEME_TABLES)
 }
 
 /// Which rows an export takes: everything, or those of some executions (and of the arenas in
-/// which their submissions competed).
+/// which their submissions competed, and of their theme analyses).
 enum Selection<'a> {
     All,
     Some {
         executions: &'a [String],
         arenas: Vec<String>,
+        analyses: Vec<String>,
     },
 }
 
@@ -101,10 +108,17 @@ impl<'a> Selection<'a> {
     fn of(store: &Store, executions: Option<&'a [String]>) -> Result<Self> {
         Ok(match executions {
             None => Selection::All,
-            Some(executions) => Selection::Some {
-                executions,
-                arenas: store.arena_ids_of(executions)?,
-            },
+            Some(executions) => {
+                let mut analyses = Vec::new();
+                for e in executions {
+                    analyses.extend(store.theme_analyses(e)?.into_iter().map(|a| a.analysis_id));
+                }
+                Selection::Some {
+                    executions,
+                    arenas: store.arena_ids_of(executions)?,
+                    analyses,
+                }
+            }
         })
     }
 }
@@ -116,9 +130,15 @@ fn select(table: &str, selection: &Selection<'_>) -> (String, Vec<String>) {
             format!("SELECT * FROM {table} ORDER BY {}", order_of(table)),
             Vec::new(),
         ),
-        Selection::Some { executions, arenas } => {
+        Selection::Some {
+            executions,
+            arenas,
+            analyses,
+        } => {
             let (column, ids) = if ARENA_TABLES.contains(&table) {
                 ("arena_id", arenas.as_slice())
+            } else if table == "comment_themes" {
+                ("analysis_id", analyses.as_slice())
             } else {
                 ("execution_id", *executions)
             };

@@ -49,7 +49,9 @@
 //! 6: `arena_runs`, `arena_games`, `arena_ratings`) in one transaction, validated (an invalid
 //! verdict, agreement, game number, rating or rank is [`StoreError::Invalid`] naming the
 //! field) and masked (user prompt, judge answers, errors); an arena id already stored is
-//! refused by the database.
+//! refused by the database. [`StoreWriter::write_themes`]`(&`[`ThemeAnalysis`]`)` stores a
+//! theme analysis of judge comments (schema version 7: `theme_analyses`, `comment_themes`) the
+//! same way.
 //!
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
@@ -71,8 +73,10 @@
 //!   executions), [`Store::history`], [`Store::resolve_execution`] (unique id prefixes).
 //! * Arenas: [`Store::arenas`]`(execution_id)` (newest first), [`Store::arena`]`(arena_id) ->
 //!   Option<`[`ArenaDetail`]`>`, [`Store::latest_arena`]`(execution_id)`. `execution_overview`
-//!   carries the latest
-//!   arena, which `show` and the HTML report display.
+//!   carries the latest arena, which `show` and the HTML report display.
+//! * Theme analyses: [`Store::theme_analyses`]`(execution_id)` (newest first),
+//!   [`Store::theme_analysis`]`(analysis_id)`, [`Store::latest_theme_analysis`]; the HTML
+//!   report shows the latest.
 //!
 //! Reads of completed rounds (ranking, `team_rounds`, `completed_rounds`, leaderboards,
 //! executions) start from `leader_board`. `history`, `round_detail`, `round_details` and
@@ -100,6 +104,7 @@ mod read;
 mod rounds;
 mod schema;
 mod status;
+mod themes;
 mod values;
 mod write;
 mod writer;
@@ -123,4 +128,8 @@ pub use model::{
 };
 pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds, SCHEMA_VERSION, TABLES};
 pub use status::{DbOrigin, DbStatus, UpgradePlan, VersionEntry};
+pub use themes::{
+    CONFIDENCE_LABELS, THEME_KINDS, THEME_SEVERITIES, THEME_SOURCES, ThemeAnalysis,
+    ThemeAnalysisSummary, ThemeEvidence, ThemeRow,
+};
 pub use writer::{Clock, MAX_TX_ROUNDS, StoreWriter};

@@ -416,4 +416,9 @@ pub struct ExecutionOverview {
         serialize_with = "crate::arena::serialize_brief"
     )]
     pub arena: Option<crate::arena::ArenaDetail>,
+    /// The newest analysis of the judges' comments on this execution
+    /// ([`Store::latest_theme_analysis`](crate::Store::latest_theme_analysis)), which the
+    /// HTML report shows. In JSON, present only when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub themes: Option<crate::themes::ThemeAnalysis>,
 }

@@ -6,6 +6,7 @@
 use crate::db::Store;
 use crate::error::{Result, StoreError};
 use crate::model::*;
+use crate::values::{u32_of, u64_of};
 use chrono::{DateTime, Utc};
 use duckdb::types::ValueRef;
 use duckdb::{Row, params};
@@ -30,14 +31,6 @@ pub(crate) fn ts(row: &Row<'_>, idx: usize) -> duckdb::Result<Option<DateTime<Ut
 
 fn epoch() -> DateTime<Utc> {
     DateTime::from_timestamp_micros(0).unwrap_or_default()
-}
-
-fn u32_of(v: i64) -> u32 {
-    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
-}
-
-fn u64_of(v: i64) -> u64 {
-    u64::try_from(v.max(0)).unwrap_or(0)
 }
 
 fn parse_json(text: Option<String>, what: &str) -> Result<Option<Value>> {
@@ -75,15 +68,7 @@ impl Store {
         params: impl duckdb::Params,
         f: impl FnMut(&Row<'_>) -> duckdb::Result<T>,
     ) -> Result<Vec<T>> {
-        let conn = self.connection()?;
-        let mut stmt = conn
-            .prepare(sql)
-            .map_err(StoreError::db(format!("preparing {what}")))?;
-        let rows = stmt
-            .query_map(params, f)
-            .map_err(StoreError::db(format!("reading {what}")))?;
-        rows.collect::<duckdb::Result<Vec<T>>>()
-            .map_err(StoreError::db(format!("reading {what}")))
+        crate::values::query(&self.connection()?, what, sql, params, f)
     }
 
     /// The ranking shown in team prompts: each team's best score in the execution and its
@@ -955,6 +940,7 @@ impl Store {
             usage,
             agreement: crate::agreement::metric_agreements(&rounds),
             arena: self.latest_arena(execution_id)?,
+            themes: self.latest_theme_analysis(execution_id)?,
         })
     }
 

@@ -33,6 +33,9 @@
 //! (see [`crate::arena`]; their DDL lives there). The upgrade from version 5 only creates
 //! them: no existing table is rewritten.
 //!
+//! Version 7 adds the tables of theme analyses, `theme_analyses` and `comment_themes` (see
+//! [`crate::themes`]); the upgrade from version 6 only creates them.
+//!
 //! A fresh file gets the latest schema directly. An older file is first copied next to itself
 //! (`mixseek.db.v4.bak`, never overwriting an existing backup: `mixseek.db.v4.1.bak`, …; see
 //! [`crate::backup`]), then upgraded in one transaction (so a failed upgrade leaves it
@@ -43,6 +46,8 @@
 pub(crate) use crate::arena::ARENA_TABLES;
 use crate::arena::{ARENA_DDL, ARENA_GAMES, ARENA_RATINGS, ARENA_RUNS};
 use crate::error::{Result, StoreError};
+pub(crate) use crate::themes::THEME_TABLES;
+use crate::themes::{COMMENT_THEMES, THEME_ANALYSES, THEME_DDL};
 use duckdb::Connection;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,10 +56,10 @@ use std::path::{Path, PathBuf};
 mod rekey;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Our tables, in dependency-free creation order.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 11] = [
     "schema_version",
     "execution_summary",
     "round_history",
@@ -64,10 +69,13 @@ pub const TABLES: [&str; 9] = [
     "arena_runs",
     "arena_games",
     "arena_ratings",
+    "theme_analyses",
+    "comment_themes",
 ];
 
 /// Tables whose rows belong to one execution (exported, filtered by `execution_id`). The arena
-/// tables are keyed by arena ([`ARENA_TABLES`]).
+/// tables are keyed by arena ([`ARENA_TABLES`]), the theme tables by analysis
+/// ([`THEME_TABLES`]).
 pub(crate) const EXECUTION_TABLES: [&str; 5] = [
     "execution_summary",
     "leader_board",
@@ -77,7 +85,7 @@ pub(crate) const EXECUTION_TABLES: [&str; 5] = [
 ];
 
 /// Columns holding JSON text.
-pub(crate) const JSON_COLUMNS: [&str; 14] = [
+pub(crate) const JSON_COLUMNS: [&str; 16] = [
     "message_history",
     "member_submissions_record",
     "score_details",
@@ -92,6 +100,8 @@ pub(crate) const JSON_COLUMNS: [&str; 14] = [
     "execution_ids",
     "judge_models",
     "settings",
+    "rounds",
+    "evidence",
 ];
 
 const SEQUENCES: &str = "
@@ -296,7 +306,7 @@ pub(crate) const KEYED_TABLES: [TableKeys; 4] = [
 ];
 
 /// Every table of the latest schema with its DDL (unkeyed: the columns are what matters).
-const TABLE_DDL: [(&str, &str); 9] = [
+const TABLE_DDL: [(&str, &str); 11] = [
     ("schema_version", SCHEMA_VERSION_TABLE),
     ("execution_summary", EXECUTION_SUMMARY),
     ("round_history", ROUND_HISTORY),
@@ -306,11 +316,14 @@ const TABLE_DDL: [(&str, &str); 9] = [
     ARENA_DDL[0],
     ARENA_DDL[1],
     ARENA_DDL[2],
+    THEME_DDL[0],
+    THEME_DDL[1],
 ];
 
-/// The tables version 6 adds (older versions do not have them).
+/// The tables version 6 (the arena's) and 7 (theme analyses) add: older versions do not have
+/// them.
 fn table_added_after(version: i64, table: &str) -> bool {
-    version < 6 && ARENA_TABLES.contains(&table)
+    (version < 6 && ARENA_TABLES.contains(&table)) || (version < 7 && THEME_TABLES.contains(&table))
 }
 
 /// The columns of one of this module's `CREATE TABLE` statements, in order (the first word of
@@ -635,7 +648,8 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
                         )));
                     }
                 }
-                for table in ARENA_TABLES.iter().filter(|_| v >= 6) {
+                let arena = ARENA_TABLES.iter().filter(|_| v >= 6);
+                for table in arena.chain(THEME_TABLES.iter().filter(|_| v >= 7)) {
                     if keys.get(*table).copied().unwrap_or_default() < 1 {
                         return Err(foreign(format!(
                             "its `{table}` table lacks the PRIMARY KEY mixseek declares; \
@@ -722,6 +736,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 rekey::add_keys(conn, &run, from, &mut report)?;
                 run(COPY_SUBMISSIONS)?;
                 create_arena_tables(&run)?;
+                create_theme_tables(&run)?;
                 "upgraded from the original MixSeek schema"
             }
             2..=4 => {
@@ -731,6 +746,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                     run(COPY_SUBMISSIONS)?;
                 }
                 create_arena_tables(&run)?;
+                create_theme_tables(&run)?;
                 match from {
                     2 => {
                         "upgraded from version 2 (keys declared; round_history keeps the submission)"
@@ -743,7 +759,12 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
             }
             5 => {
                 create_arena_tables(&run)?;
-                "upgraded from version 5 (arena tables added)"
+                create_theme_tables(&run)?;
+                "upgraded from version 5 (arena and theme tables added)"
+            }
+            6 => {
+                create_theme_tables(&run)?;
+                "upgraded from version 6 (theme tables added)"
             }
             other => {
                 return Err(StoreError::ForeignSchema {
@@ -830,7 +851,8 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     for table in KEYED_TABLES {
         run(&table.keyed_ddl())?;
     }
-    create_arena_tables(run)
+    create_arena_tables(run)?;
+    create_theme_tables(run)
 }
 
 /// The tables version 6 adds (created only: no other table is touched).
@@ -838,6 +860,12 @@ fn create_arena_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     run(ARENA_RUNS)?;
     run(ARENA_GAMES)?;
     run(ARENA_RATINGS)
+}
+
+/// The tables version 7 adds (created only: no other table is touched).
+fn create_theme_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
+    run(THEME_ANALYSES)?;
+    run(COMMENT_THEMES)
 }
 
 /// Fills the submission columns of the rounds stored before version 4 from `leader_board`
@@ -1061,10 +1089,12 @@ mod tests {
             .expect("rows")
     }
 
-    /// What version 6 declares.
+    /// What version 7 declares.
     pub(crate) fn expected_keys() -> Vec<(String, String, String)> {
         let mut keys = vec![
             ("execution_summary", "PRIMARY KEY", "execution_id"),
+            ("theme_analyses", "PRIMARY KEY", "analysis_id"),
+            ("comment_themes", "PRIMARY KEY", "analysis_id,theme_index"),
             ("arena_runs", "PRIMARY KEY", "arena_id"),
             (
                 "arena_games",

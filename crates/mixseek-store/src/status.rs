@@ -83,7 +83,8 @@ fn changes(from: i64) -> Vec<String> {
     let keys = "PRIMARY KEY (id) and UNIQUE (execution_id, team_id, round_number) on \
                 round_history, leader_board and round_status; PRIMARY KEY (id) on llm_calls";
     let arenas = "adds the tables arena_runs, arena_games and arena_ratings (pairwise arena \
-                  results)";
+                  results) and theme_analyses and comment_themes (themes of judge comments)";
+    let themes = "adds the tables theme_analyses and comment_themes (themes of judge comments)";
     let mut out: Vec<String> = Vec::new();
     match from {
         0 => out.push("creates mixseek's tables".into()),
@@ -126,6 +127,7 @@ fn changes(from: i64) -> Vec<String> {
             }
             match from {
                 5 => out.push(format!("{arenas}; no other table is rewritten")),
+                6 => out.push(format!("{themes}; no other table is rewritten")),
                 _ => out.push(arenas.into()),
             }
         }

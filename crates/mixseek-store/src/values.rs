@@ -1,10 +1,45 @@
-//! How Rust values become the store's SQL values: timestamps as epoch microseconds, counts as
-//! BIGINT, documents as JSON text (masked where they hold what users wrote). Shared by the
-//! statements of `write.rs` and the round staging of `rounds.rs`.
+//! How Rust values become the store's SQL values and back: timestamps as epoch microseconds,
+//! counts as BIGINT, documents as JSON text (masked where they hold what users wrote). Shared
+//! by the statements of `write.rs`, the round staging of `rounds.rs` and the reads (`read.rs`,
+//! `arena.rs`, `themes.rs`), with the one helper that runs a read query.
 
 use crate::error::{Result, StoreError};
 use chrono::{DateTime, Utc};
+use duckdb::{Connection, Row};
 use mixseek_core::PiiMasker;
+
+/// A stored INTEGER count as `u32` (negative as 0, too large as `u32::MAX`).
+pub(crate) fn u32_of(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+/// A stored BIGINT count as `u64` (negative as 0).
+pub(crate) fn u64_of(v: i64) -> u64 {
+    u64::try_from(v.max(0)).unwrap_or(0)
+}
+
+/// The JSON text of a column as `T` (`what` names the column in the error).
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| StoreError::decode(what, e))
+}
+
+/// Runs one read query on `conn`, each row through `f` (`what` names it in errors).
+pub(crate) fn query<T>(
+    conn: &Connection,
+    what: &str,
+    sql: &str,
+    params: impl duckdb::Params,
+    f: impl FnMut(&Row<'_>) -> duckdb::Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = conn
+        .prepare(sql)
+        .map_err(StoreError::db(format!("preparing {what}")))?;
+    let rows = stmt
+        .query_map(params, f)
+        .map_err(StoreError::db(format!("reading {what}")))?;
+    rows.collect::<duckdb::Result<Vec<T>>>()
+        .map_err(StoreError::db(format!("reading {what}")))
+}
 
 /// SQL for a bound timestamp parameter: epoch microseconds (UTC) → `TIMESTAMPTZ`.
 pub(crate) const TS: &str = "make_timestamp(CAST(? AS BIGINT))::TIMESTAMPTZ";

@@ -33,6 +33,7 @@ use crate::db::{Shared, Store};
 use crate::error::{Result, StoreError};
 use crate::fault::Fault;
 use crate::rounds::{RoundKeys, StageRound, StagedRounds};
+use crate::themes::ThemeAnalysis;
 use crate::write;
 use chrono::{DateTime, Utc};
 use duckdb::Connection;
@@ -77,6 +78,8 @@ enum Op {
     LlmCall(Box<LlmCallRecord>),
     /// A whole arena, validated and masked (see `arena.rs`).
     Arena(Box<ArenaDetail>),
+    /// A whole theme analysis, validated and masked (see `themes.rs`).
+    Themes(Box<ThemeAnalysis>),
     Flush,
 }
 
@@ -533,6 +536,16 @@ impl StoreWriter {
         let prepared = crate::arena::prepare(record, &self.masker)?;
         self.submit(Op::Arena(Box::new(prepared))).await
     }
+
+    /// Writes a whole theme analysis (its `theme_analyses` row and its `comment_themes` rows,
+    /// in one transaction) and waits for the commit. The record is validated first (an
+    /// invalid one is [`StoreError::Invalid`] naming the field, and nothing is written); the
+    /// LLM's names, summaries and the quotes are masked with this handle's masker. An id
+    /// already stored is refused by the database (a duplicate-key error).
+    pub async fn write_themes(&self, record: &ThemeAnalysis) -> Result<()> {
+        let prepared = crate::themes::prepare(record, &self.masker)?;
+        self.submit(Op::Themes(Box::new(prepared))).await
+    }
 }
 
 /// The round an event stages, if any: an evaluated round, or the unevaluated round a
@@ -803,6 +816,11 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
             i += 1;
             continue;
         }
+        if let Op::Themes(record) = &jobs[i].op {
+            crate::themes::insert(conn, record)?;
+            i += 1;
+            continue;
+        }
         if let Op::Event { event, masker } = &jobs[i].op
             && !matches!(**event, Event::Judged { .. } | Event::TeamFinished { .. })
         {
@@ -817,7 +835,7 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                 Op::Rounds { staged: r, .. } => staged.push(&**r),
                 Op::LlmCall(c) => calls.push(&**c),
                 Op::Flush => {}
-                Op::Arena(_) => break,
+                Op::Arena(_) | Op::Themes(_) => break,
                 Op::Event { event, masker } => match &**event {
                     Event::Judged {
                         execution_id,

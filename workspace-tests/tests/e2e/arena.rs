@@ -187,6 +187,36 @@ async fn a_text_judge_is_parsed_and_an_unparseable_verdict_is_excluded_never_gue
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_structured_judge_that_answers_with_a_text_label_is_read_by_the_label() {
+    let sb = Sandbox::new();
+    let id = finished_run(&sb, &["a", "b"]);
+    // never JSON, whatever the repair prompt says: the label is read once repairs give up
+    let judge = FakeLlm::openai().await;
+    judge.set_default(Reply::text("Having compared both: [[A>B]]"));
+    sb.write(
+        "cfg/arena.toml",
+        "[arena]\njudge_model = \"openai:gpt-judge\"\nmax_retries = 1\nmax_concurrent = 1\nbootstrap_rounds = 0\n",
+    );
+    let out = sb
+        .cmd()
+        .env("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+        .env("OPENAI_BASE_URL", judge.base_url())
+        .args(["arena", &id, "-c", "cfg/arena.toml", "-f", "json"])
+        .output()
+        .expect("run");
+    let arena = json_of(&out);
+    assert_eq!(arena["parsed_games"], 2, "{arena}");
+    // A wins in game 1 and B (shown as A) in game 2: the pair disagrees, as it should
+    assert_eq!(arena["disagreeing_pairs"], 1, "{arena}");
+    for g in arena["game_rows"].as_array().expect("games") {
+        assert_eq!(g["verdict"], "A>B", "{g}");
+        assert_eq!(g["raw_output"], "Having compared both: [[A>B]]", "{g}");
+    }
+    // structured output was asked for first
+    assert!(judge.requests()[0].body.get("response_format").is_some());
+}
+
 #[test]
 fn two_executions_on_one_prompt_compete_and_bad_input_is_refused() {
     let sb = Sandbox::new();

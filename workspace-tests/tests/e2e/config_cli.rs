@@ -1103,9 +1103,15 @@ fn init_writes_the_provider_examples_too() {
     let sb = Sandbox::new();
     let out = sb.cmd().arg("init").output().expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    for example in ["openai", "anthropic", "gemini", "local"] {
+    for example in [
+        "openai",
+        "anthropic",
+        "gemini",
+        "local",
+        "arena",
+        "calibration",
+    ] {
         let dir = sb.workspace().join("configs/examples").join(example);
-        assert!(dir.join("orchestrator.toml").is_file(), "{example}");
         let repo = repo_root().join("configs/examples").join(example);
         for entry in std::fs::read_dir(&repo).expect("read_dir") {
             let entry = entry.expect("entry");
@@ -1131,6 +1137,23 @@ fn init_writes_the_provider_examples_too() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stdout(&out));
+    // the arena example loads: the command gets past its file to the (still missing) database
+    let out = sb
+        .cmd()
+        .args([
+            "arena",
+            "nosuch",
+            "-c",
+            "configs/examples/arena/arena.toml",
+            "--dry-run",
+        ])
+        .output()
+        .expect("run");
+    let err = stderr(&out);
+    assert!(
+        err.contains("no database") && !err.contains("arena.toml"),
+        "{err}"
+    );
 }
 
 #[test]

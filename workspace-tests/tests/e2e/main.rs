@@ -4,6 +4,7 @@
 //! layout"); the real-server tier (`real_server.rs`) is an executable of its own, which
 //! `scripts/real-server-tests` runs with `--test real_server`.
 
+mod analyze;
 mod arena;
 mod cache;
 mod config_cli;

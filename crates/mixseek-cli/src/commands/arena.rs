@@ -24,7 +24,8 @@ pub(crate) struct Args {
     /// built-in settings.
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
-    /// Orchestrator TOML whose [providers], [pricing] and [cache] tables to use.
+    /// Orchestrator TOML whose [providers], [pricing], [cache] and [privacy] tables to use
+    /// (with `mask_pii`, the stored prompt, answers and errors are masked).
     #[arg(long = "llm-config", value_name = "ORCHESTRATOR.toml")]
     pub llm_config: Option<PathBuf>,
     /// Check everything and print the pairs and the estimated calls, tokens and cost; send
@@ -80,11 +81,8 @@ pub(crate) fn arena_error(e: ArenaError) -> CliError {
 pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let format = Format::parse(&args.format).map_err(|e| CliError::from_store(&e))?;
     let settings = settings(&args, ctx)?;
-    let registry = ModelRegistry::new(super::llm::registry_config(
-        args.llm_config.as_deref(),
-        ctx,
-    )?)
-    .map_err(|e| CliError::usage(e.to_string()))?;
+    let (registry, masker) = super::llm::llm_settings(args.llm_config.as_deref(), ctx)?;
+    let registry = ModelRegistry::new(registry).map_err(|e| CliError::usage(e.to_string()))?;
     let path = db_path(&ctx.workspace()?);
     let store = if args.dry_run {
         Store::open_read_only(&path)
@@ -105,9 +103,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     if args.dry_run {
         return print(&dry_run_text(&plan, format));
     }
-    let writer = store
-        .writer(mixseek_core::PiiMasker::disabled())
-        .map_err(|e| CliError::from_store(&e))?;
+    let writer = store.writer(masker).map_err(|e| CliError::from_store(&e))?;
     let outcome = arena::run(&plan, &registry, &writer)
         .await
         .map_err(arena_error)?;
@@ -117,7 +113,11 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             "the arena's budget was reached: games left unjudged"
         );
     }
-    let detail = outcome.record;
+    // what is printed is what was stored (masked when [privacy] masks)
+    let detail = store
+        .arena(&outcome.record.summary.arena_id)
+        .map_err(|e| CliError::from_store(&e))?
+        .unwrap_or(outcome.record);
     let mut text =
         mixseek_store::report::arena(&detail, format).map_err(|e| CliError::from_store(&e))?;
     text.push_str(&mock_note(&detail, format));

@@ -147,6 +147,14 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         "configs/examples/workflow/judgment.toml",
         include_str!("../../../../configs/examples/workflow/judgment.toml"),
     ),
+    (
+        "configs/examples/arena/arena.toml",
+        include_str!("../../../../configs/examples/arena/arena.toml"),
+    ),
+    (
+        "configs/examples/calibration/labels.jsonl",
+        include_str!("../../../../configs/examples/calibration/labels.jsonl"),
+    ),
 ];
 
 const DIRS: &[&str] = &[
@@ -160,6 +168,8 @@ const DIRS: &[&str] = &[
     "configs/examples/gemini",
     "configs/examples/local",
     "configs/examples/workflow",
+    "configs/examples/arena",
+    "configs/examples/calibration",
     "templates",
 ];
 

@@ -78,6 +78,16 @@ pub(crate) fn registry_config(
     config: Option<&std::path::Path>,
     ctx: &Ctx,
 ) -> Result<RegistryConfig, CliError> {
+    llm_settings(config, ctx).map(|(registry, _)| registry)
+}
+
+/// [`registry_config`] and the masker of the file's `[privacy]` table (a disabled one without
+/// a file), for the commands that store what they get (`arena`, `analyze`).
+pub(crate) fn llm_settings(
+    config: Option<&std::path::Path>,
+    ctx: &Ctx,
+) -> Result<(RegistryConfig, mixseek_core::PiiMasker), CliError> {
+    let mut masker = mixseek_core::PiiMasker::disabled();
     let mut registry_config = RegistryConfig::new().with_env(Env::process());
     if let Some(path) = config {
         let path = ctx.resolve_config_path(path)?;
@@ -93,7 +103,7 @@ pub(crate) fn registry_config(
             .items
             .iter()
             .filter(|i| {
-                ["providers", "pricing", "cache"]
+                ["providers", "pricing", "cache", "privacy"]
                     .iter()
                     .any(|t| i.key.starts_with(t))
             })
@@ -110,8 +120,11 @@ pub(crate) fn registry_config(
             .orchestrator
             .value
             .ok_or_else(|| CliError::usage(format!("cannot read {}", path.display())))?;
+        masker = file.privacy.masker().map_err(|e| {
+            CliError::usage(format!("invalid [privacy] in {}: {e}", path.display()))
+        })?;
         crate::redact::install(
-            mixseek_core::PiiMasker::disabled(),
+            masker.clone(),
             mixseek_llm::api_key_values(&file.providers, &Env::process()),
         );
         registry_config = registry_config
@@ -119,7 +132,7 @@ pub(crate) fn registry_config(
             .with_pricing(file.pricing)
             .with_cache(file.cache, Some(ctx.workspace()?));
     }
-    Ok(registry_config)
+    Ok((registry_config, masker))
 }
 
 /// Runs `mixseek llm`.

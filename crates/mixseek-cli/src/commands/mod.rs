@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub(crate) mod analyze;
 pub(crate) mod arena;
 pub(crate) mod config;
 pub(crate) mod db;

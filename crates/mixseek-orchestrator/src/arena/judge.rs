@@ -214,7 +214,16 @@ impl Judge {
                         result.raw = Some(out.raw);
                         result.usage = out.usage;
                     }
-                    Err(e) => result.error = Some(e.to_string()),
+                    // A judge without usable structured output that wrote the text form's
+                    // label instead is read as such (the label is exact: still never guessed).
+                    Err(e) => match e.raw_output.as_deref().and_then(parse_verdict) {
+                        Some(verdict) => {
+                            tracing::debug!(error = %e, "no structured verdict; read the [[…]] label of the answer");
+                            result.game.verdict = Some(verdict);
+                            result.raw = e.raw_output.clone();
+                        }
+                        None => result.error = Some(e.to_string()),
+                    },
                 }
             }
             VerdictFormat::Text => match spec.model.chat(&request).await {

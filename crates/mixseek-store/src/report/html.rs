@@ -3,8 +3,9 @@
 //! rounds chart per team, and every round's submission, metric comments, judgment, member
 //! outputs and usage (rounds without an evaluation are listed too, marked `not evaluated`;
 //! metrics that failed show `failed` and their error), and the execution's latest arena when
-//! there is one (ratings, and each pair's games with the judges' answers). Every stored text
-//! is HTML-escaped.
+//! there is one (ratings, and each pair's games with the judges' answers), and its latest
+//! analysis of the judges' comments (themes with their quotes). Every stored text is
+//! HTML-escaped.
 
 use super::text;
 use crate::model::{ExecutionOverview, LeaderboardRow, RoundDetail};
@@ -44,6 +45,7 @@ details{margin:.5rem 0;border:1px solid #e5e5e5;border-radius:4px;padding:.3rem 
 .final{background:#ffe8a3}.stop{background:#f8d7da}.cont{background:#d1ecf1}.unevaluated{background:#e2e3e5}
 tr.failed td{background:#fdecea}
 .chart text{font-size:12px;fill:#444}.muted{color:#777}
+table.themes blockquote{margin:.2rem 0;padding-left:.5rem;border-left:3px solid #ddd;color:#444}table.themes p{margin:0 0 .3rem}
 ";
 
 /// The data of one report.
@@ -183,6 +185,9 @@ pub fn render(data: &ReportData<'_>) -> String {
     h.push_str(&super::agreement_section::html_section(&o.agreement));
     if let Some(a) = &o.arena {
         h.push_str(&super::arena_section::html_section(a));
+    }
+    if let Some(t) = &o.themes {
+        h.push_str(&super::themes_section::html_section(t));
     }
 
     // Chart

@@ -6,10 +6,12 @@ mod agreement_section;
 mod arena_section;
 pub mod html;
 pub mod text;
+mod themes_section;
 
 use crate::arena::ArenaDetail;
 use crate::error::{Result, StoreError};
 use crate::model::*;
+use crate::themes::ThemeAnalysis;
 use serde::Serialize;
 use text::{Align, Grid};
 
@@ -482,6 +484,18 @@ pub fn arena(a: &ArenaDetail, fmt: Format) -> Result<String> {
         Format::Json => text::json_of(a),
         Format::Csv => text::csv_of(&a.ratings, &ARENA_CSV_HEADER),
         Format::Table | Format::Markdown => Ok(arena_section::text_section(a, fmt)),
+    }
+}
+
+/// A theme analysis of judge comments (`mixseek analyze`): table and Markdown show every
+/// theme (team, metric, theme, kind and severity, rounds, confidence, a quote) and how the
+/// analysis was made; JSON is the whole [`ThemeAnalysis`] (the summary's fields and `themes`
+/// with every quote); CSV one row per theme.
+pub fn themes(a: &ThemeAnalysis, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Json => text::json_of(a),
+        Format::Csv => text::csv_of(&themes_section::csv_rows(a), &themes_section::CSV_HEADER),
+        Format::Table | Format::Markdown => Ok(themes_section::text_section(a, fmt)),
     }
 }
 

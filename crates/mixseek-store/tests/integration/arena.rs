@@ -483,7 +483,13 @@ async fn exports_carry_the_arenas_of_their_executions() {
     let counts: Vec<(&str, u64)> = rep.rows.iter().map(|(t, n)| (t.as_str(), *n)).collect();
     assert_eq!(
         counts[5..],
-        [("arena_runs", 2), ("arena_games", 12), ("arena_ratings", 6)]
+        [
+            ("arena_runs", 2),
+            ("arena_games", 12),
+            ("arena_ratings", 6),
+            ("theme_analyses", 0),
+            ("comment_themes", 0)
+        ]
     );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("read")).expect("parse");
@@ -501,7 +507,7 @@ async fn exports_carry_the_arenas_of_their_executions() {
     );
     // --all: every arena
     let rep = export(&store, None, ExportFormat::Csv, &dir.path().join("csv")).expect("csv");
-    assert_eq!(rep.files.len(), 8);
+    assert_eq!(rep.files.len(), 10);
     let mut reader =
         csv::Reader::from_path(dir.path().join("csv").join("arena_runs.csv")).expect("csv");
     let ids: Vec<String> = reader
@@ -521,7 +527,13 @@ async fn exports_carry_the_arenas_of_their_executions() {
     let counts: Vec<(&str, u64)> = rep.rows.iter().map(|(t, n)| (t.as_str(), *n)).collect();
     assert_eq!(
         counts[5..],
-        [("arena_runs", 1), ("arena_games", 0), ("arena_ratings", 1)]
+        [
+            ("arena_runs", 1),
+            ("arena_games", 0),
+            ("arena_ratings", 1),
+            ("theme_analyses", 0),
+            ("comment_themes", 0)
+        ]
     );
     assert!(dir.path().join("pq").join("arena_games.parquet").exists());
 }

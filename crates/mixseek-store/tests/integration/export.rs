@@ -50,8 +50,8 @@ async fn exports_one_execution_or_all() {
     // CSV: one file per table, RFC 4180 quoting of the submission with quotes and commas
     let csv_dir = dir.path().join("csv");
     let rep = export(&store, None, ExportFormat::Csv, &csv_dir).expect("csv");
-    // (and one per arena table: no arena here, see arena.rs)
-    assert_eq!(rep.files.len(), 8);
+    // (and one per arena and theme table: none here, see arena.rs)
+    assert_eq!(rep.files.len(), 10);
     let mut reader = csv::Reader::from_path(csv_dir.join("leader_board.csv")).expect("csv");
     let headers = reader.headers().expect("headers").clone();
     let content_col = headers
@@ -79,7 +79,9 @@ async fn exports_one_execution_or_all() {
             ("llm_calls", 1),
             ("arena_runs", 0),
             ("arena_games", 0),
-            ("arena_ratings", 0)
+            ("arena_ratings", 0),
+            ("theme_analyses", 0),
+            ("comment_themes", 0)
         ]
         .map(|(t, n)| (t.to_string(), n))
     );

@@ -89,10 +89,12 @@ fn keys(store: &Store) -> Vec<(String, String, String)> {
         .expect("constraints")
 }
 
-/// What version 6 declares.
+/// What version 7 declares.
 fn expected_keys() -> Vec<(String, String, String)> {
     let round = "execution_id,round_number,team_id";
     let mut keys = vec![
+        ("theme_analyses", "PRIMARY KEY", "analysis_id"),
+        ("comment_themes", "PRIMARY KEY", "analysis_id,theme_index"),
         (
             "arena_games",
             "PRIMARY KEY",
@@ -389,6 +391,7 @@ fn a_newer_file_is_refused() {
 /// The three round tables as schema version 2 created them: with the UNIQUE key.
 const V2_ROUND_TABLES: &str = "
 DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
+DROP TABLE theme_analyses; DROP TABLE comment_themes;
 DROP TABLE round_history; DROP TABLE leader_board; DROP TABLE round_status;
 CREATE TABLE round_history (
     id INTEGER DEFAULT nextval('round_history_id_seq'),
@@ -542,11 +545,22 @@ async fn version_2_gets_its_keys_back_and_keeps_its_rows_and_ids() {
     common::assert_unique_keys(&store);
 }
 
-/// Turns a new (latest) file back into a version-5 one: without the arena tables.
+/// Turns a new (latest) file back into a version-6 one: without the theme tables.
+fn downgrade_to_v6(path: &Path) {
+    raw(path)
+        .execute_batch(
+            "DROP TABLE theme_analyses; DROP TABLE comment_themes;
+             UPDATE schema_version SET version = 6;",
+        )
+        .expect("version 6");
+}
+
+/// Turns a new (latest) file back into a version-5 one: without the arena and theme tables.
 fn downgrade_to_v5(path: &Path) {
     raw(path)
         .execute_batch(
             "DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
+DROP TABLE theme_analyses; DROP TABLE comment_themes;
              UPDATE schema_version SET version = 5;",
         )
         .expect("version 5");
@@ -703,7 +717,11 @@ async fn version_5_gains_the_arena_tables_and_keeps_everything() {
     let plan = status.upgrade.expect("an upgrade is due");
     assert_eq!((plan.from, plan.to), (5, SCHEMA_VERSION));
     assert_eq!(plan.changes.len(), 1, "{:?}", plan.changes);
-    assert!(plan.changes[0].contains("arena_runs"), "{:?}", plan.changes);
+    assert!(
+        plan.changes[0].contains("arena_runs") && plan.changes[0].contains("theme_analyses"),
+        "{:?}",
+        plan.changes
+    );
     // a report command reads it as it is: no arena yet
     {
         let bytes = file_bytes(&path);
@@ -728,14 +746,20 @@ async fn version_5_gains_the_arena_tables_and_keeps_everything() {
     assert_eq!(
         strings(
             &store,
-            "SELECT description FROM schema_version WHERE version = 6"
+            &format!("SELECT description FROM schema_version WHERE version = {SCHEMA_VERSION}")
         ),
         vec![Some(
-            "upgraded from version 5 (arena tables added)".to_string()
+            "upgraded from version 5 (arena and theme tables added)".to_string()
         )]
     );
     assert_eq!(keys(&store), expected_keys());
-    for t in ["arena_runs", "arena_games", "arena_ratings"] {
+    for t in [
+        "arena_runs",
+        "arena_games",
+        "arena_ratings",
+        "theme_analyses",
+        "comment_themes",
+    ] {
         assert_eq!(store.count_rows(t).expect("the table exists"), 0, "{t}");
     }
     let after = digest(|sql| {
@@ -1012,4 +1036,68 @@ fn a_failed_upgrade_leaves_the_file_as_it_was() {
         )
         .expect("tables");
     assert_eq!(tables, 0);
+}
+
+#[tokio::test]
+async fn version_6_gains_the_theme_tables_and_keeps_its_arenas() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    {
+        let (_store, writer) = common::open_with_writer(dir.path());
+        common::populate(&writer).await;
+    }
+    downgrade_to_v6(&path);
+    let before = {
+        let conn = raw(&path);
+        digest(|sql| conn.query_row(sql, [], |r| r.get(0)).expect(sql))
+    };
+    // a report command reads it as it is: no analysis yet, nothing written
+    {
+        let bytes = file_bytes(&path);
+        let reader = Store::open_read_only(&path).expect("read");
+        assert!(
+            reader
+                .theme_analyses(common::EXEC)
+                .expect("analyses")
+                .is_empty()
+        );
+        assert!(
+            reader
+                .execution_overview(common::EXEC)
+                .expect("overview")
+                .themes
+                .is_none()
+        );
+        drop(reader);
+        assert!(file_bytes(&path) == bytes, "reading changed the file");
+    }
+    let store = Store::open(&path).expect("upgrade");
+    let report = store.migration().expect("upgraded");
+    assert_eq!((report.from, report.to), (6, SCHEMA_VERSION));
+    assert!(dir.path().join("mixseek.db.v6.bak").exists());
+    assert_eq!(
+        strings(
+            &store,
+            &format!("SELECT description FROM schema_version WHERE version = {SCHEMA_VERSION}")
+        ),
+        vec![Some(
+            "upgraded from version 6 (theme tables added)".to_string()
+        )]
+    );
+    assert_eq!(keys(&store), expected_keys());
+    for t in ["theme_analyses", "comment_themes"] {
+        assert_eq!(store.count_rows(t).expect("the table exists"), 0, "{t}");
+    }
+    let after = digest(|sql| {
+        store
+            .select(sql, [], |r| r.get::<_, String>(0))
+            .expect(sql)
+            .remove(0)
+    });
+    assert_eq!(after.len(), before.len());
+    for ((table, a), (_, b)) in after.iter().zip(&before) {
+        if table != "schema_version" {
+            assert_eq!(a, b, "{table}: every row kept as it was");
+        }
+    }
 }
