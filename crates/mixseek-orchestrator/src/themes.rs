@@ -336,7 +336,11 @@ impl Namer {
                  when a comment is about the same thing):\n",
             );
             for (metric, name) in known {
-                p.push_str(&format!("- [{metric}] {name}\n"));
+                p.push_str(&format!(
+                    "- [{}] {}\n",
+                    self.guard.neutralize(metric),
+                    self.guard.neutralize(name)
+                ));
             }
         }
         p.push_str(&format!(
