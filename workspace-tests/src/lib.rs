@@ -191,6 +191,28 @@ pub fn repo_root() -> PathBuf {
     manifest_dir.parent().expect("parent").to_path_buf()
 }
 
+/// A successful command's stdout as JSON (the command's output in the panic otherwise).
+pub fn json_stdout(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", describe(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(out)))
+}
+
+/// Runs [`write_mock_competition`] of `teams` to the end (offline) and returns its execution
+/// id.
+pub fn finished_mock_run(sb: &Sandbox, teams: &[&str]) -> String {
+    let cfg = write_mock_competition(sb, teams);
+    let out = sb
+        .cmd()
+        .args(["exec", "Write a haiku", "-f", "json", "-c"])
+        .arg(&cfg)
+        .output()
+        .expect("run");
+    json_stdout(&out)["execution_id"]
+        .as_str()
+        .expect("id")
+        .to_string()
+}
+
 /// A minimal valid offline competition in `dir`: orchestrator.toml + team + evaluator + judgment.
 pub fn write_mock_competition(sb: &Sandbox, teams: &[&str]) -> PathBuf {
     let mut orch = String::from(

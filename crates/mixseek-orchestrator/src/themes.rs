@@ -696,6 +696,21 @@ mod tests {
         assert_eq!(t1.metrics[1].rounds(), 1);
     }
 
+    #[tokio::test]
+    async fn an_execution_without_evaluated_rounds_is_refused_and_a_bad_model_named() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().join("mixseek.db")).expect("store");
+        let registry = ModelRegistry::new(mixseek_llm::RegistryConfig::new()).expect("registry");
+        let err = analyze(&store, "e-none", &ThemeOptions::default(), &registry)
+            .await
+            .expect_err("no rounds");
+        assert!(matches!(err, ThemeError::NoRounds(_)), "{err}");
+        assert!(
+            err.to_string().contains("e-none has no evaluated round"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_answer_schema_restricts_metrics_to_the_rounds() {
         let schema = Namer::schema(&["Clarity", "Depth"]);

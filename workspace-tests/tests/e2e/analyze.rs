@@ -5,27 +5,10 @@
 
 use mixseek_testkit::{FakeLlm, Reply};
 use serde_json::{Value, json};
-use workspace_tests::{Sandbox, describe, write_mock_competition};
-
-fn json_of(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "{}", describe(out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(out)))
-}
-
-/// A finished offline run of `teams`; its execution id.
-fn finished_run(sb: &Sandbox, teams: &[&str]) -> String {
-    let cfg = write_mock_competition(sb, teams);
-    let out = sb
-        .cmd()
-        .args(["exec", "Write a haiku", "-f", "json", "-c"])
-        .arg(&cfg)
-        .output()
-        .expect("run");
-    json_of(&out)["execution_id"]
-        .as_str()
-        .expect("id")
-        .to_string()
-}
+use workspace_tests::{
+    Sandbox, describe, finished_mock_run as finished_run, json_stdout as json_of,
+    write_mock_competition,
+};
 
 #[test]
 fn an_offline_analysis_is_stored_exported_and_reported_and_bad_input_is_named() {

@@ -5,26 +5,10 @@
 
 use mixseek_testkit::{FakeLlm, Reply};
 use serde_json::Value;
-use workspace_tests::{Sandbox, describe, write_mock_competition};
-
-/// A finished offline run of `teams`; its execution id.
-fn finished_run(sb: &Sandbox, teams: &[&str]) -> String {
-    let cfg = write_mock_competition(sb, teams);
-    let out = sb
-        .cmd()
-        .args(["exec", "Write a haiku", "-f", "json", "-c"])
-        .arg(&cfg)
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{}", describe(&out));
-    let summary: Value = serde_json::from_slice(&out.stdout).expect("json");
-    summary["execution_id"].as_str().expect("id").to_string()
-}
-
-fn json_of(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "{}", describe(out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(out)))
-}
+use workspace_tests::{
+    Sandbox, describe, finished_mock_run as finished_run, json_stdout as json_of,
+    write_mock_competition,
+};
 
 #[test]
 fn an_arena_rates_the_teams_of_a_run_with_intervals_and_stores_every_game() {
