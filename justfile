@@ -41,3 +41,4 @@ bench:
     cargo bench --workspace --profile dev --bench evaluate
     cargo bench --workspace --profile dev --bench store
     cargo bench --workspace --profile dev --bench exec
+    cargo bench --workspace --profile dev --bench ui

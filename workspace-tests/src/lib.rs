@@ -2,6 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod browser;
+pub mod ui;
+
 /// A temporary workspace plus a folder for config files.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -31,7 +34,16 @@ impl Sandbox {
     /// The `mixseek` binary with a clean environment (no MIXSEEK_* or provider keys) and the
     /// sandbox workspace.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut c = assert_cmd::Command::new(mixseek_bin());
+        let mut c = assert_cmd::Command::from_std(self.process());
+        c.arg("-w").arg(self.workspace());
+        c.arg("--no-log-file");
+        c
+    }
+
+    /// The `mixseek` binary as a process to spawn, in the sandbox folder, with a clean
+    /// environment (no MIXSEEK_* or provider variables, no TZ) and no arguments.
+    pub fn process(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(mixseek_bin());
         for (k, _) in std::env::vars() {
             if k.starts_with("MIXSEEK_")
                 || k.ends_with("_API_KEY")
@@ -42,8 +54,6 @@ impl Sandbox {
             }
         }
         c.current_dir(self.path());
-        c.arg("-w").arg(self.workspace());
-        c.arg("--no-log-file");
         c
     }
 }

@@ -111,6 +111,8 @@ enum Command {
     Arena(commands::arena::Args),
     /// Themes of the judges' comments: recurring criticisms and praises per team and metric
     Analyze(commands::analyze::Args),
+    /// The web UI: start runs, watch them live, read results, compare executions
+    Ui(commands::ui::Args),
     /// Send one request to a model (check a key, a base URL or a local server)
     Llm(commands::llm::Args),
     /// Render prompts exactly as a run would, or list template variables
@@ -142,6 +144,7 @@ impl Command {
             Command::Export(_) => "export",
             Command::Report(_) => "report",
             Command::Llm(_) => "llm",
+            Command::Ui(_) => "ui",
             Command::Arena(_) => "arena",
             Command::Analyze(_) => "analyze",
             Command::Prompt(_) => "prompt",
@@ -159,7 +162,17 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let workspace = match mixseek_config::Workspace::from_env(cli.workspace.as_deref()) {
+    // `mixseek ui` also reads the original's MIXSEEK_UI__WORKSPACE (after -w, before
+    // MIXSEEK_WORKSPACE).
+    let ui_workspace = match &cli.command {
+        Command::Ui(_) if cli.workspace.is_none() => std::env::var_os("MIXSEEK_UI__WORKSPACE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        _ => None,
+    };
+    let workspace = match mixseek_config::Workspace::from_env(
+        cli.workspace.as_deref().or(ui_workspace.as_deref()),
+    ) {
         Ok(w) => w,
         Err(e) => {
             eprintln!(
@@ -287,6 +300,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Export(a) => commands::reports::run_export(a, ctx).await,
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
         Command::Llm(a) => commands::llm::run(a, ctx).await,
+        Command::Ui(a) => commands::ui::run(a, ctx).await,
         Command::Arena(a) => commands::arena::run(a, ctx).await,
         Command::Analyze(a) => commands::analyze::run(a, ctx).await,
         Command::Prompt(a) => commands::prompt::run(a, ctx).await,

@@ -306,8 +306,8 @@ pub(crate) fn reference_markdown() -> String {
            environment is shared with other tools): `exec --dry-run` and `config validate` list it, every command that loads\n  \
            the configuration logs it, with the closest valid variable (`MIXSEEK_MAX_ROUNDZ`: did you mean\n  \
            `MIXSEEK_MAX_ROUNDS`?), and the run goes on without it. `MIXSEEK_TEAM__*` and `MIXSEEK_LEADER__*` are checked\n  \
-           against each team file loaded and reported once. The original's `MIXSEEK_UI__*` (its web UI) and\n  \
-           `MIXSEEK_MEMBER__*` (its standalone `mixseek member` command) are ignored without a warning.\n\n\
+           against each team file loaded and reported once. `MIXSEEK_UI__*` (the web UI's, below) and the original's\n  \
+           `MIXSEEK_MEMBER__*` (its standalone `mixseek member` command) are not settings of a file: no warning.\n\n\
          Variables that are not settings of a file, read by the command line (a flag wins over its variable; a\n\
          variable with a value it does not accept stops the command with exit 2, naming it):\n\n",
     );

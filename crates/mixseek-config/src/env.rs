@@ -40,6 +40,22 @@ pub(crate) const NON_SETTING_VARS: &[(&str, &str)] = &[
         "`1`/`true` turns the live progress display of `mixseek exec` off, like `--no-progress`",
     ),
     (
+        "MIXSEEK_UI__PORT",
+        "the port of `mixseek ui`, like `--port` (default 8501)",
+    ),
+    (
+        "MIXSEEK_UI__HOST",
+        "the address `mixseek ui` listens on, like `--host` (default 127.0.0.1; another needs the access token)",
+    ),
+    (
+        "MIXSEEK_UI__TOKEN",
+        "the access token `mixseek ui` requires, like `--token` (default beyond loopback: a random one, printed)",
+    ),
+    (
+        "MIXSEEK_UI__WORKSPACE",
+        "the workspace of `mixseek ui` when `-w` is not given (before `MIXSEEK_WORKSPACE`)",
+    ),
+    (
         "MIXSEEK_PYTHON",
         "the Python interpreter of workflow function executors that set no `python` (else `python3` on PATH)",
     ),

@@ -37,6 +37,12 @@ pub struct RunOptions {
     pub user_prompt: String,
     /// Continue this execution instead of starting a new one.
     pub resume: Option<String>,
+    /// The id of the new execution (default: a new UUID). The web UI names the executions it
+    /// starts, to follow them; an id already stored is refused.
+    pub execution_id: Option<ExecutionId>,
+    /// The effective settings (secrets masked) to record in the execution's progress file
+    /// (`logs/{execution_id}.execution.json`), where the web UI compares configurations.
+    pub settings: Option<serde_json::Value>,
     /// Resume even when the configuration changed.
     pub force: bool,
     /// Turn the response cache on (`--cache`).
@@ -68,6 +74,8 @@ impl RunOptions {
         Self {
             user_prompt: user_prompt.into(),
             resume: None,
+            execution_id: None,
+            settings: None,
             force: false,
             cache: false,
             max_cost_usd: None,
@@ -354,8 +362,17 @@ fn begin(
         if p.is_empty() {
             return Err(OrchestratorError::EmptyPrompt);
         }
+        let execution_id = match &opts.execution_id {
+            Some(id) => {
+                if store.execution_state(id.as_str())?.is_some() {
+                    return Err(OrchestratorError::ExecutionExists { id: id.to_string() });
+                }
+                id.clone()
+            }
+            None => ExecutionId::new_v4(),
+        };
         return Ok(Begin {
-            execution_id: ExecutionId::new_v4(),
+            execution_id,
             user_prompt: p.to_string(),
             prior: Vec::new(),
             earlier: Earlier::default(),
@@ -412,7 +429,8 @@ fn event_bus(
         .collect();
     let progress = Arc::new(
         ProgressFiles::new(cfg.workspace.logs_dir(), cfg.orchestrator().max_rounds)
-            .with_workflows(workflows),
+            .with_workflows(workflows)
+            .with_config(cfg.orchestrator_file.clone(), opts.settings.clone()),
     );
     let mut bus = EventBus::new()
         .with_primary(Arc::new(writer.clone()))

@@ -49,6 +49,12 @@ pub enum OrchestratorError {
         /// Its stored status.
         status: String,
     },
+    /// A new execution was given an id (`exec --execution-id`) that is already stored.
+    #[error("execution {id} already exists")]
+    ExecutionExists {
+        /// The execution.
+        id: String,
+    },
     /// `--resume` without `--force` on an execution whose configuration changed.
     #[error("the configuration changed since execution {id} started")]
     ConfigChanged {
@@ -104,6 +110,7 @@ impl OrchestratorError {
             OrchestratorError::EmptyPrompt
             | OrchestratorError::ExecutionNotFound { .. }
             | OrchestratorError::AlreadyFinished { .. }
+            | OrchestratorError::ExecutionExists { .. }
             | OrchestratorError::ConfigChanged { .. }
             | OrchestratorError::Setup { .. } => ErrorClass::BadInput,
             OrchestratorError::Store(e) => store_class(e),
@@ -130,6 +137,9 @@ impl OrchestratorError {
             OrchestratorError::AlreadyFinished { id, .. } => {
                 Some(format!("show it with `mixseek show {id}`"))
             }
+            OrchestratorError::ExecutionExists { id } => Some(format!(
+                "give a new id, or continue it with `mixseek exec --resume {id}`"
+            )),
             OrchestratorError::ConfigChanged { .. } => Some(
                 "resume with the configuration it started with, or add --force to continue with this one".into(),
             ),

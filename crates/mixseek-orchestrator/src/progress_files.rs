@@ -2,9 +2,13 @@
 //! the original's format, overwritten at each step; write failures are logged, never fatal.
 //! Unlike the original, a completed team reports its last executed round in `current_round`
 //! and its best round in `best_round`, and a failed team always ends in status `failed`.
+//! Ours also carry the team's best score so far (`best_score`) and what its LLM calls used
+//! (`usage`: tokens, requests, cost), and each execution has one more file,
+//! `{execution_id}.execution.json` (the process id, status, task, configuration file, team
+//! count): what the web UI's live view reads, since a running execution holds the database.
 
 use chrono::{SecondsFormat, Utc};
-use mixseek_core::{Event, EventSink, ExecutionId, SinkError, TeamId, TeamStatusKind};
+use mixseek_core::{Event, EventSink, ExecutionId, SinkError, TeamId, TeamStatusKind, Usage};
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -14,6 +18,8 @@ use std::sync::Mutex;
 struct TeamProgress {
     team_name: String,
     current_round: u32,
+    best_score: Option<f64>,
+    usage: Usage,
 }
 
 #[derive(Debug)]
@@ -23,6 +29,12 @@ pub(crate) struct ProgressFiles {
     teams: Mutex<HashMap<TeamId, TeamProgress>>,
     /// The workflows' ids (no leader).
     workflows: HashSet<TeamId>,
+    /// The orchestrator file, named in the execution file.
+    config: Option<PathBuf>,
+    /// The effective settings, recorded in the execution file.
+    settings: Option<serde_json::Value>,
+    /// The execution file's fields from `ExecutionStarted`, kept for its last version.
+    started: Mutex<serde_json::Value>,
 }
 
 /// What one progress file says about a team.
@@ -46,6 +58,53 @@ impl ProgressFiles {
             total_rounds: Mutex::new(total_rounds),
             teams: Mutex::new(HashMap::new()),
             workflows: HashSet::new(),
+            config: None,
+            settings: None,
+            started: Mutex::new(json!({})),
+        }
+    }
+
+    /// Names the orchestrator file in the execution file (the UI resumes with it).
+    pub(crate) fn with_config(
+        mut self,
+        orchestrator_file: PathBuf,
+        settings: Option<serde_json::Value>,
+    ) -> Self {
+        self.config = Some(orchestrator_file);
+        self.settings = settings;
+        self
+    }
+
+    /// The execution file of `execution_id`.
+    pub(crate) fn execution_path(&self, execution_id: &ExecutionId) -> PathBuf {
+        self.dir.join(format!("{execution_id}.execution.json"))
+    }
+
+    /// Writes the execution file (`fields` are added to the process id and the time).
+    fn write_execution(&self, execution_id: &ExecutionId, fields: serde_json::Value) {
+        let mut v = json!({
+            "execution_id": execution_id,
+            "pid": std::process::id(),
+            "config": self.config.as_ref().map(|p| p.display().to_string()),
+            "settings": self.settings,
+            "updated_at": Utc::now().to_rfc3339_opts(SecondsFormat::Micros, false),
+        });
+        if let (Some(obj), serde_json::Value::Object(more)) = (v.as_object_mut(), fields) {
+            obj.extend(more);
+        }
+        self.write_json(&self.execution_path(execution_id), &v);
+    }
+
+    fn write_json(&self, path: &std::path::Path, v: &serde_json::Value) {
+        let text = serde_json::to_string_pretty(v).unwrap_or_default();
+        let written = match overwrite(path, &text) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&self.dir).and_then(|_| overwrite(path, &text))
+            }
+            other => other,
+        };
+        if let Err(e) = written {
+            tracing::warn!(path = %path.display(), error = %e, "cannot write progress file");
         }
     }
 
@@ -89,17 +148,38 @@ impl ProgressFiles {
         if let (Some(obj), Some(b)) = (v.as_object_mut(), best_round) {
             obj.insert("best_round".into(), json!(b));
         }
-        let path = self.path(execution_id, team_id);
-        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
-        let written = match overwrite(&path, &text) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&self.dir).and_then(|_| overwrite(&path, &text))
-            }
-            other => other,
-        };
-        if let Err(e) = written {
-            tracing::warn!(path = %path.display(), error = %e, "cannot write progress file");
+        let p = self.current(team_id);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("best_score".into(), json!(p.best_score));
+            obj.insert(
+                "usage".into(),
+                json!({
+                    "input_tokens": p.usage.input_tokens,
+                    "output_tokens": p.usage.output_tokens,
+                    "requests": p.usage.requests,
+                    "cost_usd": p.usage.cost_usd,
+                }),
+            );
         }
+        self.write_json(&self.path(execution_id, team_id), &v);
+    }
+
+    /// What is known of `team_id` so far.
+    fn current(&self, team_id: &TeamId) -> TeamProgress {
+        let teams = match self.teams.lock() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
+        teams.get(team_id).cloned().unwrap_or_default()
+    }
+
+    /// Adds to what `team_id` knows (its usage, its best score).
+    fn update(&self, team_id: &TeamId, f: impl FnOnce(&mut TeamProgress)) {
+        let mut teams = match self.teams.lock() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
+        f(teams.entry(team_id.clone()).or_default());
     }
 
     fn remember(&self, team_id: &TeamId, team_name: &str, round: Option<u32>) -> TeamProgress {
@@ -135,9 +215,45 @@ fn overwrite(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 impl EventSink for ProgressFiles {
     async fn emit(&self, event: &Event) -> Result<(), SinkError> {
         match event {
-            Event::ExecutionStarted { max_rounds, .. } => {
+            Event::ExecutionStarted {
+                execution_id,
+                user_prompt,
+                teams,
+                max_rounds,
+                at,
+                ..
+            } => {
                 if let Ok(mut t) = self.total_rounds.lock() {
                     *t = *max_rounds;
+                }
+                let started = json!({
+                    "status": "running",
+                    "user_prompt": user_prompt,
+                    "total_teams": teams.len(),
+                    "max_rounds": max_rounds,
+                    "started_at": at.to_rfc3339_opts(SecondsFormat::Micros, false),
+                });
+                if let Ok(mut s) = self.started.lock() {
+                    *s = started.clone();
+                }
+                self.write_execution(execution_id, started);
+            }
+            Event::ExecutionFinished(summary) => {
+                let mut fields = self.started.lock().map(|s| s.clone()).unwrap_or_default();
+                if let Some(obj) = fields.as_object_mut() {
+                    obj.insert("status".into(), json!(summary.status));
+                    obj.insert("best_team_id".into(), json!(summary.best_team_id));
+                    obj.insert("best_score".into(), json!(summary.best_score));
+                    obj.insert(
+                        "completed_at".into(),
+                        json!(Utc::now().to_rfc3339_opts(SecondsFormat::Micros, false)),
+                    );
+                }
+                self.write_execution(&summary.execution_id, fields);
+            }
+            Event::LlmCall(call) => {
+                if let Some(team) = &call.team_id {
+                    self.update(&TeamId::from(team.as_str()), |p| p.usage += call.usage);
                 }
             }
             Event::RoundStarted {
@@ -180,6 +296,10 @@ impl EventSink for ProgressFiles {
                 });
             }
             Event::Evaluated(r) => {
+                let score = r.score_details.overall_score;
+                self.update(&r.team_id, |p| {
+                    p.best_score = Some(p.best_score.map_or(score, |b| b.max(score)));
+                });
                 self.write(&Snapshot {
                     execution_id: &r.execution_id,
                     team_id: &r.team_id,
@@ -321,6 +441,94 @@ mod tests {
         };
         assert_eq!(read("wf")["current_agent"], serde_json::Value::Null);
         assert_eq!(read("t")["current_agent"], "leader");
+    }
+
+    #[tokio::test]
+    async fn files_carry_usage_best_score_and_the_execution() {
+        use mixseek_core::{LlmCallRecord, MemberSubmissionsRecord, RoundRecord, ScoreDetails};
+        let dir = tempfile::tempdir().expect("tmp");
+        let pf = ProgressFiles::new(dir.path().to_path_buf(), 2).with_config(
+            PathBuf::from("/ws/orch.toml"),
+            Some(json!({"orchestrator › max_rounds": 2})),
+        );
+        let at = mixseek_core::time::now_utc();
+        pf.emit(&Event::ExecutionStarted {
+            execution_id: "e".into(),
+            user_prompt: "the task".into(),
+            teams: Vec::new(),
+            config_hash: "h".into(),
+            max_rounds: 2,
+            at,
+        })
+        .await
+        .expect("emit");
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            requests: 1,
+            cost_usd: 0.25,
+            ..Usage::default()
+        };
+        for _ in 0..2 {
+            pf.emit(&Event::LlmCall(Box::new(LlmCallRecord {
+                execution_id: Some("e".into()),
+                team_id: Some("t".into()),
+                round_number: Some(1),
+                role: mixseek_core::Role::Leader,
+                model: "mock:x".into(),
+                usage,
+                latency_ms: 1,
+                attempts: 1,
+                cache_hit: false,
+                error: None,
+                at,
+            })))
+            .await
+            .expect("emit");
+        }
+        for (round, score) in [(1, 70.0), (2, 60.0)] {
+            pf.emit(&Event::Evaluated(Box::new(RoundRecord {
+                execution_id: "e".into(),
+                team_id: "t".into(),
+                team_name: "T".into(),
+                round_number: round,
+                prompt: String::new(),
+                submission_content: String::new(),
+                score_details: ScoreDetails {
+                    overall_score: score,
+                    metrics: Vec::new(),
+                },
+                round_started_at: at,
+                round_ended_at: at,
+                leader_messages: Vec::new(),
+                member_submissions: MemberSubmissionsRecord {
+                    execution_id: "e".into(),
+                    team_id: "t".into(),
+                    team_name: "T".into(),
+                    round_number: round,
+                    submissions: Vec::new(),
+                },
+                agent_usage: Usage::default(),
+                evaluation_usage: Usage::default(),
+                applied_injections: Vec::new(),
+            })))
+            .await
+            .expect("emit");
+        }
+        let read = |p: PathBuf| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(p).expect("file")).expect("json")
+        };
+        let team = read(pf.path(&"e".into(), &"t".into()));
+        assert_eq!(team["best_score"], 70.0, "the best so far, not the last");
+        assert_eq!(team["usage"]["input_tokens"], 20);
+        assert_eq!(team["usage"]["requests"], 2);
+        assert_eq!(team["usage"]["cost_usd"], 0.5);
+        let exec = read(pf.execution_path(&"e".into()));
+        assert_eq!(exec["status"], "running");
+        assert_eq!(exec["pid"], std::process::id());
+        assert_eq!(exec["user_prompt"], "the task");
+        assert_eq!(exec["config"], "/ws/orch.toml");
+        assert_eq!(exec["settings"]["orchestrator › max_rounds"], 2);
     }
 
     #[test]

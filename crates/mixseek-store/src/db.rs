@@ -80,6 +80,28 @@ fn lock_pid(message: &str) -> Option<u32> {
     rest[..end].parse().ok()
 }
 
+/// How long a writer waits for readers that hold the file's lock for a moment (the web UI
+/// and the report commands open the file only for one read). A writer holding it is not
+/// waited out: after this the open fails with [`StoreError::Locked`].
+pub const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Opens `path` read-write, retrying for up to [`WRITER_WAIT`] while another process holds
+/// DuckDB's lock.
+fn open_writable(path: &Path) -> Result<Connection> {
+    let started = std::time::Instant::now();
+    loop {
+        match Connection::open_with_flags(path, config(AccessMode::ReadWrite, path)?) {
+            Ok(conn) => return Ok(conn),
+            Err(e) => match open_error(path, e, true) {
+                StoreError::Locked { .. } if started.elapsed() < WRITER_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                other => return Err(other),
+            },
+        }
+    }
+}
+
 fn open_error(path: &Path, err: duckdb::Error, write: bool) -> StoreError {
     let text = err.to_string();
     match class_of_message(&text) {
@@ -242,8 +264,7 @@ impl Store {
                 source: None,
             });
         }
-        let conn = Connection::open_with_flags(path, config(AccessMode::ReadWrite, path)?)
-            .map_err(|e| open_error(path, e, true))?;
+        let conn = open_writable(path)?;
         let migration = schema::migrate(&conn, path)?;
         let shared = Arc::new(Shared {
             path: path.to_path_buf(),

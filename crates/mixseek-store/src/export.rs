@@ -85,8 +85,9 @@ fn order_of(table: &str) -> &'static str {
     }
 }
 
-/// Every exported table: the execution tables, then the arena tables, then the theme tables.
-fn export_tables() -> impl Iterator<Item = &'static str> {
+/// Every exported table (one CSV or Parquet file each): the execution tables, then the arena
+/// tables, then the theme tables.
+pub fn export_tables() -> impl Iterator<Item = &'static str> {
     EXECUTION_TABLES
         .into_iter()
         .chain(ARENA_TABLES)

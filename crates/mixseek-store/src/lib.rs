@@ -119,12 +119,12 @@ pub use arena::{
     ARENA_AGREEMENTS, ARENA_VERDICTS, ArenaDetail, ArenaGameRow, ArenaRatingRow, ArenaSummary,
 };
 pub use backup::next_backup_path;
-pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, db_path};
+pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, WRITER_WAIT, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
-    LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundUsage, StoredDecision,
-    TeamOverview,
+    LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundScore, RoundUsage,
+    StoredDecision, TeamOverview,
 };
 pub use schema::{DroppedDuplicates, MigrationReport, RenumberedIds, SCHEMA_VERSION, TABLES};
 pub use status::{DbOrigin, DbStatus, UpgradePlan, VersionEntry};

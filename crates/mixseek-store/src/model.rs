@@ -102,6 +102,19 @@ pub struct CompletedRound {
     pub final_submission: bool,
 }
 
+/// One evaluated round's score ([`Store::round_scores`](crate::Store::round_scores)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundScore {
+    /// The team.
+    pub team_id: TeamId,
+    /// The team's display name in that round.
+    pub team_name: String,
+    /// The round, from 1.
+    pub round_number: u32,
+    /// The round's score (0–100).
+    pub score: f64,
+}
+
 /// Everything stored about one round (`mixseek show ID --team T --round N`).
 ///
 /// A round that is not evaluated (its leader answered, its evaluation failed or never

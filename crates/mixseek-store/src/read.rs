@@ -246,6 +246,48 @@ impl Store {
         })
     }
 
+    /// One team's rounds in detail, in round order, the unevaluated ones included (the web
+    /// UI's team page: one team's transcripts, not the whole execution's).
+    pub fn team_round_details(
+        &self,
+        execution_id: &str,
+        team_id: &str,
+    ) -> Result<Vec<RoundDetail>> {
+        let mut v = self.details_where(
+            "l.execution_id = ? AND l.team_id = ?",
+            [execution_id, team_id],
+        )?;
+        let unevaluated = self.unevaluated_details(
+            execution_id,
+            "h.execution_id = ? AND h.team_id = ?",
+            [execution_id, team_id],
+        )?;
+        if !unevaluated.is_empty() {
+            v.extend(unevaluated);
+            v.sort_by_key(|r| r.round_number);
+        }
+        Ok(v)
+    }
+
+    /// The score of every evaluated round of an execution, by team id then round: what a
+    /// chart needs, without the rounds' texts.
+    pub fn round_scores(&self, execution_id: &str) -> Result<Vec<RoundScore>> {
+        self.query_rows(
+            "round scores",
+            "SELECT team_id, team_name, round_number, score FROM leader_board
+             WHERE execution_id = ? ORDER BY team_id, round_number",
+            [execution_id],
+            |r| {
+                Ok(RoundScore {
+                    team_id: r.get::<_, String>(0)?.into(),
+                    team_name: r.get(1)?,
+                    round_number: u32_of(r.get(2)?),
+                    score: r.get(3)?,
+                })
+            },
+        )
+    }
+
     /// Every round of an execution in detail, by team id then round (the HTML report); the
     /// unevaluated ones included (`evaluated: false`).
     pub fn round_details(&self, execution_id: &str) -> Result<Vec<RoundDetail>> {

@@ -215,3 +215,49 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn execution_id_names_the_new_execution_once() {
+    let sb = Sandbox::new();
+    let cfg = write_mock_competition(&sb, &["a"]);
+    let id = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+    let run = |id: &str| {
+        sb.cmd()
+            .args([
+                "exec",
+                "Write a haiku",
+                "-f",
+                "json",
+                "--execution-id",
+                id,
+                "-c",
+            ])
+            .arg(&cfg)
+            .output()
+            .expect("run")
+    };
+    let out = run(id);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["execution_id"], id);
+    // the execution file names the process and the configuration
+    let file = sb.workspace().join(format!("logs/{id}.execution.json"));
+    let exec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("execution file"))
+            .expect("json");
+    assert_eq!(exec["status"], "completed");
+    assert!(exec["settings"].as_object().is_some_and(|s| !s.is_empty()));
+    // the same id again: refused, nothing overwritten
+    let again = run(id);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(stderr(&again).contains("--resume"), "{}", stderr(&again));
+    // not a UUID: a usage error naming the flag
+    let bad = run("../../etc");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not a UUID"), "{}", stderr(&bad));
+}

@@ -282,7 +282,8 @@ async fn a_team_failing_at_round_2_keeps_round_1_and_exits_1() {
         ]
     );
 
-    // The progress files: the original's keys, plus the best round; the failed team's error.
+    // The progress files: the original's keys, plus the best round, the best score and the
+    // usage (what the web UI's live view shows); the failed team's error.
     let steady = progress_file(&sb, id, "steady");
     let mut keys: Vec<&str> = steady
         .as_object()
@@ -295,6 +296,7 @@ async fn a_team_failing_at_round_2_keeps_round_1_and_exits_1() {
         keys,
         [
             "best_round",
+            "best_score",
             "current_agent",
             "current_round",
             "execution_id",
@@ -302,7 +304,8 @@ async fn a_team_failing_at_round_2_keeps_round_1_and_exits_1() {
             "team_id",
             "team_name",
             "total_rounds",
-            "updated_at"
+            "updated_at",
+            "usage"
         ],
         "{steady}"
     );

@@ -6,6 +6,7 @@
 
 mod analyze;
 mod arena;
+mod browser_client;
 mod cache;
 mod config_cli;
 mod db;
@@ -27,5 +28,7 @@ mod reliability_doc;
 mod reports;
 mod servers;
 mod team;
+mod ui;
+mod ui_browser;
 mod vertex;
 mod workflow;

@@ -78,6 +78,22 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
     }
 }
 
+/// Every effective setting as one JSON object, `"section › key": value`, secrets masked as
+/// `config show` masks them: recorded in the execution file so the web UI can compare the
+/// configurations of executions.
+pub(crate) fn settings_snapshot(report: &LoadReport) -> Value {
+    let mut out = serde_json::Map::new();
+    for mut s in sections(report) {
+        mask_secrets(&mut s.settings);
+        let mut leaves = Vec::new();
+        flatten("", &s.settings, &mut leaves);
+        for (k, v) in leaves {
+            out.insert(format!("{} › {k}", s.title), v);
+        }
+    }
+    Value::Object(out)
+}
+
 struct Section {
     title: String,
     file: Option<String>,

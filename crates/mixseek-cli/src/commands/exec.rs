@@ -43,6 +43,10 @@ pub(crate) struct Args {
     /// Resume even if the configuration changed since the execution started
     #[arg(long, requires = "resume")]
     pub force: bool,
+    /// The new execution's id (a UUID; default: a new one). The web UI uses it to follow the
+    /// runs it starts
+    #[arg(long, value_name = "UUID", conflicts_with = "resume", value_parser = parse_execution_id)]
+    pub execution_id: Option<ExecutionId>,
     /// Use the response cache ([cache] dir, default WORKSPACE/.cache/llm)
     #[arg(long)]
     pub cache: bool,
@@ -59,6 +63,13 @@ pub(crate) struct Args {
     /// max_total_tokens)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+}
+
+/// `--execution-id`: a UUID (execution ids are UUIDs; one also names files in the logs).
+fn parse_execution_id(s: &str) -> Result<ExecutionId, String> {
+    uuid::Uuid::parse_str(s.trim())
+        .map(|u| ExecutionId::from(u.to_string()))
+        .map_err(|_| format!("`{s}` is not a UUID (e.g. 1b4e28ba-2fa1-11d2-883f-0016d3cca427)"))
 }
 
 /// `--max-cost-usd`: a finite amount > 0.
@@ -325,6 +336,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
             ExitCode::from(2)
         });
     }
+    let settings = super::config::settings_snapshot(&loaded);
     let config = loaded.into_config()?;
     // From here on, keys and (with `[privacy] mask_pii`) personal data are masked in every
     // log line, error and echoed text (the orchestrator masks what it writes itself).
@@ -399,6 +411,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let opts = mixseek_orchestrator::RunOptions {
         user_prompt,
         resume: args.resume.clone(),
+        execution_id: args.execution_id.clone(),
+        settings: Some(settings),
         force: args.force,
         cache: args.cache,
         max_cost_usd: args.max_cost_usd,

@@ -14,3 +14,4 @@ pub(crate) mod member_output;
 pub(crate) mod prompt;
 pub(crate) mod reports;
 pub(crate) mod team;
+pub(crate) mod ui;
