@@ -241,7 +241,8 @@ impl Store {
     /// mixseek is refused ([`StoreError::SchemaTooNew`]), and so are a file that is not a
     /// DuckDB database or a damaged one ([`StoreError::NotADatabase`]), another program's
     /// DuckDB file ([`StoreError::ForeignSchema`]) and a directory ([`StoreError::NotAFile`]);
-    /// a file held by another process gives [`StoreError::Locked`] at once. Every error's
+    /// a file held by another process gives [`StoreError::Locked`] after [`WRITER_WAIT`] (a
+    /// reader such as the web UI holds it only for one read). Every error's
     /// `hint()` says what to do, its `class()` what kind of failure it is.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();

@@ -1171,3 +1171,69 @@ fn env_mixseek_ui_port_and_workspace_choose_where_the_ui_serves() {
     );
     drop(child);
 }
+
+/// The results page shows what the judging analyses stored, from the HTML report's own
+/// sections: the jury agreement (a low one flagged), the latest arena with its ratings and the
+/// latest theme analysis with its quotes.
+#[test]
+fn results_show_the_jury_agreement_the_arena_and_the_themes() {
+    let sb = Sandbox::new();
+    let cfg = workspace_tests::write_mock_competition(&sb, &["a", "b", "c"]);
+    sb.write(
+        "cfg/evaluator.toml",
+        "default_model = \"mock:judge\"\n[[metrics]]\nname = \"Coverage\"\njudges = [\"mock:judge-one\", \"mock:judge-two\"]\n[[metrics]]\nname = \"Relevance\"\nsamples = 3\n",
+    );
+    sb.write(
+        "cfg/arena.toml",
+        "[arena]\njudge_model = \"mock:arena-judge\"\nbootstrap_rounds = 50\nseed = 7\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["exec", "Write a haiku", "-f", "json", "-c"])
+        .arg(&cfg)
+        .output()
+        .expect("run");
+    let id = json_stdout(&out)["execution_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let arena = sb
+        .cmd()
+        .args(["arena", &id, "-c", "cfg/arena.toml"])
+        .output()
+        .expect("arena");
+    assert!(arena.status.success(), "{}", describe(&arena));
+    let themes = sb
+        .cmd()
+        .args(["analyze", &id, "--model", "mock:themes"])
+        .output()
+        .expect("analyze");
+    assert!(themes.status.success(), "{}", describe(&themes));
+
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+    let page = http.get_ready(&format!("/executions/{id}"));
+    assert_eq!(page.status, 200, "{}", page.describe());
+    let html = page.text();
+    for section in [
+        "<h2>Jury agreement</h2>",
+        "<h2>Arena</h2>",
+        "<h2>Themes of judge comments</h2>",
+    ] {
+        assert!(html.contains(section), "{section} in {html}");
+    }
+    assert!(html.contains("Krippendorff"), "{html}");
+    // the same sections as the HTML report, from the same code
+    let report = http.get(&format!("/executions/{id}/download/report.html"));
+    let report = report.text();
+    for section in [
+        "<table class=\"agreement\">",
+        "<h2>Arena</h2>",
+        "<h2>Themes of judge comments</h2>",
+    ] {
+        assert!(
+            report.contains(section) && html.contains(section),
+            "{section}"
+        );
+    }
+}
