@@ -240,6 +240,39 @@ mod tests {
     }
 
     #[test]
+    fn unreadable_or_hostile_files_are_skipped() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let logs = dir.path();
+        std::fs::write(logs.join("a.execution.json"), "{not json").expect("w");
+        std::fs::write(logs.join("b.execution.json"), [0xff, 0xfe, 0x00]).expect("w");
+        std::fs::write(logs.join("c.execution.json"), r#"{"execution_id": 5}"#).expect("w");
+        std::fs::write(
+            logs.join("d.execution.json"),
+            r#"{"execution_id": "d", "pid": -1, "status": "running"}"#,
+        )
+        .expect("w");
+        std::fs::write(
+            logs.join("e.execution.json"),
+            r#"{"execution_id": "e", "pid": 0, "status": "running", "extra": [1, 2]}"#,
+        )
+        .expect("w");
+        std::fs::write(logs.join("e.t.progress.json"), "[]").expect("w");
+        std::fs::write(
+            logs.join("e.u.progress.json"),
+            r#"{"team_id": "u", "current_round": 4294967296}"#,
+        )
+        .expect("w");
+        let found: Vec<String> = executions(logs)
+            .into_iter()
+            .map(|e| e.execution_id)
+            .collect();
+        assert_eq!(found, vec!["e".to_string()]);
+        // an out-of-range number makes the file unreadable (skipped), never a panic
+        assert!(teams(logs, "e").iter().all(|t| t.team_id != "u"));
+        assert!(execution(logs, "../e").is_none());
+    }
+
+    #[test]
     fn a_running_file_whose_process_is_gone_is_stopped() {
         let f = ExecutionFile {
             status: "running".into(),

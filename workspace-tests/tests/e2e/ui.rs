@@ -1237,3 +1237,45 @@ fn results_show_the_jury_agreement_the_arena_and_the_themes() {
         );
     }
 }
+
+/// `mixseek ui` that cannot start says why and what to do: an address that is not an IP, a
+/// port already in use, a workspace that is a file.
+#[test]
+fn errors_a_ui_that_cannot_start_names_the_cause_and_the_fix() {
+    let sb = Sandbox::new();
+    init(&sb);
+    let out = sb
+        .cmd()
+        .args(["ui", "--port", "0", "--host", "not-an-ip"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not-an-ip") && err.contains("--host 127.0.0.1"),
+        "{err}"
+    );
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let out = sb
+        .cmd()
+        .args(["ui", "--port", &port])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&port) && err.contains("--port"), "{err}");
+
+    let file = sb.write("not-a-dir", "x");
+    let out = sb
+        .process()
+        .arg("-w")
+        .arg(&file)
+        .args(["ui", "--port", "0"])
+        .output()
+        .expect("run");
+    assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not-a-dir") && err.contains("-w DIR"), "{err}");
+}
