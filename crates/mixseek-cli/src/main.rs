@@ -111,6 +111,9 @@ enum Command {
     Arena(commands::arena::Args),
     /// Themes of the judges' comments: recurring criticisms and praises per team and metric
     Analyze(commands::analyze::Args),
+    /// Experiments: a task set x configuration variants x repeats, sharded, merged, reported with confidence intervals
+    #[command(subcommand)]
+    Experiment(commands::experiment::ExperimentCommand),
     /// The web UI: start runs, watch them live, read results, compare executions
     Ui(commands::ui::Args),
     /// Send one request to a model (check a key, a base URL or a local server)
@@ -145,6 +148,7 @@ impl Command {
             Command::Report(_) => "report",
             Command::Llm(_) => "llm",
             Command::Ui(_) => "ui",
+            Command::Experiment(_) => "experiment",
             Command::Arena(_) => "arena",
             Command::Analyze(_) => "analyze",
             Command::Prompt(_) => "prompt",
@@ -301,6 +305,7 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Report(a) => commands::reports::run_report(a, ctx).await,
         Command::Llm(a) => commands::llm::run(a, ctx).await,
         Command::Ui(a) => commands::ui::run(a, ctx).await,
+        Command::Experiment(c) => commands::experiment::run(c, ctx).await,
         Command::Arena(a) => commands::arena::run(a, ctx).await,
         Command::Analyze(a) => commands::analyze::run(a, ctx).await,
         Command::Prompt(a) => commands::prompt::run(a, ctx).await,

@@ -133,6 +133,10 @@ const REQUIRED: &[&str] = &[
     "workflow.steps[].executors[].type",
     "metrics[].name",
     "prompt_builder.injections[].name",
+    "experiment.name",
+    "experiment.tasks",
+    "experiment.variants[].name",
+    "experiment.variants[].config",
 ];
 
 /// The name of the type a schema refers to (directly or as the non-null arm of `anyOf`).
@@ -171,6 +175,7 @@ fn type_default(name: &str) -> Option<Value> {
         "ExecutorSettings" => serde_json::to_value(crate::workflow::ExecutorSettings::default()),
         "MetricSettings" => serde_json::to_value(MetricSettings::default()),
         "LlmDefaultSettings" => serde_json::to_value(LlmDefaultSettings::default()),
+        "VariantSettings" => serde_json::to_value(crate::experiment::VariantSettings::default()),
         _ => return None,
     };
     v.ok()
@@ -283,6 +288,46 @@ struct PromptBuilderFile {
     prompt_builder: crate::prompt_builder::PromptBuilderSettings,
 }
 
+/// What the experiment file's table cannot say: dotted keys, grids and task sets.
+const EXPERIMENT_NOTES: &str = "\
+### Overrides and grids
+
+The keys of `overrides` and `grid` are dotted keys that mean exactly what the `MIXSEEK_*` variables above mean: \
+`orchestrator.max_rounds` (or `max_rounds`) is `MIXSEEK_ORCHESTRATOR__MAX_ROUNDS`, `team.leader.model` is \
+`MIXSEEK_TEAM__LEADER__MODEL` (every team file), `leader.temperature` is `MIXSEEK_LEADER__TEMPERATURE`, and so are \
+`workflow.*`, `evaluator.*`, `judgment.*`, `prompt_builder.*`, `providers.<name>.<key>`, `pricing.\"<model>\".<key>`, \
+`cache.*`, `privacy.*` and `hooks[N].<key>` (quote a segment that holds a dot; an unquoted TOML dotted key, \
+`overrides = { leader.temperature = 0.9 }`, reads the same). A variant runs with these variables (the value as a TOML \
+literal, strings quoted), and they win over the TOML files and over the process's own `MIXSEEK_*` variables. A key \
+that names no setting is an **error** here, at its line, with the closest valid key (a variable is only a warning); \
+the values are checked when the variant's configuration is loaded, and such an error names the variant.
+
+A grid gives each key an array of values (at least one, each once); the variant expands into one variant per \
+combination, the first key varying slowest, at most 1000, named `name[key=value,...]` (strings without quotes, long \
+values cut): `grid[team.leader.model=mock:a,leader.temperature=0.2]`. A grid may sit next to `overrides`, but no \
+setting may be given twice (in both, or a table and a key inside it). Variant names must be unique after expansion, \
+and `baseline` may name a grid variant itself (its first expansion).
+
+### Task sets
+
+`tasks` names a JSON Lines file (`.jsonl`: one JSON object per line, blank lines skipped) or a CSV file (`.csv`: a \
+header row, then one task per record, quoted fields may hold commas and line breaks). At most 1,000,000 tasks; \
+an empty set is an error.
+
+| field | JSON Lines | CSV column | meaning |
+|---|---|---|---|
+| `id` | string or integer | text | required, unique, non-empty, no control characters; an integer id becomes its decimal text |
+| `prompt` | string | text | required, not blank: the user prompt the teams answer |
+| `domain_context` | string | text (empty: none) | context about the task's domain, carried into every prompt |
+| `attachments` | array of paths | paths separated by `;` | files attached to the prompt, relative to the task file's folder; each must exist when the set is loaded |
+| `metadata` | object | a JSON object (empty: none) | free-form, for reports |
+| any other | any value | text | kept in the task's metadata |
+
+Every problem names the task file and line (a CSV record's first line): invalid JSON (with its column), a missing \
+`prompt` or `id` (a CSV without an `id` or `prompt` column: its header line), a duplicate id (with the line of the \
+first), a wrong type, an attachment that does not exist (with the task's id and the path tried).
+";
+
 /// The whole reference, as committed in docs/configuration.md.
 pub(crate) fn reference_markdown() -> String {
     let mut s = String::from(
@@ -393,6 +438,16 @@ pub(crate) fn reference_markdown() -> String {
          The keys sit under a `[prompt_builder]` table, as in the original; missing keys keep the shipped defaults.",
         &PromptBuilderFile::default(),
     ));
+    s.push_str(&section::<crate::experiment::ExperimentToml>(
+        "Experiment file",
+        "Ours: an experiment runs every task of a task set with every variant, `repeats` times; each run \
+         (a variant, a task, a repeat) is one execution of the variant's orchestrator file with the task as its \
+         prompt. `[experiment]` with `name`, `tasks` and at least one `[[experiment.variants]]` is required; \
+         relative paths resolve against the experiment file's folder. The file is checked like the others: \
+         unknown keys with the closest valid one, wrong types and ranges, each at its line.",
+        &crate::experiment::ExperimentToml::default(),
+    ));
+    s.push_str(EXPERIMENT_NOTES);
     s
 }
 

@@ -1,8 +1,8 @@
 //! Settings of every mixseek file kind — orchestrator, team (inline and referenced members),
-//! member, workflow, evaluator, judgment, prompt builder — plus ours (providers, pricing, cache, privacy,
-//! hooks): serde types with the original's keys and defaults, layered loading (CLI > env >
-//! TOML > defaults), workspace and path resolution, validation that collects every problem,
-//! and the preflight checks.
+//! member, workflow, evaluator, judgment, prompt builder — plus ours (providers, pricing, cache,
+//! privacy, hooks, and experiment files with their task sets): serde types with the original's
+//! keys and defaults, layered loading (CLI > env > TOML > defaults), workspace and path
+//! resolution, validation that collects every problem, and the preflight checks.
 //!
 //! Convention for section types: `#[derive(Debug, Clone, PartialEq, Serialize, Deserialize,
 //! JsonSchema)]`, `#[serde(default)]` with a `Default` impl giving the documented defaults,
@@ -17,6 +17,7 @@ mod choice;
 mod doc;
 mod env;
 mod evaluator;
+mod experiment;
 mod google_credentials;
 mod issues;
 mod judgment;
@@ -49,6 +50,10 @@ pub use choice::{
 pub use doc::{TomlDoc, deserialize_section};
 pub use env::EnvVars;
 pub use evaluator::{EvaluatorSettings, LlmDefaultSettings, MetricSettings};
+pub use experiment::{
+    ExperimentFile, MAX_CONCURRENT_EXECUTIONS, MAX_GRID_EXPANSIONS, MAX_REPEATS, MAX_TASKS, Task,
+    Variant, experiment_hash, load_experiment,
+};
 pub use google_credentials::{
     CREDENTIALS_VAR as GOOGLE_CREDENTIALS_VAR, CredentialsSource as GoogleCredentialsSource,
     GOOGLE_TOKEN_URL, GoogleCredentials, locate as locate_google_credentials,

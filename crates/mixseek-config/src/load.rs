@@ -9,7 +9,7 @@
 
 use crate::arena::{ArenaFile, ArenaSettings};
 use crate::doc::{TomlDoc, deserialize_section};
-use crate::env::{EnvVars, is_orchestrator_var, overlay};
+use crate::env::{Applied, EnvVars, is_orchestrator_var, overlay};
 use crate::evaluator::EvaluatorSettings;
 use crate::issues::{ConfigIssue, Issues};
 use crate::judgment::JudgmentSettings;
@@ -536,6 +536,246 @@ fn overlay_deserialize<T>(
     out
 }
 
+/// The `MIXSEEK_*` overlay of the orchestrator file: `MIXSEEK_<KEY>` and
+/// `MIXSEEK_ORCHESTRATOR__<KEY>` set `orchestrator.<key>`, `MIXSEEK_<TABLE>__...` our top-level
+/// tables.
+fn overlay_orchestrator_env(t: &mut toml::Table, s: &mut SourceMap, env: &EnvVars) -> Vec<Applied> {
+    let mut applied = overlay(
+        t,
+        &["orchestrator"],
+        "MIXSEEK_",
+        env,
+        is_orchestrator_var,
+        s,
+    );
+    // MIXSEEK_ORCHESTRATOR__MAX_ROUNDS: the same keys, named like the file's table
+    // (and like the other sections' MIXSEEK_TEAM__*, MIXSEEK_JUDGMENT__*, ...).
+    applied.extend(overlay(
+        t,
+        &["orchestrator"],
+        "MIXSEEK_ORCHESTRATOR__",
+        env,
+        |_| true,
+        s,
+    ));
+    // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
+    // MIXSEEK_CACHE__ENABLED → cache.enabled, MIXSEEK_HOOKS__0__URL → hooks[0].url,
+    // MIXSEEK_PRIVACY='{"mask_pii": true}' → the whole [privacy] table.
+    for table in crate::env::TOP_LEVEL_TABLES {
+        applied.extend(overlay(
+            t,
+            &[],
+            "MIXSEEK_",
+            env,
+            |rest| rest.split("__").next() == Some(*table),
+            s,
+        ));
+    }
+    applied
+}
+
+/// The overlay of every team file: `MIXSEEK_TEAM__<KEY>`, then `MIXSEEK_LEADER__<KEY>` (which
+/// wins for the same key of `team.leader`).
+fn overlay_team_env(t: &mut toml::Table, s: &mut SourceMap, env: &EnvVars) -> Vec<Applied> {
+    let mut applied = overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
+    applied.extend(overlay(
+        t,
+        &["team", "leader"],
+        "MIXSEEK_LEADER__",
+        env,
+        |_| true,
+        s,
+    ));
+    applied
+}
+
+/// The overlay of every workflow file's `[workflow]`.
+fn overlay_workflow_env(t: &mut toml::Table, s: &mut SourceMap, env: &EnvVars) -> Vec<Applied> {
+    overlay(t, &["workflow"], "MIXSEEK_WORKFLOW__", env, |_| true, s)
+}
+
+/// The overlay of the evaluator settings (flat keys).
+fn overlay_evaluator_env(t: &mut toml::Table, s: &mut SourceMap, env: &EnvVars) -> Vec<Applied> {
+    overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s)
+}
+
+/// The overlay of the judgment settings (flat keys).
+fn overlay_judgment_env(t: &mut toml::Table, s: &mut SourceMap, env: &EnvVars) -> Vec<Applied> {
+    overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s)
+}
+
+/// The overlay of the prompt-builder settings (under `prompt_builder`).
+fn overlay_prompt_builder_env(
+    t: &mut toml::Table,
+    s: &mut SourceMap,
+    env: &EnvVars,
+) -> Vec<Applied> {
+    overlay(
+        t,
+        &["prompt_builder"],
+        "MIXSEEK_PROMPT_BUILDER__",
+        env,
+        |_| true,
+        s,
+    )
+}
+
+/// One kind of file a full load ([`load()`]) overlays with `MIXSEEK_*` variables: the overlay
+/// its loader applies and the deserialization that reports the keys it does not know.
+pub(crate) struct EnvTarget {
+    /// The file kind (`orchestrator`, `team`, `workflow`, `evaluator`, `judgment`,
+    /// `prompt_builder`).
+    pub name: &'static str,
+    /// The loader's overlay.
+    apply: fn(&mut toml::Table, &mut SourceMap, &EnvVars) -> Vec<Applied>,
+    /// Deserializes an overlaid table, collecting its problems (unknown keys among them).
+    check: fn(toml::Table, &mut Issues),
+}
+
+/// Every file kind a full load overlays, in the order [`load()`] reads them.
+pub(crate) const ENV_TARGETS: &[EnvTarget] = &[
+    EnvTarget {
+        name: "orchestrator",
+        apply: overlay_orchestrator_env,
+        check: |t, found| {
+            deserialize_section::<OrchestratorFile>(&toml::Value::Table(t), "", found);
+        },
+    },
+    EnvTarget {
+        name: "team",
+        apply: overlay_team_env,
+        check: |t, found| {
+            deserialize_section::<TeamFile>(&toml::Value::Table(t), "", found);
+        },
+    },
+    EnvTarget {
+        name: "workflow",
+        apply: overlay_workflow_env,
+        check: |t, found| {
+            deserialize_section::<WorkflowFile>(&toml::Value::Table(t), "", found);
+        },
+    },
+    EnvTarget {
+        name: "evaluator",
+        apply: overlay_evaluator_env,
+        check: |t, found| {
+            deserialize_section::<EvaluatorSettings>(&toml::Value::Table(t), "", found);
+        },
+    },
+    EnvTarget {
+        name: "judgment",
+        apply: overlay_judgment_env,
+        check: |t, found| {
+            deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", found);
+        },
+    },
+    EnvTarget {
+        name: "prompt_builder",
+        apply: overlay_prompt_builder_env,
+        check: |mut t, found| {
+            let inner = t
+                .remove("prompt_builder")
+                .unwrap_or_else(|| toml::Value::Table(toml::Table::new()));
+            deserialize_section::<PromptBuilderSettings>(&inner, "prompt_builder", found);
+        },
+    },
+];
+
+/// What one `MIXSEEK_*` variable means to a full load, found by the loaders' own overlays and
+/// deserialization (the experiment file's dotted keys are checked with it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum EnvRoute {
+    /// The settings it sets: (file kind of [`ENV_TARGETS`], dotted key in that file).
+    Sets(Vec<(&'static str, String)>),
+    /// No overlay reads it.
+    Unread,
+    /// An overlay reads it, but `key` (the key it sets or an ancestor) is no setting of that
+    /// file kind; `meant` is the variable it probably meant.
+    UnknownKey {
+        /// The unknown key, in the file.
+        key: String,
+        /// The closest valid variable.
+        meant: Option<String>,
+        /// Whether the variable was read by the orchestrator file's `MIXSEEK_<KEY>` overlay
+        /// (any name that opens no section is).
+        orchestrator_level: bool,
+    },
+    /// The key exists, but the value (a table) holds `key`, which is no setting.
+    UnknownInValue {
+        /// The unknown key, in the file.
+        key: String,
+        /// "did you mean" or the valid keys.
+        hint: Option<String>,
+    },
+}
+
+/// The (file kind, key) pairs `var` sets in a full load, by the loaders' overlays alone (no
+/// check that the keys exist).
+pub(crate) fn env_var_keys(var: &str) -> Vec<(&'static str, String)> {
+    let env = EnvVars(vec![(var.to_string(), String::new())]);
+    let mut out = Vec::new();
+    for target in ENV_TARGETS {
+        let mut table = toml::Table::new();
+        for a in (target.apply)(&mut table, &mut SourceMap::default(), &env) {
+            out.push((target.name, a.key));
+        }
+    }
+    out
+}
+
+/// What `var` set to `raw` means to a full load: the settings it sets, or why it sets none.
+pub(crate) fn route_env_var(var: &str, raw: &str) -> EnvRoute {
+    let env = EnvVars(vec![(var.to_string(), raw.to_string())]);
+    let mut sets = Vec::new();
+    let mut unknown: Option<EnvRoute> = None;
+    for target in ENV_TARGETS {
+        let mut table = toml::Table::new();
+        let mut sources = SourceMap::default();
+        let applied = (target.apply)(&mut table, &mut sources, &env);
+        if applied.is_empty() {
+            continue;
+        }
+        let mut found = Issues::default();
+        (target.check)(table, &mut found);
+        let bad = found.items.into_iter().find(|i| i.message == "unknown key");
+        match bad {
+            None => sets.extend(applied.into_iter().map(|a| (target.name, a.key))),
+            Some(issue) if unknown.is_none() => {
+                let vars = env_vars_at(&sources, &issue.key);
+                unknown = Some(match vars.first() {
+                    Some((full_key, _)) => {
+                        let meant = issue
+                            .hint
+                            .as_deref()
+                            .and_then(suggested_key)
+                            .and_then(|s| crate::env::suggest_var(var, full_key, &issue.key, s))
+                            .filter(|m| !m.eq_ignore_ascii_case(var));
+                        EnvRoute::UnknownKey {
+                            key: issue.key,
+                            meant,
+                            orchestrator_level: target.name == "orchestrator"
+                                && applied.iter().any(|a| a.key.starts_with("orchestrator."))
+                                && !var
+                                    .to_ascii_uppercase()
+                                    .starts_with("MIXSEEK_ORCHESTRATOR__"),
+                        }
+                    }
+                    None => EnvRoute::UnknownInValue {
+                        key: issue.key,
+                        hint: issue.hint,
+                    },
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    if !sets.is_empty() {
+        EnvRoute::Sets(sets)
+    } else {
+        unknown.unwrap_or(EnvRoute::Unread)
+    }
+}
+
 /// What kind of file [`load_file`] reads: its name in messages, the keys the original
 /// accepted without effect (warnings, not errors), and the environment variables that
 /// override its keys.
@@ -736,8 +976,7 @@ pub fn load_team(
             what: "team config",
             legacy: LEGACY_TEAM_KEYS,
             env_overlay: &|t, s, env| {
-                overlay(t, &["team"], "MIXSEEK_TEAM__", env, |_| true, s);
-                overlay(t, &["team", "leader"], "MIXSEEK_LEADER__", env, |_| true, s);
+                overlay_team_env(t, s, env);
             },
         },
     );
@@ -919,7 +1158,7 @@ pub fn load_evaluator(
             &SourceMap::default(),
             env,
             |t, s, env| {
-                overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+                overlay_evaluator_env(t, s, env);
             },
             |t, found| {
                 if t.is_empty() {
@@ -953,7 +1192,7 @@ pub fn load_evaluator(
             what: "evaluator config",
             legacy: LEGACY_FLAT_KEYS,
             env_overlay: &|t, s, env| {
-                overlay(t, &[], "MIXSEEK_EVALUATOR__", env, |_| true, s);
+                overlay_evaluator_env(t, s, env);
             },
         },
     );
@@ -993,7 +1232,7 @@ pub fn load_judgment(
                     what: "judgment config",
                     legacy: LEGACY_FLAT_KEYS,
                     env_overlay: &|t, s, env| {
-                        overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                        overlay_judgment_env(t, s, env);
                     },
                 },
             );
@@ -1010,7 +1249,7 @@ pub fn load_judgment(
                 &SourceMap::default(),
                 env,
                 |t, s, env| {
-                    overlay(t, &[], "MIXSEEK_JUDGMENT__", env, |_| true, s);
+                    overlay_judgment_env(t, s, env);
                 },
                 |t, found| {
                     deserialize_section::<JudgmentSettings>(&toml::Value::Table(t), "", found)
@@ -1087,14 +1326,7 @@ pub fn load_prompt_builder(
         &local,
         env,
         |t, s, env| {
-            overlay(
-                t,
-                &["prompt_builder"],
-                "MIXSEEK_PROMPT_BUILDER__",
-                env,
-                |_| true,
-                s,
-            );
+            overlay_prompt_builder_env(t, s, env);
         },
         |mut t, found| {
             let inner = t
@@ -1193,37 +1425,7 @@ fn load_orchestrator_file(
             what: "orchestrator config",
             legacy: LEGACY_ORCHESTRATOR_KEYS,
             env_overlay: &|t, s, env| {
-                overlay(
-                    t,
-                    &["orchestrator"],
-                    "MIXSEEK_",
-                    env,
-                    is_orchestrator_var,
-                    s,
-                );
-                // MIXSEEK_ORCHESTRATOR__MAX_ROUNDS: the same keys, named like the file's table
-                // (and like the other sections' MIXSEEK_TEAM__*, MIXSEEK_JUDGMENT__*, ...).
-                overlay(
-                    t,
-                    &["orchestrator"],
-                    "MIXSEEK_ORCHESTRATOR__",
-                    env,
-                    |_| true,
-                    s,
-                );
-                // MIXSEEK_PROVIDERS__OPENAI__BASE_URL → providers.openai.base_url,
-                // MIXSEEK_CACHE__ENABLED → cache.enabled, MIXSEEK_HOOKS__0__URL → hooks[0].url,
-                // MIXSEEK_PRIVACY='{"mask_pii": true}' → the whole [privacy] table.
-                for table in crate::env::TOP_LEVEL_TABLES {
-                    overlay(
-                        t,
-                        &[],
-                        "MIXSEEK_",
-                        env,
-                        |rest| rest.split("__").next() == Some(*table),
-                        s,
-                    );
-                }
+                overlay_orchestrator_env(t, s, env);
             },
         },
     );
@@ -1306,7 +1508,7 @@ pub fn load_workflow(
             what: "workflow config",
             legacy: &[],
             env_overlay: &|t, s, env| {
-                overlay(t, &["workflow"], "MIXSEEK_WORKFLOW__", env, |_| true, s);
+                overlay_workflow_env(t, s, env);
             },
         },
     );

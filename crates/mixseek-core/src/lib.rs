@@ -1,11 +1,12 @@
 //! Domain types shared by every mixseek crate: identifiers, rounds, scores, judgments,
-//! leaderboard entries, the execution summary, member submissions, usage accounting, the
+//! leaderboard entries, attachments, the execution summary, member submissions, usage accounting, the
 //! events a run emits, and the PII masker every crate applies to text it writes out. JSON field
 //! names and key order match the original Python MixSeek, so its users' scripts keep reading
 //! our output.
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod attachment;
 mod event;
 mod hook_event;
 mod ids;
@@ -24,6 +25,7 @@ mod usage;
 pub mod model_id;
 pub mod time;
 
+pub use attachment::Attachment;
 pub use event::{
     AppliedInjection, Decision, Event, EventSink, LlmCallRecord, NullSink, RoundRecord, SinkError,
     SubmittedRound, TeamRef,

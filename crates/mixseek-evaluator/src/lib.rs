@@ -53,7 +53,9 @@
 //!   original's shape only (`mixseek_prompt::original_score_details`), so these
 //!   additions never change its bytes.
 //! * The user prompt of every judge is the prompt builder's `evaluator_user_prompt` with the
-//!   evaluator-phase user injections; its system prompt is the metric's instruction with the
+//!   evaluator-phase user injections; the request's `attachments`
+//!   ([`EvaluationRequest::with_attachments`]) are its `attachments` (the default template
+//!   shows them after `<user_task>`). Its system prompt is the metric's instruction with the
 //!   evaluator-phase system injections (domain context, language, suffix). The answer is
 //!   structured (`BaseLLMEvaluation {score, evaluator_comment}`), validated and repaired up to
 //!   `max_retries` times by the LLM layer; a score outside 0..=100 is repaired, never

@@ -2,8 +2,9 @@
 //! and messages.
 
 use mixseek_config::is_blank;
-use mixseek_core::{ExecutionId, TeamId};
+use mixseek_core::{Attachment, ExecutionId, TeamId};
 use mixseek_prompt::{PromptContext, py_trim};
+use std::sync::Arc;
 
 /// The team id the original uses for a standalone `mixseek evaluate`.
 pub(crate) const STANDALONE_TEAM_ID: &str = "standalone-evaluation";
@@ -31,6 +32,10 @@ pub struct EvaluationRequest {
     pub system_prompt_suffix: Option<String>,
     /// Input of the `prompt_suffix` injection rule.
     pub prompt_suffix: Option<String>,
+    /// The documents attached to the task (default: none): the `attachments` of the
+    /// evaluator prompt, which the default template shows in `<attachments>` after
+    /// `<user_task>`.
+    pub attachments: Arc<[Attachment]>,
 }
 
 impl EvaluationRequest {
@@ -41,6 +46,13 @@ impl EvaluationRequest {
             submission: submission.into(),
             ..Self::default()
         }
+    }
+
+    /// The request with `attachments` (a `Vec<Attachment>` or an already shared
+    /// `Arc<[Attachment]>`).
+    pub fn with_attachments(mut self, attachments: impl Into<Arc<[Attachment]>>) -> Self {
+        self.attachments = attachments.into();
+        self
     }
 
     /// The request with `user_prompt`, `submission` and the ids trimmed, or the original's
@@ -101,6 +113,7 @@ impl EvaluationRequest {
             language: self.language.clone(),
             system_prompt_suffix: self.system_prompt_suffix.clone(),
             prompt_suffix: self.prompt_suffix.clone(),
+            attachments: self.attachments.clone(),
             ..PromptContext::default()
         }
     }
@@ -156,5 +169,23 @@ mod tests {
         .validated()
         .expect("valid");
         assert_eq!(v.team_id.as_ref().map(TeamId::as_str), Some("t1"));
+    }
+
+    #[test]
+    fn attachments_reach_the_prompt_context() {
+        let a = Attachment {
+            name: "a.md".into(),
+            media_type: "text/markdown".into(),
+            size_bytes: 3,
+            sha256: "ab".into(),
+            text: "# A".into(),
+            truncated: false,
+        };
+        assert!(EvaluationRequest::new("q", "s").attachments.is_empty());
+        let v = EvaluationRequest::new(" q ", "s")
+            .with_attachments(vec![a.clone()])
+            .validated()
+            .expect("valid");
+        assert_eq!(v.prompt_context().attachments.as_ref(), [a]);
     }
 }

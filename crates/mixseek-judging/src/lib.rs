@@ -14,6 +14,8 @@
 //! * [`keywords`]: RAKE keyword phrases of judge comments (English and Japanese, segmented by a
 //!   safe TinySegmenter port), and checks that a sentence or a quote is really in a comment.
 //! * [`themes`]: themes of judge comments merged across rounds, and seed 003's confidence rule.
+//! * [`stats`]: means with percentile-bootstrap intervals and paired candidate-vs-baseline
+//!   comparisons (wins, ties, losses) for experiment reports.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -22,5 +24,6 @@ pub mod bradley_terry;
 pub mod correlation;
 pub mod design;
 pub mod keywords;
+pub mod stats;
 pub mod themes;
 pub mod verdict;

@@ -58,7 +58,7 @@ pub use passthrough::{apply_model_settings, merged_model_settings};
 pub use providers::anthropic::CODE_EXECUTION_BETA;
 pub use providers::{api_key_values, base_url_of, native_tool_support};
 pub use reach::{is_local_url, probe};
-pub use registry::{ModelRegistry, RegistryConfig};
+pub use registry::{ModelRegistry, RegistryConfig, SharedRuntimes};
 pub use retry::MAX_SERVER_WAIT;
 pub use secret::mask;
 pub use structured::{

@@ -40,6 +40,32 @@ pub struct RegistryConfig {
     pub observers: Vec<Arc<dyn CallObserver>>,
     /// `[privacy]`: the cache leaves out answers holding personal data.
     pub masker: Option<Arc<mixseek_core::PiiMasker>>,
+    /// Provider runtimes shared with other registries (see [`SharedRuntimes`]).
+    pub shared: Option<SharedRuntimes>,
+}
+
+/// Provider runtimes shared by the registries of several executions in one process (an
+/// experiment's): each provider's rate limits (requests and tokens per minute, concurrency),
+/// its retry state and what was learnt of its server are then one for all of them. Runtimes
+/// are shared by provider name and settings: a variant that sets other `[providers.<name>]`
+/// values gets a runtime (and limits) of its own.
+#[derive(Clone, Default)]
+pub struct SharedRuntimes(Arc<Mutex<HashMap<String, Arc<ProviderRuntime>>>>);
+
+impl std::fmt::Debug for SharedRuntimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map(|m| m.len()).unwrap_or_default();
+        f.debug_struct("SharedRuntimes")
+            .field("runtimes", &n)
+            .finish()
+    }
+}
+
+impl SharedRuntimes {
+    /// An empty set (runtimes are added as the registries first use their providers).
+    pub fn new() -> Self {
+        Self::default()
+    }
 }
 
 impl std::fmt::Debug for RegistryConfig {
@@ -76,6 +102,11 @@ impl RegistryConfig {
         self.workspace = workspace;
         self
     }
+    /// Shares provider runtimes (rate limits, retry state) with other registries.
+    pub fn with_shared_runtimes(mut self, shared: SharedRuntimes) -> Self {
+        self.shared = Some(shared);
+        self
+    }
     /// The run's PII masker (`[privacy] mask_pii`): answers it finds personal data in are
     /// not cached.
     pub fn with_masker(mut self, masker: Arc<mixseek_core::PiiMasker>) -> Self {
@@ -104,6 +135,7 @@ pub struct ModelRegistry {
     http: reqwest::Client,
     observers: Arc<Observers>,
     runtimes: Mutex<HashMap<String, Arc<ProviderRuntime>>>,
+    shared: Option<SharedRuntimes>,
 }
 
 impl std::fmt::Debug for ModelRegistry {
@@ -155,6 +187,7 @@ impl ModelRegistry {
                 extra: config.observers,
             }),
             runtimes: Mutex::new(HashMap::new()),
+            shared: config.shared,
         })
     }
 
@@ -283,9 +316,32 @@ impl ModelRegistry {
                 ),
             ));
         }
-        let rt = Arc::new(ProviderRuntime::build(
-            provider, settings, &self.env, &self.http,
-        )?);
+        let rt = match &self.shared {
+            Some(shared) => {
+                // Shared by name and settings (a variant's own provider settings get their
+                // own runtime).
+                let key = format!(
+                    "{provider}\u{0}{}",
+                    settings
+                        .map(|s| serde_json::to_string(s).unwrap_or_default())
+                        .unwrap_or_default()
+                );
+                let mut pool = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+                match pool.get(&key) {
+                    Some(rt) => rt.clone(),
+                    None => {
+                        let rt = Arc::new(ProviderRuntime::build(
+                            provider, settings, &self.env, &self.http,
+                        )?);
+                        pool.insert(key, rt.clone());
+                        rt
+                    }
+                }
+            }
+            None => Arc::new(ProviderRuntime::build(
+                provider, settings, &self.env, &self.http,
+            )?),
+        };
         guard.insert(provider.to_string(), rt.clone());
         Ok(rt)
     }

@@ -57,6 +57,15 @@ pub struct RunOptions {
     pub display: Option<Arc<dyn EventSink>>,
     /// Provider credentials and endpoints (default: the process environment).
     pub env: Option<Env>,
+    /// The database file (default: the workspace's `mixseek.db`; an experiment shard writes
+    /// its own).
+    pub db_path: Option<std::path::PathBuf>,
+    /// Provider runtimes shared with other executions of this process (an experiment's: one
+    /// set of rate limits for all of them).
+    pub shared_runtimes: Option<mixseek_llm::SharedRuntimes>,
+    /// Documents attached to the task (extracted text), offered to every prompt and stored
+    /// with the execution. A resumed execution uses the ones it stored.
+    pub attachments: Vec<mixseek_core::Attachment>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -83,6 +92,9 @@ impl RunOptions {
             cancel: CancellationToken::new(),
             display: None,
             env: None,
+            db_path: None,
+            shared_runtimes: None,
+            attachments: Vec::new(),
         }
     }
 }
@@ -150,6 +162,8 @@ struct Shared {
     /// Stops every team: on Ctrl-C, and when the store cannot record (see halt.rs).
     halt: Arc<Halt>,
     deadline_per_team: Duration,
+    /// The task's attachments, for every prompt.
+    attachments: Arc<[mixseek_core::Attachment]>,
 }
 
 /// What the earlier processes of a resumed execution left (empty for a new one).
@@ -181,7 +195,11 @@ impl Orchestrator {
     pub async fn run(&self, opts: RunOptions) -> Result<ExecutionSummary, OrchestratorError> {
         let cfg = &self.config;
         let o = cfg.orchestrator();
-        let store = open_store(cfg)?;
+        let db_path = opts
+            .db_path
+            .clone()
+            .unwrap_or_else(|| cfg.workspace.db_path());
+        let store = open_store(cfg, &db_path)?;
         let masker = Arc::new(cfg.file.privacy.masker().map_err(StoreError::from)?);
         let writer = store.writer(PiiMasker::clone(&masker))?;
         let hash = config_hash(cfg);
@@ -190,7 +208,7 @@ impl Orchestrator {
             user_prompt,
             prior,
             earlier,
-        } = begin(&store, cfg, &opts, &hash)?;
+        } = begin(&store, &db_path, &opts, &hash)?;
 
         let budget = Arc::new(Budget::new(
             opts.max_cost_usd.or(o.max_cost_usd),
@@ -229,6 +247,19 @@ impl Orchestrator {
         let (registry, prompts, evaluator) = pipeline(cfg, &opts, &masker, observer)?;
 
         record_start(cfg, &bus, &execution_id, &user_prompt, hash).await?;
+        // A new execution's attachments are stored with it; a resumed one reads them back.
+        let attachments = if opts.resume.is_none() {
+            writer
+                .write_attachments(execution_id.as_str(), &opts.attachments)
+                .await
+                .map_err(|e| OrchestratorError::Record {
+                    what: "the attachments",
+                    source: mixseek_core::SinkError::new("store", e),
+                })?;
+            opts.attachments.clone()
+        } else {
+            store.attachments(execution_id.as_str())?
+        };
 
         let halt = Arc::new(Halt::new(&opts.cancel));
         let shared = Arc::new(Shared {
@@ -245,6 +276,7 @@ impl Orchestrator {
             stop: stop_check(&halt, &budget),
             halt: halt.clone(),
             deadline_per_team: Duration::from_secs(o.timeout_per_team_seconds),
+            attachments: attachments.into(),
         });
         let started = Instant::now();
         let span = tracing::info_span!(
@@ -317,14 +349,14 @@ impl Orchestrator {
 }
 
 /// Phase 1: the workspace folder and its database, with a run's DuckDB settings.
-fn open_store(cfg: &LoadedConfig) -> Result<Store, OrchestratorError> {
+fn open_store(cfg: &LoadedConfig, db_path: &Path) -> Result<Store, OrchestratorError> {
     std::fs::create_dir_all(&cfg.workspace.root).map_err(|source| {
         OrchestratorError::Workspace {
             path: cfg.workspace.root.clone(),
             source,
         }
     })?;
-    let store = Store::open(cfg.workspace.db_path())?;
+    let store = Store::open(db_path)?;
     // a run reads back only its own recent rows: DuckDB need not cache more
     if let Err(e) = store.limit_memory(mixseek_store::RUN_MEMORY_LIMIT) {
         tracing::warn!(error = %e, "cannot limit the database's memory");
@@ -353,7 +385,7 @@ struct Begin {
 /// changed since it started.
 fn begin(
     store: &Store,
-    cfg: &LoadedConfig,
+    db_path: &Path,
     opts: &RunOptions,
     hash: &str,
 ) -> Result<Begin, OrchestratorError> {
@@ -384,7 +416,7 @@ fn begin(
             .execution_state(&id)?
             .ok_or_else(|| OrchestratorError::ExecutionNotFound {
                 id: id.clone(),
-                db: cfg.workspace.db_path(),
+                db: db_path.to_path_buf(),
             })?;
     if ["completed", "partial_failure", "failed"].contains(&state.status.as_str()) {
         return Err(OrchestratorError::AlreadyFinished {
@@ -461,21 +493,23 @@ fn pipeline(
 > {
     let mut cache = cfg.file.cache.clone();
     cache.enabled |= opts.cache;
-    let registry = Arc::new(
-        ModelRegistry::new(
-            RegistryConfig::new()
-                .with_providers(cfg.file.providers.clone())
-                .with_pricing(cfg.file.pricing.clone())
-                .with_cache(cache, Some(cfg.workspace.root.clone()))
-                .with_masker(masker.clone())
-                .with_env(opts.env.clone().unwrap_or_else(Env::process))
-                .with_observer(observer),
-        )
-        .map_err(|e| OrchestratorError::Setup {
-            what: "the LLM providers",
-            source: Box::new(e),
-        })?,
-    );
+    let mut registry_config = RegistryConfig::new()
+        .with_providers(cfg.file.providers.clone())
+        .with_pricing(cfg.file.pricing.clone())
+        .with_cache(cache, Some(cfg.workspace.root.clone()))
+        .with_masker(masker.clone())
+        .with_env(opts.env.clone().unwrap_or_else(Env::process))
+        .with_observer(observer);
+    if let Some(shared) = &opts.shared_runtimes {
+        registry_config = registry_config.with_shared_runtimes(shared.clone());
+    }
+    let registry =
+        Arc::new(
+            ModelRegistry::new(registry_config).map_err(|e| OrchestratorError::Setup {
+                what: "the LLM providers",
+                source: Box::new(e),
+            })?,
+        );
     let prompts =
         PromptBuilder::new(&cfg.prompt_builder).map_err(|e| OrchestratorError::Setup {
             what: "the prompt builder",
@@ -813,6 +847,7 @@ async fn run_team(shared: &Shared, team: &LoadedUnit, prior: Vec<CompletedRound>
     .with_sink(shared.bus.clone())
     .with_context(o.domain_context.clone(), o.language.clone())
     .with_stop_check(shared.stop.clone())
+    .with_attachments(shared.attachments.clone())
     .without_records();
     let tid = team.id();
     let team_id = tid.as_str();

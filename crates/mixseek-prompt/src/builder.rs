@@ -2,6 +2,7 @@
 //! prompts and applies rules from a [`PromptContext`].
 
 use crate::applied::InjectionLog;
+use crate::attachments::{ATTACHMENT_TAGS, XML_ATTR_FILTER, compiled_source, xml_attr};
 use crate::clock::{SharedClock, SystemClock, env_tz, resolve_time_zone};
 use crate::context::{PromptContext, py_trim};
 use crate::error::{PromptError, TemplateKind, TemplateName, from_minijinja};
@@ -31,6 +32,8 @@ pub struct PromptBuilder {
     /// Each template's tag guard (the default tag names and its boundary tags), indexed like
     /// `TemplateKind::ALL`.
     guards: Arc<[TagGuard; 3]>,
+    /// The same guards plus the attachment block's tags: those of a context with attachments.
+    attached_guards: Arc<[TagGuard; 3]>,
     system_separator: String,
     user_separator: String,
     /// `[prompt_builder] system_prompt_suffix` / `prompt_suffix`.
@@ -55,6 +58,7 @@ fn new_env() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_debug(true);
+    env.add_filter(XML_ATTR_FILTER, xml_attr);
     env
 }
 
@@ -103,7 +107,11 @@ fn compile(
     }
     let mut env = new_env();
     for kind in TemplateKind::ALL {
-        let source = normalize_newlines(settings.template(kind.key()).unwrap_or_default());
+        // a default template gets the attachment block (rendering nothing without attachments)
+        let source = compiled_source(
+            kind,
+            normalize_newlines(settings.template(kind.key()).unwrap_or_default()),
+        );
         if let Err(e) = env.add_template_owned(kind.key(), source.clone()) {
             let available = variable_names(kind);
             errors.push(from_minijinja(
@@ -252,16 +260,20 @@ impl PromptBuilder {
                 .map(|t| t.undeclared_variables(false))
                 .unwrap_or_default()
         });
+        // the guards of the templates as written (the attachment block of a default template
+        // is not scanned: without attachments, the guard is the original's)
         let guards = TemplateKind::ALL.map(|k| {
             TagGuard::for_template(&normalize_newlines(
                 settings.template(k.key()).unwrap_or_default(),
             ))
         });
+        let attached_guards = guards.clone().map(|g| g.with_extra(&ATTACHMENT_TAGS));
         Ok(Self {
             env: Arc::new(env),
             rules: Arc::new(rules),
             referenced: Arc::new(referenced),
             guards: Arc::new(guards),
+            attached_guards: Arc::new(attached_guards),
             system_separator: settings.system_separator.clone(),
             user_separator: settings.user_separator.clone(),
             suffixes: Arc::new(Suffixes {
@@ -274,9 +286,22 @@ impl PromptBuilder {
         })
     }
 
-    /// The tag guard of `kind`'s template.
-    fn guard(&self, kind: TemplateKind) -> &TagGuard {
-        &self.guards[kind_index(kind)]
+    /// The tag guard of `kind`'s template for `ctx`: with attachments, it also guards the
+    /// attachment block's tags.
+    fn guard(&self, kind: TemplateKind, ctx: &PromptContext) -> &TagGuard {
+        if ctx.attachments.is_empty() {
+            &self.guards[kind_index(kind)]
+        } else {
+            &self.attached_guards[kind_index(kind)]
+        }
+    }
+
+    /// Whether `kind`'s template shows the context's attachments (reads the `attachments`
+    /// variable): true for the default templates, which show them in `<attachments>` after
+    /// `<user_task>`; false for a template of one's own that does not use the variable, so a
+    /// caller with attachments can warn that they will not reach that prompt.
+    pub fn shows_attachments(&self, kind: TemplateKind) -> bool {
+        self.referenced[kind_index(kind)].contains("attachments")
     }
 
     /// Replaces the clock (tests, `--now`).
@@ -303,7 +328,7 @@ impl PromptBuilder {
     /// call. Errors: context validation, template errors (with template, line, column and,
     /// for undefined names, the available variables).
     pub fn render(&self, kind: TemplateKind, ctx: &PromptContext) -> Result<String, PromptError> {
-        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?;
+        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind, ctx))?;
         self.render_vars(kind, &vars)
     }
 
@@ -330,7 +355,7 @@ impl PromptBuilder {
         kind: TemplateKind,
         ctx: &PromptContext,
     ) -> Result<Injected, PromptError> {
-        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?;
+        let vars = compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind, ctx))?;
         let prompt = self.render_vars(kind, &vars)?;
         Ok(self.apply(kind_phase(kind), InjectionSide::User, &prompt, ctx, vars))
     }
@@ -357,7 +382,7 @@ impl PromptBuilder {
                 && (r.when.is_some() || matches!(r.text, RuleText::Template(_)))
         });
         let vars = if needs_vars {
-            compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind))?
+            compute(kind, ctx, self.clock.now(), self.tz, self.guard(kind, ctx))?
         } else {
             validate(kind, ctx)?;
             Vec::new()

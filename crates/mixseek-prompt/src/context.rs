@@ -1,10 +1,11 @@
-//! What a prompt is rendered from: the round context (prompt, round, team, history, ranking,
-//! submission) plus the inputs of the built-in injection rules (domain context, language,
-//! suffixes). Its JSON form is the `--context` file of `mixseek prompt render`.
+//! What a prompt is rendered from: the round context (prompt, attachments, round, team,
+//! history, ranking, submission) plus the inputs of the built-in injection rules (domain
+//! context, language, suffixes). Its JSON form is the `--context` file of `mixseek prompt
+//! render`.
 
 use crate::error::PromptError;
 use mixseek_config::is_blank;
-use mixseek_core::{RoundState, ScoreDetails};
+use mixseek_core::{Attachment, RoundState, ScoreDetails};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -100,6 +101,23 @@ mod shared_ranking {
     }
 }
 
+/// `Arc<[Attachment]>` (de)serialized as a list of attachments.
+mod shared_attachments {
+    use mixseek_core::Attachment;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub(crate) fn serialize<S: Serializer>(a: &Arc<[Attachment]>, s: S) -> Result<S::Ok, S::Error> {
+        a.as_ref().serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<[Attachment]>, D::Error> {
+        Ok(Vec::<Attachment>::deserialize(d)?.into())
+    }
+}
+
 impl RankingEntry {
     /// The ranking order, [`mixseek_core::team_order`]'s rule: best score first, then `team_id`
     /// ascending. `Less` when `a` ranks above `b`.
@@ -147,9 +165,27 @@ pub struct PromptContext {
     pub system_prompt_suffix: Option<String>,
     /// Text appended to user prompts by the built-in `prompt_suffix` rule.
     pub prompt_suffix: Option<String>,
+    /// The documents attached to the task (their extracted texts), in order; empty when none.
+    /// Every template sees them as `attachments`; the default templates show them in
+    /// `<attachments>` after `<user_task>`. Shared: every prompt of a run shows the same ones.
+    #[serde(
+        with = "shared_attachments",
+        skip_serializing_if = "attachments_are_empty"
+    )]
+    pub attachments: Arc<[Attachment]>,
+}
+
+fn attachments_are_empty(a: &Arc<[Attachment]>) -> bool {
+    a.is_empty()
 }
 
 impl PromptContext {
+    /// Sets the attachments (a `Vec<Attachment>` or an already shared `Arc<[Attachment]>`).
+    pub fn with_attachments(mut self, attachments: impl Into<Arc<[Attachment]>>) -> Self {
+        self.attachments = attachments.into();
+        self
+    }
+
     /// Sets the history from the store's rounds.
     pub fn with_rounds<'a>(mut self, rounds: impl IntoIterator<Item = &'a RoundState>) -> Self {
         self.round_history = rounds.into_iter().map(HistoryRound::from).collect();

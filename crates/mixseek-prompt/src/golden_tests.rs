@@ -485,7 +485,7 @@ fn evaluator_accepts_user_query_and_rejects_round_variables() {
         .expect_err("undefined");
     assert_eq!(
         err.to_string(),
-        "Jinja2 template error: evaluator_user_prompt (line 2, column 6): undefined value: `round_number` is undefined; available variables: user_prompt, user_query, submission, current_datetime, team_id, team_name, execution_id, domain_context, language"
+        "Jinja2 template error: evaluator_user_prompt (line 2, column 6): undefined value: `round_number` is undefined; available variables: user_prompt, user_query, submission, current_datetime, team_id, team_name, execution_id, domain_context, language, attachments"
     );
     match err {
         PromptError::UndefinedVariable {

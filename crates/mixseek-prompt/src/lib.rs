@@ -50,6 +50,16 @@
 //! * Applied rules: every application is logged at debug level (execution, team, round,
 //!   phase, side, rules); [`PromptBuilder::take_applied`] returns a round's rule names per
 //!   phase and side (`mixseek_core::AppliedInjection`) for the round record. Clones share them.
+//! * Attachments: [`PromptContext::attachments`] (or [`PromptContext::with_attachments`]) are
+//!   the documents attached to the task. Every template (and rule) sees them as
+//!   `attachments`, a list of `{name, media_type, size_bytes, sha256, text, truncated}` whose
+//!   texts are neutralized like every other embedded value; the `xml_attr` filter writes a
+//!   value inside a double-quoted attribute. The default templates show them after
+//!   `<user_task>`, only when there are any (without, every prompt is byte for byte the
+//!   original's):
+//!   `<attachments>\n<attachment name="report.pdf" type="application/pdf">\n…text…\n</attachment>\n</attachments>`
+//!   (with ` truncated="true"` on a text cut at the cap), and name the block in their reading
+//!   guide. [`PromptBuilder::shows_attachments`] says whether a template shows them.
 //! * Outside a run: [`load_for_run`] loads the settings exactly as a run does;
 //!   [`parse_context`] reads a strict context JSON.
 //! * History: [`PromptContext::with_rounds`] shows stored rounds' score details in the
@@ -68,6 +78,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod applied;
+mod attachments;
 mod builder;
 mod clock;
 mod context;
@@ -80,6 +91,8 @@ mod pyjson;
 mod tags;
 mod vars;
 
+#[cfg(test)]
+mod attachment_tests;
 #[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
@@ -100,6 +113,7 @@ pub use load::{
     CONTEXT_KEYS, LoadedSettings, load_for_run, parse_context, required_fields, settings_from_toml,
 };
 pub use mixseek_config::{InjectionPhase, InjectionSide, PromptBuilderSettings};
+pub use mixseek_core::Attachment;
 pub use pyjson::py_float_repr;
 pub use tags::TagGuard;
 pub use vars::{INJECTION_VARS, VarInfo, template_variables};

@@ -175,6 +175,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "language",
     "system_prompt_suffix",
     "prompt_suffix",
+    "attachments",
 ];
 
 /// Parses a context JSON for `kind` (`origin` names it in errors): bad JSON, an unknown key

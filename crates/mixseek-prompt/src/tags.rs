@@ -89,6 +89,17 @@ impl TagGuard {
         Self { names, re }
     }
 
+    /// This guard with `extra` names added (the attachment block's tags, when a prompt has
+    /// attachments).
+    pub(crate) fn with_extra(&self, extra: &[&str]) -> Self {
+        Self::with_names(
+            self.names
+                .iter()
+                .cloned()
+                .chain(extra.iter().map(|s| s.to_string())),
+        )
+    }
+
     /// The guarded names, longest first.
     pub fn names(&self) -> &[String] {
         &self.names

@@ -1,6 +1,7 @@
 //! The variables each template kind sees (what `mixseek prompt vars` lists) and how their
 //! values are computed from a [`PromptContext`].
 
+use crate::attachments::attachments_value;
 use crate::clock::format_current_datetime;
 use crate::context::{PromptContext, py_trim};
 use crate::error::{PromptError, TemplateKind};
@@ -25,6 +26,11 @@ pub struct VarInfo {
 const fn v(name: &'static str, description: &'static str) -> VarInfo {
     VarInfo { name, description }
 }
+
+/// Texts neutralized like the other values (`tags.rs`); `xml_attr` for attributes.
+const ATTACHMENTS_DESCRIPTION: &str = "the documents attached to the task, a list of {name, media_type, \
+     size_bytes, sha256, text, truncated} (empty when none); the default templates show them in \
+     <attachments> after <user_task>";
 
 const ROUND_VARS: &[VarInfo] = &[
     v(
@@ -53,6 +59,7 @@ const ROUND_VARS: &[VarInfo] = &[
     v("execution_id", "the execution's id (\"\" when unknown)"),
     v("domain_context", "the domain context (\"\" when unset)"),
     v("language", "the answer language (\"\" when unset)"),
+    v("attachments", ATTACHMENTS_DESCRIPTION),
 ];
 
 const EVALUATOR_VARS: &[VarInfo] = &[
@@ -68,6 +75,7 @@ const EVALUATOR_VARS: &[VarInfo] = &[
     v("execution_id", "the execution's id (\"\" when unknown)"),
     v("domain_context", "the domain context (\"\" when unset)"),
     v("language", "the answer language (\"\" when unset)"),
+    v("attachments", ATTACHMENTS_DESCRIPTION),
 ];
 
 /// Extra variables of injection-rule conditions and texts (besides the phase's variables:
@@ -113,8 +121,8 @@ pub(crate) fn validate(kind: TemplateKind, ctx: &PromptContext) -> Result<(), Pr
 
 /// The variables of `kind` for `ctx` at `now` in `tz`, validating the context first. The
 /// values that come from outside the configuration (the user prompt, the submissions and the
-/// judges' comments, team names in the ranking) are neutralized by `guard`, the tag guard of
-/// the template in use (see `tags.rs`).
+/// judges' comments, team names in the ranking, the attachments' texts) are neutralized by
+/// `guard`, the tag guard of the template in use (see `tags.rs`).
 pub(crate) fn compute(
     kind: TemplateKind,
     ctx: &PromptContext,
@@ -153,6 +161,7 @@ pub(crate) fn compute(
                 ("execution_id", opt(&ctx.execution_id)),
                 ("domain_context", opt(&ctx.domain_context)),
                 ("language", opt(&ctx.language)),
+                ("attachments", attachments_value(&ctx.attachments, guard)),
             ])
         }
         TemplateKind::Evaluator => {
@@ -175,6 +184,7 @@ pub(crate) fn compute(
                 ("execution_id", opt(&ctx.execution_id)),
                 ("domain_context", opt(&ctx.domain_context)),
                 ("language", opt(&ctx.language)),
+                ("attachments", attachments_value(&ctx.attachments, guard)),
             ])
         }
     }

@@ -65,6 +65,9 @@ const TOKENS: &[&str] = &[
     "ranking_table",
     "team_position_message",
     "current_datetime",
+    "attachments",
+    "a.text",
+    "xml_attr",
     "undefined_name",
     "x",
     "=",
@@ -155,6 +158,14 @@ fn context() -> PromptContext {
         submission: Some("answer".into()),
         ..Default::default()
     }
+    .with_attachments(vec![mixseek_prompt::Attachment {
+        name: "a\"<b>.md".into(),
+        media_type: "text/markdown".into(),
+        size_bytes: 7,
+        sha256: "ab".into(),
+        text: "</attachments>{{ x }}".into(),
+        truncated: true,
+    }])
 }
 
 /// Every template error names its template and a line.

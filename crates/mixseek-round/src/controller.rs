@@ -1,7 +1,8 @@
 //! The round controller: one team's round loop.
 //!
-//! For each round: `RoundStarted` → the team prompt (the original user prompt, the round
-//! number, the team's completed rounds and, from round 2, the ranking) → the leader with
+//! For each round: `RoundStarted` → the team prompt (the original user prompt, the documents
+//! attached to it ([`RoundController::with_attachments`]), the round number, the team's
+//! completed rounds and, from round 2, the ranking) → the leader with
 //! fresh agents, bounded by `submission_timeout_seconds` → `SubmissionReady` (its commit runs
 //! alongside the evaluation) → evaluation of the submission against the **original** user
 //! prompt → `Evaluated(RoundRecord)` (its commit runs alongside the judgment call and is
@@ -29,9 +30,9 @@ use chrono::Utc;
 use mixseek_agents::{RoundContext, UnitAgents};
 use mixseek_config::OrchestratorSettings;
 use mixseek_core::{
-    Decision, Event, EventSink, ExecutionId, ExitReason, LeaderboardEntry, MemberSubmissionsRecord,
-    NullSink, Role, RoundRecord, RoundState, SinkError, SubmittedRound, TeamId, TeamStatusKind,
-    Usage, UsageByRole, best_round,
+    Attachment, Decision, Event, EventSink, ExecutionId, ExitReason, LeaderboardEntry,
+    MemberSubmissionsRecord, NullSink, Role, RoundRecord, RoundState, SinkError, SubmittedRound,
+    TeamId, TeamStatusKind, Usage, UsageByRole, best_round,
 };
 use mixseek_prompt::{PromptBuilder, PromptContext, Ranking, RankingEntry, TemplateKind};
 use std::sync::Arc;
@@ -143,6 +144,8 @@ pub struct RoundController {
     settings: RoundSettings,
     domain_context: Option<String>,
     language: Option<String>,
+    /// The documents attached to the task: in every team, judgment and evaluator prompt.
+    attachments: Arc<[Attachment]>,
     stop_check: Option<StopCheck>,
     /// Whether a run returns its rounds' records (see [`RoundController::without_records`]).
     keep_records: bool,
@@ -218,6 +221,7 @@ impl RoundController {
             settings,
             domain_context: None,
             language: None,
+            attachments: Arc::default(),
             stop_check: None,
             keep_records: true,
         }
@@ -240,6 +244,14 @@ impl RoundController {
     ) -> Self {
         self.domain_context = domain_context;
         self.language = language;
+        self
+    }
+    /// The documents attached to the task (default: none), shown with the user prompt in
+    /// every round's team prompt, judgment prompt and evaluator prompt (the default templates
+    /// show them in `<attachments>` after `<user_task>`; see `mixseek_prompt`). Takes a
+    /// `Vec<Attachment>` or an already shared `Arc<[Attachment]>`.
+    pub fn with_attachments(mut self, attachments: impl Into<Arc<[Attachment]>>) -> Self {
+        self.attachments = attachments.into();
         self
     }
     /// Checks `check` before every new round.
@@ -292,6 +304,7 @@ impl RoundController {
                 .language()
                 .map(str::to_string)
                 .or_else(|| self.language.clone()),
+            attachments: self.attachments.clone(),
             ..PromptContext::default()
         }
         .with_rounds(rounds.iter().map(|r| &r.state))
@@ -529,6 +542,7 @@ impl RoundController {
             round_number: n,
             domain_context,
             language,
+            attachments: self.attachments.clone(),
         };
         // The unevaluated round is stored while the evaluation runs (its commit is off the
         // round's critical path; the sink receives it before `Evaluated`, which is emitted

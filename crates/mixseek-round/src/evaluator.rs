@@ -20,6 +20,7 @@ impl SubmissionEvaluator for Evaluator {
             round_number: Some(request.round_number),
             domain_context: request.domain_context.clone(),
             language: request.language.clone(),
+            attachments: request.attachments.clone(),
             ..Default::default()
         };
         match Evaluator::evaluate(self, &req).await {

@@ -11,6 +11,8 @@
 //! * [`JudgmentClient`] asks the judgment LLM for `{should_continue, reasoning,
 //!   confidence_score}` (structured output with repair); `on_error = stop | continue | fail`
 //!   decides what a failed call means ([`mixseek_config::OnJudgmentError`]).
+//! * The documents attached to the task ([`RoundController::with_attachments`]) reach every
+//!   team, judgment and evaluator prompt ([`EvaluationRequest::attachments`]).
 //! * The evaluator and the ranking come in through the [`SubmissionEvaluator`] and
 //!   [`RankingSource`] traits; events go out through [`mixseek_core::EventSink`].
 //! * [`TeamReport`] is what `mixseek team` prints.

@@ -3,11 +3,12 @@
 //! implements them with the evaluator crate and the DuckDB store; `mixseek team` runs with
 //! [`NoRanking`].
 
-use mixseek_core::{ExecutionId, ScoreDetails, TeamId, Usage};
+use mixseek_core::{Attachment, ExecutionId, ScoreDetails, TeamId, Usage};
 use mixseek_prompt::Ranking;
+use std::sync::Arc;
 
-/// What is evaluated: the **original** user prompt (not the rendered team prompt) and the
-/// leader's submission, with the ids custom metrics receive.
+/// What is evaluated: the **original** user prompt (not the rendered team prompt) with the
+/// documents attached to it and the leader's submission, with the ids custom metrics receive.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvaluationRequest {
     /// The original user prompt.
@@ -26,6 +27,8 @@ pub struct EvaluationRequest {
     pub domain_context: Option<String>,
     /// The answer language in effect.
     pub language: Option<String>,
+    /// The documents attached to the task (shown to the judges with the user prompt).
+    pub attachments: Arc<[Attachment]>,
 }
 
 /// The evaluation of one submission.

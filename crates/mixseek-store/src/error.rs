@@ -172,6 +172,17 @@ pub enum StoreError {
         candidates: Vec<String>,
     },
 
+    /// A database file cannot be merged into another (`mixseek experiment merge`).
+    #[error("cannot merge {}: {problem}", path.display())]
+    Merge {
+        /// The file being merged.
+        path: PathBuf,
+        /// Why (another schema version, the output itself, an experiment defined otherwise).
+        problem: String,
+        /// What to do about it.
+        hint: String,
+    },
+
     /// A write on a store opened read-only.
     #[error("{} was opened read-only", path.display())]
     ReadOnly {
@@ -293,6 +304,7 @@ impl StoreError {
             | StoreError::Decode { .. }
             | StoreError::ExecutionNotFound(_)
             | StoreError::AmbiguousExecution { .. }
+            | StoreError::Merge { .. }
             | StoreError::Pii(_) => ErrorClass::BadInput,
             StoreError::Locked { .. } => ErrorClass::Busy,
             StoreError::Io { .. }
@@ -359,6 +371,7 @@ impl StoreError {
                  workspace, or move the file out of the way"
                     .to_string(),
             ),
+            StoreError::Merge { hint, .. } => Some(hint.clone()),
             StoreError::NotAFile { .. } => Some(
                 "remove or rename the directory; mixseek creates the database file there"
                     .to_string(),

@@ -51,7 +51,10 @@
 //! field) and masked (user prompt, judge answers, errors); an arena id already stored is
 //! refused by the database. [`StoreWriter::write_themes`]`(&`[`ThemeAnalysis`]`)` stores a
 //! theme analysis of judge comments (schema version 7: `theme_analyses`, `comment_themes`) the
-//! same way.
+//! same way. Experiments (schema version 8): [`StoreWriter::write_experiment`]`(&`[`ExperimentRecord`]`)`,
+//! [`StoreWriter::write_experiment_item`]`(&`[`ExperimentItem`]`)` (which execution plays a
+//! task × variant × repeat) and [`StoreWriter::write_attachments`] (an execution's attached
+//! documents as extracted text, masked; never the raw file).
 //!
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
@@ -77,6 +80,11 @@
 //! * Theme analyses: [`Store::theme_analyses`]`(execution_id)` (newest first),
 //!   [`Store::theme_analysis`]`(analysis_id)`, [`Store::latest_theme_analysis`]; the HTML
 //!   report shows the latest.
+//! * Experiments: [`Store::experiments`], [`Store::experiment`]`(name)`,
+//!   [`Store::experiment_items`]`(name) -> Vec<`[`ItemState`]`>` (each item with its execution's
+//!   status, score and usage); [`Store::attachments`]`(execution_id)`.
+//! * [`merge::merge`] copies the executions of other database files (experiment shards) into
+//!   this one, idempotently.
 //!
 //! Reads of completed rounds (ranking, `team_rounds`, `completed_rounds`, leaderboards,
 //! executions) start from `leader_board`. `history`, `round_detail`, `round_details` and
@@ -98,6 +106,7 @@ mod arena;
 mod backup;
 mod db;
 mod error;
+mod experiment;
 mod fault;
 mod model;
 mod read;
@@ -112,6 +121,7 @@ mod writer;
 // Two namespaces stay public: each holds a family of functions named after what they
 // render or write (`report::leaderboard`, `export::parquet`, …).
 pub mod export;
+pub mod merge;
 pub mod report;
 
 pub use agreement::MetricAgreement;
@@ -121,6 +131,7 @@ pub use arena::{
 pub use backup::next_backup_path;
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, WRITER_WAIT, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
+pub use experiment::{ExperimentItem, ExperimentListing, ExperimentRecord, ItemState};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundScore, RoundUsage,

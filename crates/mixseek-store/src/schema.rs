@@ -36,6 +36,10 @@
 //! Version 7 adds the tables of theme analyses, `theme_analyses` and `comment_themes` (see
 //! [`crate::themes`]); the upgrade from version 6 only creates them.
 //!
+//! Version 8 adds the experiment tables `experiments` and `experiment_items` and the
+//! attachments of executions, `execution_attachments` (see [`crate::experiment`]); the
+//! upgrade from version 7 only creates them.
+//!
 //! A fresh file gets the latest schema directly. An older file is first copied next to itself
 //! (`mixseek.db.v4.bak`, never overwriting an existing backup: `mixseek.db.v4.1.bak`, …; see
 //! [`crate::backup`]), then upgraded in one transaction (so a failed upgrade leaves it
@@ -46,6 +50,8 @@
 pub(crate) use crate::arena::ARENA_TABLES;
 use crate::arena::{ARENA_DDL, ARENA_GAMES, ARENA_RATINGS, ARENA_RUNS};
 use crate::error::{Result, StoreError};
+pub(crate) use crate::experiment::EXPERIMENT_TABLES;
+use crate::experiment::{EXECUTION_ATTACHMENTS, EXPERIMENT_DDL, EXPERIMENT_ITEMS, EXPERIMENTS};
 pub(crate) use crate::themes::THEME_TABLES;
 use crate::themes::{COMMENT_THEMES, THEME_ANALYSES, THEME_DDL};
 use duckdb::Connection;
@@ -56,10 +62,10 @@ use std::path::{Path, PathBuf};
 mod rekey;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Our tables, in dependency-free creation order.
-pub const TABLES: [&str; 11] = [
+pub const TABLES: [&str; 14] = [
     "schema_version",
     "execution_summary",
     "round_history",
@@ -71,6 +77,9 @@ pub const TABLES: [&str; 11] = [
     "arena_ratings",
     "theme_analyses",
     "comment_themes",
+    "experiments",
+    "experiment_items",
+    "execution_attachments",
 ];
 
 /// Tables whose rows belong to one execution (exported, filtered by `execution_id`). The arena
@@ -306,7 +315,7 @@ pub(crate) const KEYED_TABLES: [TableKeys; 4] = [
 ];
 
 /// Every table of the latest schema with its DDL (unkeyed: the columns are what matters).
-const TABLE_DDL: [(&str, &str); 11] = [
+const TABLE_DDL: [(&str, &str); 14] = [
     ("schema_version", SCHEMA_VERSION_TABLE),
     ("execution_summary", EXECUTION_SUMMARY),
     ("round_history", ROUND_HISTORY),
@@ -318,12 +327,17 @@ const TABLE_DDL: [(&str, &str); 11] = [
     ARENA_DDL[2],
     THEME_DDL[0],
     THEME_DDL[1],
+    EXPERIMENT_DDL[0],
+    EXPERIMENT_DDL[1],
+    EXPERIMENT_DDL[2],
 ];
 
-/// The tables version 6 (the arena's) and 7 (theme analyses) add: older versions do not have
-/// them.
+/// The tables version 6 (the arena's), 7 (theme analyses) and 8 (experiments, attachments)
+/// add: older versions do not have them.
 fn table_added_after(version: i64, table: &str) -> bool {
-    (version < 6 && ARENA_TABLES.contains(&table)) || (version < 7 && THEME_TABLES.contains(&table))
+    (version < 6 && ARENA_TABLES.contains(&table))
+        || (version < 7 && THEME_TABLES.contains(&table))
+        || (version < 8 && EXPERIMENT_TABLES.contains(&table))
 }
 
 /// The columns of one of this module's `CREATE TABLE` statements, in order (the first word of
@@ -649,7 +663,9 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
                     }
                 }
                 let arena = ARENA_TABLES.iter().filter(|_| v >= 6);
-                for table in arena.chain(THEME_TABLES.iter().filter(|_| v >= 7)) {
+                let later = THEME_TABLES.iter().filter(|_| v >= 7);
+                let experiments = EXPERIMENT_TABLES.iter().filter(|_| v >= 8);
+                for table in arena.chain(later).chain(experiments) {
                     if keys.get(*table).copied().unwrap_or_default() < 1 {
                         return Err(foreign(format!(
                             "its `{table}` table lacks the PRIMARY KEY mixseek declares; \
@@ -737,6 +753,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 run(COPY_SUBMISSIONS)?;
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
+                create_experiment_tables(&run)?;
                 "upgraded from the original MixSeek schema"
             }
             2..=4 => {
@@ -747,6 +764,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 }
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
+                create_experiment_tables(&run)?;
                 match from {
                     2 => {
                         "upgraded from version 2 (keys declared; round_history keeps the submission)"
@@ -760,11 +778,17 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
             5 => {
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
-                "upgraded from version 5 (arena and theme tables added)"
+                create_experiment_tables(&run)?;
+                "upgraded from version 5 (arena, theme and experiment tables added)"
             }
             6 => {
                 create_theme_tables(&run)?;
-                "upgraded from version 6 (theme tables added)"
+                create_experiment_tables(&run)?;
+                "upgraded from version 6 (theme and experiment tables added)"
+            }
+            7 => {
+                create_experiment_tables(&run)?;
+                "upgraded from version 7 (experiment and attachment tables added)"
             }
             other => {
                 return Err(StoreError::ForeignSchema {
@@ -852,7 +876,8 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
         run(&table.keyed_ddl())?;
     }
     create_arena_tables(run)?;
-    create_theme_tables(run)
+    create_theme_tables(run)?;
+    create_experiment_tables(run)
 }
 
 /// The tables version 6 adds (created only: no other table is touched).
@@ -866,6 +891,13 @@ fn create_arena_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
 fn create_theme_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     run(THEME_ANALYSES)?;
     run(COMMENT_THEMES)
+}
+
+/// The tables version 8 adds (created only: no other table is touched).
+fn create_experiment_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
+    run(EXPERIMENTS)?;
+    run(EXPERIMENT_ITEMS)?;
+    run(EXECUTION_ATTACHMENTS)
 }
 
 /// Fills the submission columns of the rounds stored before version 4 from `leader_board`
@@ -1089,10 +1121,22 @@ mod tests {
             .expect("rows")
     }
 
-    /// What version 7 declares.
+    /// What version 8 declares.
     pub(crate) fn expected_keys() -> Vec<(String, String, String)> {
         let mut keys = vec![
             ("execution_summary", "PRIMARY KEY", "execution_id"),
+            ("experiments", "PRIMARY KEY", "experiment_id"),
+            (
+                "experiment_items",
+                "PRIMARY KEY",
+                "experiment_id,repeat_index,task_id,variant",
+            ),
+            ("experiment_items", "UNIQUE", "execution_id"),
+            (
+                "execution_attachments",
+                "PRIMARY KEY",
+                "execution_id,position",
+            ),
             ("theme_analyses", "PRIMARY KEY", "analysis_id"),
             ("comment_themes", "PRIMARY KEY", "analysis_id,theme_index"),
             ("arena_runs", "PRIMARY KEY", "arena_id"),

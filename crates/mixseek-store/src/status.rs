@@ -85,6 +85,8 @@ fn changes(from: i64) -> Vec<String> {
     let arenas = "adds the tables arena_runs, arena_games and arena_ratings (pairwise arena \
                   results) and theme_analyses and comment_themes (themes of judge comments)";
     let themes = "adds the tables theme_analyses and comment_themes (themes of judge comments)";
+    let experiments = "adds the tables experiments and experiment_items (experiments over task \
+                       sets) and execution_attachments (the text of attached documents)";
     let mut out: Vec<String> = Vec::new();
     match from {
         0 => out.push("creates mixseek's tables".into()),
@@ -110,6 +112,7 @@ fn changes(from: i64) -> Vec<String> {
                     .into(),
             );
             out.push(arenas.into());
+            out.push(experiments.into());
         }
         _ => {
             if from < 3 {
@@ -128,7 +131,13 @@ fn changes(from: i64) -> Vec<String> {
             match from {
                 5 => out.push(format!("{arenas}; no other table is rewritten")),
                 6 => out.push(format!("{themes}; no other table is rewritten")),
+                7 => {}
                 _ => out.push(arenas.into()),
+            }
+            if from == 7 {
+                out.push(format!("{experiments}; no other table is rewritten"));
+            } else {
+                out.push(experiments.into());
             }
         }
     }
@@ -264,7 +273,11 @@ mod tests {
         );
         assert!(changes(2).iter().any(|c| c.contains("applied_injections")));
         assert!(!changes(4).iter().any(|c| c.contains("submission_content")));
-        assert_eq!(changes(5).len(), 1);
+        assert_eq!(changes(5).len(), 2);
         assert!(changes(5)[0].contains("arena_runs"));
+        assert!(changes(5)[1].contains("experiment_items"));
+        assert_eq!(changes(7).len(), 1);
+        assert!(changes(7)[0].contains("execution_attachments"));
+        assert!(changes(7)[0].contains("no other table is rewritten"));
     }
 }

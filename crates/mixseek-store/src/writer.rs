@@ -80,6 +80,8 @@ enum Op {
     Arena(Box<ArenaDetail>),
     /// A whole theme analysis, validated and masked (see `themes.rs`).
     Themes(Box<ThemeAnalysis>),
+    /// An experiment, an experiment item or an execution's attachments (see `experiment.rs`).
+    Experiment(Box<crate::experiment::Write>),
     Flush,
 }
 
@@ -546,6 +548,43 @@ impl StoreWriter {
         let prepared = crate::themes::prepare(record, &self.masker)?;
         self.submit(Op::Themes(Box::new(prepared))).await
     }
+
+    /// Records an experiment (or, for a name already stored, replaces its hash and
+    /// definition) and waits for the commit.
+    pub async fn write_experiment(&self, record: &crate::ExperimentRecord) -> Result<()> {
+        if record.experiment_id.trim().is_empty() {
+            return Err(StoreError::Invalid("experiment: its name is empty".into()));
+        }
+        let write = crate::experiment::Write::Define(record.clone());
+        self.submit(Op::Experiment(Box::new(write))).await
+    }
+
+    /// Records which execution plays an experiment's (task, variant, repeat) and waits for the
+    /// commit. An item already pointing at another execution is pointed at this one (the
+    /// other execution stays stored, outside the experiment).
+    pub async fn write_experiment_item(&self, item: &crate::ExperimentItem) -> Result<()> {
+        crate::experiment::validate_item(item)?;
+        let write = crate::experiment::Write::Item(item.clone());
+        self.submit(Op::Experiment(Box::new(write))).await
+    }
+
+    /// Stores the attachments of an execution (their text masked with this handle's masker)
+    /// and waits for the commit. An execution's attachments are written once: a second write
+    /// is a duplicate-key error.
+    pub async fn write_attachments(
+        &self,
+        execution_id: &str,
+        attachments: &[mixseek_core::Attachment],
+    ) -> Result<()> {
+        if attachments.is_empty() {
+            return Ok(());
+        }
+        let write = crate::experiment::Write::Attachments {
+            execution_id: execution_id.to_string(),
+            attachments: crate::experiment::mask_attachments(attachments, &self.masker),
+        };
+        self.submit(Op::Experiment(Box::new(write))).await
+    }
 }
 
 /// The round an event stages, if any: an evaluated round, or the unevaluated round a
@@ -821,6 +860,11 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
             i += 1;
             continue;
         }
+        if let Op::Experiment(write) = &jobs[i].op {
+            crate::experiment::insert(conn, write, now)?;
+            i += 1;
+            continue;
+        }
         if let Op::Event { event, masker } = &jobs[i].op
             && !matches!(**event, Event::Judged { .. } | Event::TeamFinished { .. })
         {
@@ -835,7 +879,7 @@ fn apply(conn: &Connection, keys: &mut RoundKeys, jobs: &[&Job], now: DateTime<U
                 Op::Rounds { staged: r, .. } => staged.push(&**r),
                 Op::LlmCall(c) => calls.push(&**c),
                 Op::Flush => {}
-                Op::Arena(_) | Op::Themes(_) => break,
+                Op::Arena(_) | Op::Themes(_) | Op::Experiment(_) => break,
                 Op::Event { event, masker } => match &**event {
                     Event::Judged {
                         execution_id,

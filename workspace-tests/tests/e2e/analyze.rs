@@ -109,7 +109,7 @@ fn an_offline_analysis_is_stored_exported_and_reported_and_bad_input_is_named() 
         &std::fs::read_to_string(sb.path().join("export.json")).expect("export"),
     )
     .expect("json");
-    assert_eq!(export["schema_version"], 7);
+    assert_eq!(export["schema_version"], mixseek_store::SCHEMA_VERSION);
     assert_eq!(
         export["tables"]["theme_analyses"].as_array().map(Vec::len),
         Some(4),

@@ -15,6 +15,7 @@ mod evaluate;
 mod exec;
 mod exec_scenarios;
 mod exit_codes;
+mod experiment;
 mod grok_responses;
 mod llm;
 mod member_cmd;

@@ -522,7 +522,8 @@ fn vars_lists_each_kind() {
             "team_name",
             "execution_id",
             "domain_context",
-            "language"
+            "language",
+            "attachments"
         ]
     );
     assert!(v.get("team").is_none());

@@ -48,9 +48,19 @@ pub(crate) fn load_report(
     config: &std::path::Path,
     overrides: &Overrides,
 ) -> Result<LoadReport, CliError> {
+    load_report_with(ctx, config, overrides, &EnvVars::from_process())
+}
+
+/// [`load_report`] with these `MIXSEEK_*` variables instead of the process's (an experiment
+/// variant's overrides are added to them).
+pub(crate) fn load_report_with(
+    ctx: &Ctx,
+    config: &std::path::Path,
+    overrides: &Overrides,
+    env: &EnvVars,
+) -> Result<LoadReport, CliError> {
     let path = ctx.resolve_config_path(config)?;
-    let mut report =
-        mixseek_config::load(&path, &ctx.workspace, &EnvVars::from_process(), overrides);
+    let mut report = mixseek_config::load(&path, &ctx.workspace, env, overrides);
     // What only the evaluator knows (its built-in metrics' names).
     mixseek_evaluator::checks::check_loaded(&mut report);
     Ok(report)

@@ -47,6 +47,11 @@ pub(crate) struct Args {
     /// runs it starts
     #[arg(long, value_name = "UUID", conflicts_with = "resume", value_parser = parse_execution_id)]
     pub execution_id: Option<ExecutionId>,
+    /// Attach a document to the task (repeatable): .txt, .md, .html, .pdf or .docx, extracted
+    /// to text (capped) and given to every prompt in its own <attachments> tag; the execution
+    /// stores its name, type, size, SHA-256 and text, never the file
+    #[arg(long = "attach", value_name = "FILE", conflicts_with = "resume")]
+    pub attach: Vec<PathBuf>,
     /// Use the response cache ([cache] dir, default WORKSPACE/.cache/llm)
     #[arg(long)]
     pub cache: bool,
@@ -93,7 +98,22 @@ pub(crate) fn preflight(
     config: &std::path::Path,
     overrides: &Overrides,
 ) -> Result<(PreflightReport, LoadReport), CliError> {
-    let report = super::config::load_report(ctx, config, overrides)?;
+    preflight_with(
+        ctx,
+        config,
+        overrides,
+        &mixseek_config::EnvVars::from_process(),
+    )
+}
+
+/// [`preflight`] with these `MIXSEEK_*` variables (an experiment variant's).
+pub(crate) fn preflight_with(
+    ctx: &Ctx,
+    config: &std::path::Path,
+    overrides: &Overrides,
+    env: &mixseek_config::EnvVars,
+) -> Result<(PreflightReport, LoadReport), CliError> {
+    let report = super::config::load_report_with(ctx, config, overrides, env)?;
     let mut pf = preflight::run(&report, |k| std::env::var(k).ok());
     if report.orchestrator.value.is_some() {
         pf.insert_after(
@@ -328,6 +348,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     if args.dry_run {
         server_checks(&mut report, &loaded).await;
     }
+    // The attachments are read (and checked) before anything runs, a dry run included.
+    let attachments = extract_attachments(&args.attach)?;
     if args.dry_run || !report.is_valid() {
         print_preflight(&report, args.format);
         return Ok(if report.is_valid() {
@@ -358,19 +380,9 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
     }
     // an older database is upgraded by the run's open: say so before it happens
     crate::commands::db::announce_upgrade(&config.workspace.db_path());
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let signal_cancel = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = crate::progress::write_stderr(
-                b"\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once.\n",
-            );
-            signal_cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
+    let cancel = cancel_on_ctrl_c(
+        b"\nInterrupted: no new work starts; committed rounds are kept. Press Ctrl-C again to exit at once.\n",
+    );
     // The header: now for a new execution; for a resumed one when its stored task is known.
     let mut resume_header = None;
     if args.format == TextOrJson::Text {
@@ -420,6 +432,9 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         cancel,
         display,
         env: None,
+        db_path: None,
+        shared_runtimes: None,
+        attachments,
     };
     let arena = crate::commands::arena::AfterExec::of(&config, args.max_cost_usd, args.max_tokens);
     let summary = match mixseek_orchestrator::Orchestrator::new(config)
@@ -530,6 +545,40 @@ fn shell_quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
+}
+
+/// A token cancelled by the first Ctrl-C (after printing `message`); a second Ctrl-C exits at
+/// once with 130.
+pub(crate) fn cancel_on_ctrl_c(message: &'static [u8]) -> tokio_util::sync::CancellationToken {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let signal_cancel = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = crate::progress::write_stderr(message);
+            signal_cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    cancel
+}
+
+/// `--attach`: each file extracted to text; the first that cannot be is an error naming it
+/// (exit 2).
+pub(crate) fn extract_attachments(
+    files: &[PathBuf],
+) -> Result<Vec<mixseek_core::Attachment>, CliError> {
+    let limits = mixseek_attach::Limits::default();
+    files
+        .iter()
+        .map(|f| {
+            mixseek_attach::extract(f, &limits).map_err(|e| {
+                let hint = e.hint();
+                CliError::from_error(&e, crate::error::EXIT_BAD_INPUT).with_hint(hint)
+            })
+        })
+        .collect()
 }
 
 /// The task: the argument, stdin for `-`, or `--prompt-file`.

@@ -7,6 +7,7 @@ pub(crate) mod db;
 pub(crate) mod evaluate;
 pub(crate) mod exec;
 pub(crate) mod exec_output;
+pub(crate) mod experiment;
 pub(crate) mod init;
 pub(crate) mod llm;
 pub(crate) mod member;

@@ -89,10 +89,22 @@ fn keys(store: &Store) -> Vec<(String, String, String)> {
         .expect("constraints")
 }
 
-/// What version 7 declares.
+/// What version 8 declares.
 fn expected_keys() -> Vec<(String, String, String)> {
     let round = "execution_id,round_number,team_id";
     let mut keys = vec![
+        ("experiments", "PRIMARY KEY", "experiment_id"),
+        (
+            "experiment_items",
+            "PRIMARY KEY",
+            "experiment_id,repeat_index,task_id,variant",
+        ),
+        ("experiment_items", "UNIQUE", "execution_id"),
+        (
+            "execution_attachments",
+            "PRIMARY KEY",
+            "execution_id,position",
+        ),
         ("theme_analyses", "PRIMARY KEY", "analysis_id"),
         ("comment_themes", "PRIMARY KEY", "analysis_id,theme_index"),
         (
@@ -392,6 +404,7 @@ fn a_newer_file_is_refused() {
 const V2_ROUND_TABLES: &str = "
 DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
 DROP TABLE theme_analyses; DROP TABLE comment_themes;
+DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
 DROP TABLE round_history; DROP TABLE leader_board; DROP TABLE round_status;
 CREATE TABLE round_history (
     id INTEGER DEFAULT nextval('round_history_id_seq'),
@@ -550,6 +563,7 @@ fn downgrade_to_v6(path: &Path) {
     raw(path)
         .execute_batch(
             "DROP TABLE theme_analyses; DROP TABLE comment_themes;
+DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
              UPDATE schema_version SET version = 6;",
         )
         .expect("version 6");
@@ -561,6 +575,7 @@ fn downgrade_to_v5(path: &Path) {
         .execute_batch(
             "DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
 DROP TABLE theme_analyses; DROP TABLE comment_themes;
+DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
              UPDATE schema_version SET version = 5;",
         )
         .expect("version 5");
@@ -716,9 +731,14 @@ async fn version_5_gains_the_arena_tables_and_keeps_everything() {
     let status = Store::status(&path).expect("status");
     let plan = status.upgrade.expect("an upgrade is due");
     assert_eq!((plan.from, plan.to), (5, SCHEMA_VERSION));
-    assert_eq!(plan.changes.len(), 1, "{:?}", plan.changes);
+    assert_eq!(plan.changes.len(), 2, "{:?}", plan.changes);
     assert!(
         plan.changes[0].contains("arena_runs") && plan.changes[0].contains("theme_analyses"),
+        "{:?}",
+        plan.changes
+    );
+    assert!(
+        plan.changes[1].contains("experiment_items"),
         "{:?}",
         plan.changes
     );
@@ -749,7 +769,7 @@ async fn version_5_gains_the_arena_tables_and_keeps_everything() {
             &format!("SELECT description FROM schema_version WHERE version = {SCHEMA_VERSION}")
         ),
         vec![Some(
-            "upgraded from version 5 (arena and theme tables added)".to_string()
+            "upgraded from version 5 (arena, theme and experiment tables added)".to_string()
         )]
     );
     assert_eq!(keys(&store), expected_keys());
@@ -1081,7 +1101,7 @@ async fn version_6_gains_the_theme_tables_and_keeps_its_arenas() {
             &format!("SELECT description FROM schema_version WHERE version = {SCHEMA_VERSION}")
         ),
         vec![Some(
-            "upgraded from version 6 (theme tables added)".to_string()
+            "upgraded from version 6 (theme and experiment tables added)".to_string()
         )]
     );
     assert_eq!(keys(&store), expected_keys());

@@ -1,0 +1,563 @@
+//! `mixseek experiment report NAME`: per variant the mean score with a bootstrap interval,
+//! cost, tokens and failure rate; each variant against the baseline, paired over the tasks
+//! both have scores for (mean difference with its interval, wins / ties / losses); and the
+//! per-task table.
+//!
+//! The unit of the statistics is the task: an item's score is its execution's best score
+//! (the best team's best round), a variant's score on a task is the mean over its repeats,
+//! and intervals resample tasks (repeats of one task are not independent samples of the
+//! variant's quality). Intervals are percentile bootstraps (`mixseek_judging::stats`) with the
+//! experiment's `seed` and `confidence`, so a report is the same every time it is made from
+//! the same rows, whichever machines ran them. Run times are left out for that reason.
+
+use crate::error::ExperimentError;
+use mixseek_judging::stats::{self, Interval};
+use mixseek_store::{ItemState, Store};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Scores closer than this count as a tie in the paired comparison.
+pub const TIE_TOLERANCE: f64 = 1e-9;
+
+/// One variant's line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariantLine {
+    /// The variant.
+    pub variant: String,
+    /// Its items in the database.
+    pub items: u64,
+    /// Items whose execution ended.
+    pub finished: u64,
+    /// Items whose execution failed (no team has a result).
+    pub failed: u64,
+    /// Items whose execution partially failed (some teams failed).
+    pub partial_failures: u64,
+    /// `failed / finished` (0 when none finished).
+    pub failure_rate: f64,
+    /// Tasks with a score.
+    pub tasks_scored: u64,
+    /// The mean over tasks of the task's mean score, with its interval.
+    pub score: Option<Interval>,
+    /// Cost of its executions, in US dollars.
+    pub cost_usd: f64,
+    /// Input tokens of its executions.
+    pub input_tokens: u64,
+    /// Output tokens of its executions.
+    pub output_tokens: u64,
+}
+
+/// A variant against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The variant.
+    pub variant: String,
+    /// The baseline variant.
+    pub baseline: String,
+    /// Tasks both have a score for.
+    pub tasks: u64,
+    /// Mean of (variant − baseline) over those tasks, with its interval.
+    pub difference: Option<Interval>,
+    /// Tasks where the variant scored higher.
+    pub wins: u64,
+    /// Tasks with equal scores.
+    pub ties: u64,
+    /// Tasks where the baseline scored higher.
+    pub losses: u64,
+}
+
+/// One task's line: each variant's mean score over its repeats (`None`: no score).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskLine {
+    /// The task's id.
+    pub task_id: String,
+    /// Per variant, in the report's variant order.
+    pub scores: Vec<Option<f64>>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExperimentReport {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The baseline variant.
+    pub baseline: String,
+    /// The intervals' confidence level.
+    pub confidence: f64,
+    /// The bootstrap's seed.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Items recorded.
+    pub items: u64,
+    /// Items whose execution ended.
+    pub finished: u64,
+    /// Per variant, in the experiment file's order.
+    pub variants: Vec<VariantLine>,
+    /// Each other variant against the baseline.
+    pub comparisons: Vec<Comparison>,
+    /// Per task, in task-id order.
+    pub tasks: Vec<TaskLine>,
+}
+
+/// Builds the report of experiment `name` from `store`.
+pub fn build(store: &Store, db: &Path, name: &str) -> Result<ExperimentReport, ExperimentError> {
+    let Some(record) = store.experiment(name)? else {
+        return Err(ExperimentError::NotFound {
+            name: name.to_string(),
+            db: db.to_path_buf(),
+            known: store
+                .experiments()?
+                .into_iter()
+                .map(|e| e.experiment_id)
+                .collect(),
+        });
+    };
+    let def = &record.definition;
+    let mut order: Vec<String> = def["variants"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter_map(|v| v["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let items = store.experiment_items(name)?;
+    // Variants found only in the items (a definition changed with --force) come last.
+    for i in &items {
+        if !order.contains(&i.item.variant) {
+            order.push(i.item.variant.clone());
+        }
+    }
+    let baseline = def["baseline"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| order.first().cloned())
+        .unwrap_or_default();
+    let confidence = def["confidence"].as_f64().unwrap_or(0.95);
+    let seed = def["seed"].as_u64().unwrap_or(0);
+    Ok(compute(
+        name,
+        &order,
+        &baseline,
+        confidence,
+        seed,
+        stats::DEFAULT_RESAMPLES,
+        &items,
+    ))
+}
+
+/// The report from the items (pure).
+pub fn compute(
+    name: &str,
+    order: &[String],
+    baseline: &str,
+    confidence: f64,
+    seed: u64,
+    resamples: usize,
+    items: &[ItemState],
+) -> ExperimentReport {
+    // variant → task → scores of its repeats
+    let mut scores: BTreeMap<&str, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+    let mut lines: Vec<VariantLine> = order
+        .iter()
+        .map(|v| VariantLine {
+            variant: v.clone(),
+            items: 0,
+            finished: 0,
+            failed: 0,
+            partial_failures: 0,
+            failure_rate: 0.0,
+            tasks_scored: 0,
+            score: None,
+            cost_usd: 0.0,
+            input_tokens: 0,
+            output_tokens: 0,
+        })
+        .collect();
+    let mut task_ids: Vec<&str> = Vec::new();
+    for i in items {
+        let Some(line) = lines.iter_mut().find(|l| l.variant == i.item.variant) else {
+            continue;
+        };
+        line.items += 1;
+        line.finished += u64::from(i.finished());
+        line.failed += u64::from(i.status.as_deref() == Some("failed"));
+        line.partial_failures += u64::from(i.status.as_deref() == Some("partial_failure"));
+        line.cost_usd += i.cost_usd;
+        line.input_tokens += i.input_tokens;
+        line.output_tokens += i.output_tokens;
+        task_ids.push(&i.item.task_id);
+        if let Some(s) = i.best_score.filter(|s| s.is_finite() && i.finished()) {
+            scores
+                .entry(&i.item.variant)
+                .or_default()
+                .entry(&i.item.task_id)
+                .or_default()
+                .push(s);
+        }
+    }
+    task_ids.sort_unstable();
+    task_ids.dedup();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let task_means = |variant: &str| -> BTreeMap<&str, f64> {
+        scores
+            .get(variant)
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(t, v)| (*t, mean(v)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for line in &mut lines {
+        if line.finished > 0 {
+            line.failure_rate = line.failed as f64 / line.finished as f64;
+        }
+        let means: Vec<f64> = task_means(&line.variant).into_values().collect();
+        line.tasks_scored = means.len() as u64;
+        line.score = stats::mean_interval(&means, confidence, resamples, seed);
+    }
+    let base = task_means(baseline);
+    let comparisons = order
+        .iter()
+        .filter(|v| v.as_str() != baseline)
+        .map(|v| {
+            let mine = task_means(v);
+            let pairs: Vec<(f64, f64)> = mine
+                .iter()
+                .filter_map(|(t, s)| base.get(t).map(|b| (*s, *b)))
+                .collect();
+            let paired = stats::paired(&pairs, TIE_TOLERANCE, confidence, resamples, seed);
+            Comparison {
+                variant: v.clone(),
+                baseline: baseline.to_string(),
+                tasks: pairs.len() as u64,
+                difference: paired.as_ref().map(|p| p.difference),
+                wins: paired.as_ref().map_or(0, |p| p.wins as u64),
+                ties: paired.as_ref().map_or(0, |p| p.ties as u64),
+                losses: paired.as_ref().map_or(0, |p| p.losses as u64),
+            }
+        })
+        .collect();
+    let per_variant: Vec<BTreeMap<&str, f64>> = order.iter().map(|v| task_means(v)).collect();
+    let tasks = task_ids
+        .iter()
+        .map(|t| TaskLine {
+            task_id: t.to_string(),
+            scores: per_variant.iter().map(|m| m.get(t).copied()).collect(),
+        })
+        .collect();
+    ExperimentReport {
+        experiment: name.to_string(),
+        baseline: baseline.to_string(),
+        confidence,
+        seed,
+        resamples,
+        items: items.len() as u64,
+        finished: items.iter().filter(|i| i.finished()).count() as u64,
+        variants: lines,
+        comparisons,
+        tasks,
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_string(), |v| format!("{v:.2}"))
+}
+
+fn interval(i: &Option<Interval>) -> String {
+    match i {
+        Some(i) => format!("{:.2} [{:.2}, {:.2}]", i.estimate, i.low, i.high),
+        None => "—".into(),
+    }
+}
+
+/// Columns padded to their widest cell (by characters).
+fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = widths[i].saturating_sub(c.chars().count());
+            if i > 0 {
+                s.push_str("  ");
+            }
+            s.push_str(c);
+            s.push_str(&" ".repeat(pad));
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(head.to_vec());
+    out.push_str(&line(
+        widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    ));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+/// The report as text tables.
+pub fn text(r: &ExperimentReport) -> String {
+    let pct = (r.confidence * 100.0).round();
+    let mut s = format!(
+        "Experiment {}: {} items, {} finished (baseline: {}; {pct}% bootstrap intervals over tasks, {} resamples, seed {})\n\n",
+        r.experiment, r.items, r.finished, r.baseline, r.resamples, r.seed
+    );
+    let rows: Vec<Vec<String>> = r
+        .variants
+        .iter()
+        .map(|v| {
+            vec![
+                v.variant.clone(),
+                format!("{}/{}", v.finished, v.items),
+                v.tasks_scored.to_string(),
+                interval(&v.score),
+                format!("{:.0}%", v.failure_rate * 100.0),
+                v.partial_failures.to_string(),
+                format!("${:.4}", v.cost_usd),
+                (v.input_tokens + v.output_tokens).to_string(),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "Variant",
+            "Finished",
+            "Tasks",
+            &format!("Score (mean [{pct}% CI])"),
+            "Failed",
+            "Partial",
+            "Cost",
+            "Tokens",
+        ],
+        &rows,
+    ));
+    if !r.comparisons.is_empty() {
+        s.push_str(&format!("\nPaired against {} (same tasks)\n", r.baseline));
+        let rows: Vec<Vec<String>> = r
+            .comparisons
+            .iter()
+            .map(|c| {
+                vec![
+                    c.variant.clone(),
+                    c.tasks.to_string(),
+                    interval(&c.difference),
+                    format!("{}/{}/{}", c.wins, c.ties, c.losses),
+                    verdict(c).to_string(),
+                ]
+            })
+            .collect();
+        s.push_str(&table(
+            &["Variant", "Tasks", "Difference [CI]", "W/T/L", "Verdict"],
+            &rows,
+        ));
+    }
+    if !r.tasks.is_empty() {
+        s.push_str("\nPer task (mean score over repeats)\n");
+        let mut head = vec!["Task"];
+        head.extend(r.variants.iter().map(|v| v.variant.as_str()));
+        let rows: Vec<Vec<String>> = r
+            .tasks
+            .iter()
+            .map(|t| {
+                let mut row = vec![t.task_id.clone()];
+                row.extend(t.scores.iter().map(|s| num(*s)));
+                row
+            })
+            .collect();
+        s.push_str(&table(&head, &rows));
+    }
+    s
+}
+
+/// What the interval says: better, worse, or no clear difference.
+pub fn verdict(c: &Comparison) -> &'static str {
+    match &c.difference {
+        Some(d) if d.n >= 2 && d.low > 0.0 => "better",
+        Some(d) if d.n >= 2 && d.high < 0.0 => "worse",
+        Some(_) => "no clear difference",
+        None => "no common task",
+    }
+}
+
+/// The report as a self-contained HTML page.
+pub fn html(r: &ExperimentReport) -> String {
+    use mixseek_store::report::html::{CSS, escape};
+    let pct = (r.confidence * 100.0).round();
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Experiment {}</title><style>{CSS}</style></head><body>\n<h1>Experiment {}</h1>\n<p>{} items, {} finished. Baseline: <b>{}</b>. {pct}% percentile-bootstrap intervals over tasks ({} resamples, seed {}).</p>\n",
+        escape(&r.experiment),
+        escape(&r.experiment),
+        r.items,
+        r.finished,
+        escape(&r.baseline),
+        r.resamples,
+        r.seed
+    );
+    s.push_str("<h2>Variants</h2>\n<table><thead><tr><th>Variant</th><th>Finished</th><th>Tasks</th><th>Score</th><th>CI</th><th>Failed</th><th>Partial</th><th>Cost</th><th>Tokens</th></tr></thead><tbody>\n");
+    for v in &r.variants {
+        let (est, ci) = match &v.score {
+            Some(i) => (
+                format!("{:.2}", i.estimate),
+                format!("[{:.2}, {:.2}]", i.low, i.high),
+            ),
+            None => ("—".into(), "—".into()),
+        };
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}/{}</td><td>{}</td><td>{est}</td><td>{ci}</td><td>{:.0}%</td><td>{}</td><td>${:.4}</td><td>{}</td></tr>",
+            escape(&v.variant),
+            v.finished,
+            v.items,
+            v.tasks_scored,
+            v.failure_rate * 100.0,
+            v.partial_failures,
+            v.cost_usd,
+            v.input_tokens + v.output_tokens
+        );
+    }
+    s.push_str("</tbody></table>\n");
+    if !r.comparisons.is_empty() {
+        let _ = write!(
+            s,
+            "<h2>Paired against {}</h2>\n<table><thead><tr><th>Variant</th><th>Tasks</th><th>Difference</th><th>CI</th><th>Wins</th><th>Ties</th><th>Losses</th><th>Verdict</th></tr></thead><tbody>\n",
+            escape(&r.baseline)
+        );
+        for c in &r.comparisons {
+            let (est, ci) = match &c.difference {
+                Some(i) => (
+                    format!("{:+.2}", i.estimate),
+                    format!("[{:+.2}, {:+.2}]", i.low, i.high),
+                ),
+                None => ("—".into(), "—".into()),
+            };
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{est}</td><td>{ci}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&c.variant),
+                c.tasks,
+                c.wins,
+                c.ties,
+                c.losses,
+                verdict(c)
+            );
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    if !r.tasks.is_empty() {
+        s.push_str(
+            "<h2>Per task</h2>\n<p>Mean score over repeats.</p>\n<table><thead><tr><th>Task</th>",
+        );
+        for v in &r.variants {
+            let _ = write!(s, "<th>{}</th>", escape(&v.variant));
+        }
+        s.push_str("</tr></thead><tbody>\n");
+        for t in &r.tasks {
+            let _ = write!(s, "<tr><td>{}</td>", escape(&t.task_id));
+            for v in &t.scores {
+                let _ = write!(s, "<td>{}</td>", num(*v));
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mixseek_store::ExperimentItem;
+
+    fn item(task: &str, variant: &str, repeat: u32, status: &str, score: Option<f64>) -> ItemState {
+        ItemState {
+            item: ExperimentItem {
+                experiment_id: "x".into(),
+                task_id: task.into(),
+                variant: variant.into(),
+                repeat_index: repeat,
+                execution_id: format!("{task}-{variant}-{repeat}"),
+                task_metadata: serde_json::json!({}),
+            },
+            status: Some(status.into()),
+            best_score: score,
+            input_tokens: 10,
+            output_tokens: 5,
+            cost_usd: 0.01,
+            seconds: Some(1.0),
+        }
+    }
+
+    #[test]
+    fn a_better_variant_wins_every_task_and_its_interval_is_above_zero() {
+        let mut items = Vec::new();
+        for t in 0..6 {
+            let task = format!("t{t}");
+            for r in 0..2 {
+                let base = 50.0 + t as f64;
+                items.push(item(&task, "base", r, "completed", Some(base + r as f64)));
+                items.push(item(&task, "hot", r, "completed", Some(base + 10.0)));
+            }
+        }
+        items.push(item("t9", "hot", 0, "failed", None));
+        let order = vec!["base".to_string(), "hot".to_string()];
+        let r = compute("x", &order, "base", 0.95, 0, 500, &items);
+        assert_eq!(r.items, 25);
+        let hot = &r.variants[1];
+        assert_eq!((hot.items, hot.finished, hot.failed), (13, 13, 1));
+        assert_eq!(hot.tasks_scored, 6);
+        assert!((hot.failure_rate - 1.0 / 13.0).abs() < 1e-12);
+        let base = r.variants[0].score.expect("scored");
+        assert!((base.estimate - 53.0).abs() < 1e-9, "{base:?}");
+        let c = &r.comparisons[0];
+        assert_eq!((c.tasks, c.wins, c.ties, c.losses), (6, 6, 0, 0));
+        let d = c.difference.expect("paired");
+        assert!((d.estimate - 9.5).abs() < 1e-9 && d.low > 0.0, "{d:?}");
+        assert_eq!(verdict(c), "better");
+        // The per-task table has every task, a dash where a variant has no score.
+        assert_eq!(r.tasks.len(), 7);
+        assert_eq!(r.tasks[6].scores, vec![None, None]);
+        let text = text(&r);
+        assert!(text.contains("Paired against base"), "{text}");
+        let html = html(&r);
+        assert!(html.contains("<td>better</td>"), "{html}");
+        // The same rows give the same report.
+        assert_eq!(compute("x", &order, "base", 0.95, 0, 500, &items), r);
+    }
+
+    #[test]
+    fn names_are_escaped_in_html() {
+        let items = vec![item("<t>", "<script>", 0, "completed", Some(1.0))];
+        let r = compute(
+            "<x>",
+            &["<script>".to_string()],
+            "<script>",
+            0.9,
+            1,
+            100,
+            &items,
+        );
+        let html = html(&r);
+        assert!(!html.contains("<script>"), "{html}");
+    }
+}
