@@ -42,3 +42,4 @@ bench:
     cargo bench --workspace --profile dev --bench store
     cargo bench --workspace --profile dev --bench exec
     cargo bench --workspace --profile dev --bench ui
+    cargo bench --workspace --profile dev --bench experiment

@@ -437,6 +437,8 @@ impl Browser {
             "browserName": "chrome",
             "timeouts": { "pageLoad": 30_000, "script": 30_000, "implicit": 0 },
             "goog:chromeOptions": { "binary": chromium, "args": args },
+            // The page's console, for `console_log`.
+            "goog:loggingPrefs": { "browser": "ALL" },
         }}});
         let value = call(
             &browser.session.http,
@@ -589,6 +591,26 @@ impl Browser {
         self.session
             .post("/execute/sync", json!({ "script": script, "args": args }))
             .await
+    }
+
+    /// The browser console's messages since the last call, as (level, text): what pages
+    /// logged, their uncaught errors, resources that failed to load and Content-Security-Policy
+    /// violations. `SEVERE` is the level of an error.
+    pub async fn console_log(&self) -> Result<Vec<(String, String)>, BrowserError> {
+        let v = self
+            .session
+            .post("/se/log", json!({ "type": "browser" }))
+            .await?;
+        Ok(v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                (
+                    string(e.get("level").cloned().unwrap_or_default()),
+                    string(e.get("message").cloned().unwrap_or_default()),
+                )
+            })
+            .collect())
     }
 
     /// The page's current HTML.

@@ -1,5 +1,7 @@
 //! `mixseek ui` as the end-to-end tests start it: the real binary on a free port, its
-//! address read from the first line it prints, stopped (SIGINT, then killed) when dropped.
+//! address read from the first line it prints, stopped (SIGINT, then killed) when dropped;
+//! and the experiments the UI's tests and benchmark open ([`write_experiment`],
+//! [`grow_experiment_sql`]).
 
 use crate::Sandbox;
 use std::io::{BufRead, BufReader};
@@ -100,4 +102,81 @@ pub fn wait_until<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Opt
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A small offline experiment for the UI's tests and benchmark: the competition of
+/// [`crate::write_mock_competition`] (teams `a` and `b`), `exp/NAME.tasks.jsonl` with one task
+/// per id of `tasks` (ids are taken as given, markup and all), and `exp/NAME.toml` with
+/// `variants` (the first one the baseline; each other one with its own leader model) and
+/// `repeats`. Returns the experiment file.
+pub fn write_experiment(
+    sb: &Sandbox,
+    name: &str,
+    variants: &[&str],
+    tasks: &[&str],
+    repeats: u32,
+) -> std::path::PathBuf {
+    crate::write_mock_competition(sb, &["a", "b"]);
+    let mut lines = String::new();
+    for (n, id) in tasks.iter().enumerate() {
+        lines.push_str(
+            &serde_json::json!({ "id": id, "prompt": format!("Task {n}: name {n} uses of copper.") })
+                .to_string(),
+        );
+        lines.push('\n');
+    }
+    let tasks_file = format!("{}.tasks.jsonl", file_stem(name));
+    sb.write(&format!("exp/{tasks_file}"), &lines);
+    // JSON strings are TOML basic strings.
+    let q = |s: &str| serde_json::Value::from(s).to_string();
+    let mut toml = format!(
+        "[experiment]\nname = {}\ntasks = {}\nrepeats = {repeats}\nmax_concurrent_executions = 2\n",
+        q(name),
+        q(&tasks_file)
+    );
+    for (k, v) in variants.iter().enumerate() {
+        toml.push_str(&format!(
+            "\n[[experiment.variants]]\nname = {}\nconfig = \"../cfg/orchestrator.toml\"\n",
+            q(v)
+        ));
+        if k > 0 {
+            toml.push_str(&format!(
+                "overrides = {{ \"team.leader.model\" = \"mock:variant{k}\" }}\n"
+            ));
+        }
+    }
+    sb.write(&format!("exp/{}.toml", file_stem(name)), &toml)
+}
+
+/// A file name for an experiment name (`..` included).
+fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>()
+        + "-experiment"
+}
+
+/// SQL (DuckDB) that grows experiment `name` by `n` items, on tasks `syn-0000`, `syn-0001`, …
+/// with `variants` taking turns on each task, each item played by its own copy of one of the
+/// experiment's stored executions (the copies: scores from 40 to 95, every 97th one failed).
+/// An experiment of thousands of items without running them.
+pub fn grow_experiment_sql(name: &str, variants: &[&str], n: usize) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let k = variants.len().max(1);
+    let list = variants.iter().map(|v| q(v)).collect::<Vec<_>>().join(", ");
+    format!(
+        "INSERT INTO execution_summary
+           SELECT e.* REPLACE (
+               printf('synthetic-%06d', r.i) AS execution_id,
+               CASE WHEN r.i % 97 = 3 THEN 'failed' ELSE e.status END AS status,
+               CASE WHEN r.i % 97 = 3 THEN NULL ELSE 40.0 + (r.i * 37) % 50 + (r.i % {k}) * 2.5 END AS best_score)
+           FROM (SELECT * FROM execution_summary WHERE execution_id =
+                   (SELECT min(execution_id) FROM experiment_items WHERE experiment_id = {name})) e,
+                range({n}) r(i);
+         INSERT INTO experiment_items (experiment_id, task_id, variant, repeat_index, execution_id, task_metadata, created_at)
+           SELECT {name}, printf('syn-%04d', r.i // {k}), list_value({list})[r.i % {k} + 1], 0,
+                  printf('synthetic-%06d', r.i), '{{}}', now()
+           FROM range({n}) r(i);",
+        name = q(name),
+    )
 }

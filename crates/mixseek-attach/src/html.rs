@@ -1,11 +1,22 @@
-//! HTML to readable text: `<head>`, scripts, styles and comments dropped, block elements on
-//! their own lines, list items as `- `, headings as `#`, table cells separated by tabs,
-//! entities decoded, whitespace collapsed (kept inside `<pre>`).
+//! HTML to readable text, for attached HTML files and for the pages `web_fetch` gives the
+//! model (`mixseek-agents` uses this converter): `<head>`, scripts, styles and comments
+//! dropped, block elements on their own lines, list items as `- `, headings as `#`, table
+//! cells separated by tabs, entities decoded (every HTML5 name, through html-escape's table),
+//! whitespace collapsed (kept inside `<pre>`), the first `<title>` returned apart from the
+//! text.
 //!
-//! The same hand-written approach as `mixseek-agents/src/fetch/html.rs` (web pages for the
-//! model), with the same entity table (html-escape); the two could move into one shared crate.
+//! A hand-written scanner, not a parser: broken markup never fails, it is read as text.
 
-/// Elements whose content is never text.
+/// A document as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HtmlText {
+    /// The first `<title>`'s text (entities decoded, whitespace collapsed), if it has any.
+    pub title: Option<String>,
+    /// The readable text of the document (the title not included).
+    pub text: String,
+}
+
+/// Elements whose content is never text (a `<title>`'s is returned apart).
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "title",
 ];
@@ -41,18 +52,24 @@ const BLOCKS: &[&str] = &[
     "ul",
 ];
 
-/// Converts an HTML document to text.
-pub(crate) fn to_text(html: &str) -> String {
-    let mut out = String::with_capacity(html.len() / 2);
+/// Converts an HTML document to text (see the module docs).
+pub fn html_to_text(html: &str) -> HtmlText {
+    let mut body = String::with_capacity(html.len() / 2);
+    // What the `<head>` would show (its stray text): read, then dropped.
+    let mut head_text = String::new();
+    let mut title: Option<String> = None;
     let mut pre_depth = 0usize;
     // ASCII lowercasing keeps every byte offset, so `lower` and `html` index alike.
     let lower = html.to_ascii_lowercase();
     let bytes = html.as_bytes();
+    // Inside a `<head>` (until its end tag or `<body>`): text and tags read, then dropped.
+    let mut in_head = false;
     let mut i = 0usize;
     while i < html.len() {
+        let out = if in_head { &mut head_text } else { &mut body };
         if bytes[i] != b'<' {
             let next = html[i..].find('<').map_or(html.len(), |n| i + n);
-            push_text(&mut out, &decode_entities(&html[i..next]), pre_depth > 0);
+            push_text(out, &decode_entities(&html[i..next]), pre_depth > 0);
             i = next;
             continue;
         }
@@ -63,7 +80,7 @@ pub(crate) fn to_text(html: &str) -> String {
             continue;
         }
         let Some(end_rel) = html[i..].find('>') else {
-            push_text(&mut out, &html[i..], pre_depth > 0);
+            push_text(out, &html[i..], pre_depth > 0);
             break;
         };
         let inner = &html[i + 1..i + end_rel];
@@ -81,16 +98,35 @@ pub(crate) fn to_text(html: &str) -> String {
                 i = after;
             } else {
                 // A stray `<`.
-                push_text(&mut out, "<", pre_depth > 0);
+                push_text(out, "<", pre_depth > 0);
                 i += 1;
             }
             continue;
         }
-        if !closing && (SKIPPED.contains(&name.as_str()) || name == "head") {
-            if let Some(resume) = skip_element(&lower, &name, after) {
-                i = resume;
+        if name == "head" || (name == "body" && !closing) {
+            if !closing && !in_head {
+                // A head with neither an end tag nor a body after it is read as text.
+                let rest = &lower[after..];
+                in_head = rest.contains("</head") || rest.contains("<body");
+            } else if in_head && (closing || name == "body") {
+                in_head = false;
+            }
+            if name == "head" {
+                i = after;
                 continue;
             }
+        }
+        let out = if in_head { &mut head_text } else { &mut body };
+        if !closing && SKIPPED.contains(&name.as_str()) {
+            let (content_end, resume) = skipped_element(&lower, &name, after);
+            if name == "title" && title.is_none() {
+                let t = collapse(&decode_entities(&html[after..content_end]));
+                if !t.is_empty() {
+                    title = Some(t);
+                }
+            }
+            i = resume;
+            continue;
         }
         match (name.as_str(), closing) {
             ("br", _) => out.push('\n'),
@@ -123,27 +159,26 @@ pub(crate) fn to_text(html: &str) -> String {
         }
         i = after;
     }
-    tidy(&out)
+    HtmlText {
+        title,
+        text: tidy(&body),
+    }
 }
 
-/// Where to resume after an element whose content is dropped (`content_start` is just past
-/// its start tag): past its end tag, or, for a `<head>` never closed, at `<body`. `None`
-/// when a `<head>` has neither (its content is then read like the rest).
-fn skip_element(lower: &str, name: &str, content_start: usize) -> Option<usize> {
-    let rest = &lower[content_start..];
+/// An element whose content is dropped (`content_start` is just past its start tag): where
+/// its content ends, and where to resume (past its end tag). One never closed runs to the end,
+/// as browsers read an unclosed script or title.
+fn skipped_element(lower: &str, name: &str, content_start: usize) -> (usize, usize) {
     let close = format!("</{name}");
-    match rest.find(&close) {
+    match lower[content_start..].find(&close) {
         Some(e) => {
             let content_end = content_start + e;
-            Some(
-                lower[content_end..]
-                    .find('>')
-                    .map_or(lower.len(), |g| content_end + g + 1),
-            )
+            let resume = lower[content_end..]
+                .find('>')
+                .map_or(lower.len(), |g| content_end + g + 1);
+            (content_end, resume)
         }
-        None if name == "head" => rest.find("<body").map(|b| content_start + b),
-        // An unclosed script or style runs to the end, as browsers read it.
-        None => Some(lower.len()),
+        None => (lower.len(), lower.len()),
     }
 }
 
@@ -249,9 +284,18 @@ fn entity(ent: &str) -> Option<String> {
         .map(String::from)
 }
 
+/// Collapses all whitespace runs to one space and trims.
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(html: &str) -> String {
+        html_to_text(html).text
+    }
 
     #[test]
     fn converts_a_page_to_readable_text() {
@@ -269,32 +313,79 @@ mod tests {
 <tr><td>a</td>
 <td>1</td></tr></table>
 <div>a&lt;b &unknown; c</div></body></html>"#;
+        let page = html_to_text(html);
+        assert_eq!(page.title.as_deref(), Some("Rust & Tokio"));
         assert_eq!(
-            to_text(html),
+            page.text,
             "# Async Rust\n\nTokio is a runtime for writing reliable apps.\n\n- fast\n- reliable ✓\n\n\
              fn main() {\n    println!(\"hi\");\n}\n\nName\tScore\na\t1\na<b &unknown; c"
         );
     }
 
     #[test]
-    fn head_without_end_tag_stops_at_body() {
+    fn the_head_is_dropped_but_its_title_kept() {
+        // Stray text in the head is not shown; the first title wins, a later one is dropped.
+        let page = html_to_text(
+            "<html><head><meta charset=utf-8>stray<title>First</title></head>\
+             <body><p>kept</p><title>Second</title></body>",
+        );
         assert_eq!(
-            to_text("<html><head><meta charset=utf-8><body><p>kept</p>"),
+            (page.title.as_deref(), page.text.as_str()),
+            (Some("First"), "kept")
+        );
+        // A head without an end tag stops at <body>; one with neither is read as text.
+        assert_eq!(
+            text("<html><head><meta charset=utf-8><body><p>kept</p>"),
             "kept"
         );
-        assert_eq!(to_text("<head>only a head"), "only a head");
+        assert_eq!(text("<head>only a head"), "only a head");
+        // A head's body tag ends it, and the body's text is shown.
+        assert_eq!(text("<head><style>p {}</style><body>b<p>c</p>"), "b\n\nc");
+        // A script in the head hides what looks like the head's end tag.
+        let page = html_to_text("<head><script>x = '</head>';</script></head><body>b</body>");
+        assert_eq!((page.title, page.text.as_str()), (None, "b"));
+        // An SVG's title is not the page's; an empty title is none.
+        let page = html_to_text("<svg><title>icon</title></svg><title>  </title><p>p</p>");
+        assert_eq!((page.title, page.text.as_str()), (None, "p"));
+        // <header> is not <head>.
+        assert_eq!(text("<header>top</header><p>p</p>"), "top\n\np");
+    }
+
+    #[test]
+    fn blocks_start_lines_without_blank_lines_between_them() {
+        assert_eq!(
+            text("<div><div>a</div></div><div>b</div><section><p>c</p></section>"),
+            "a\nb\n\nc"
+        );
+        assert_eq!(text("a<br>b<hr>c"), "a\nb\n\nc");
     }
 
     #[test]
     fn tolerates_broken_markup() {
-        assert_eq!(to_text("a < b and c"), "a < b and c");
-        assert_eq!(to_text("text <b unclosed"), "text <b unclosed");
-        assert_eq!(to_text("<script>never closed"), "");
-        assert_eq!(to_text("<!-- never closed"), "");
+        assert_eq!(text("a < b and c"), "a < b and c");
+        assert_eq!(text("text <b unclosed"), "text <b unclosed");
+        assert_eq!(text("<script>never closed"), "");
+        assert_eq!(text("<!-- never closed"), "");
+        assert_eq!(text(""), "");
         assert_eq!(
-            decode_entities("&#99999999; &amp &;"),
-            "&#99999999; &amp &;"
+            html_to_text("<title>never closed").title.as_deref(),
+            Some("never closed")
         );
-        assert_eq!(decode_entities("5&percnt; &hearts; &rarr;"), "5% ♥ →");
+    }
+
+    #[test]
+    fn every_html5_named_entity_is_decoded() {
+        assert_eq!(
+            decode_entities(
+                "5&percnt; &hearts; &frac12; &Alpha;&beta; &rarr; &EqualTilde; &CounterClockwiseContourIntegral;"
+            ),
+            "5% ♥ ½ Αβ → ≂ ∳"
+        );
+        assert_eq!(
+            decode_entities("&nosuchentity; &a b; & &; &#99999999; &amp"),
+            "&nosuchentity; &a b; & &; &#99999999; &amp"
+        );
+        // A non-breaking space, named or numbered, is a plain space.
+        assert_eq!(decode_entities("a&nbsp;b&#160;c&#xA0;d"), "a b c d");
     }
 }

@@ -12,12 +12,15 @@
 //! No external program runs and no input can panic the caller: the PDF parsers run under
 //! `catch_unwind`, and DOCX parts are read through a decompression cap.
 //!
+//! The HTML converter is public ([`html::html_to_text`]): `mixseek-agents` turns the pages
+//! `web_fetch` reads into text with it.
+//!
 //! **Does not:** decide which files a task may attach, store anything, or build prompts.
 
 mod docx;
 mod error;
 mod guard;
-mod html;
+pub mod html;
 mod pdf;
 mod text;
 
@@ -200,7 +203,7 @@ fn build(
 ) -> Result<Attachment, AttachError> {
     let raw = match kind {
         Kind::Text => text::decode_utf8(file, bytes)?,
-        Kind::Html => html::to_text(&text::decode_utf8(file, bytes)?),
+        Kind::Html => html::html_to_text(&text::decode_utf8(file, bytes)?).text,
         Kind::Pdf => pdf::to_text(file, bytes)?,
         // The ZIP and XML readers are not known to panic; guarded all the same.
         Kind::Docx => {

@@ -10,6 +10,10 @@
 //!
 //! `mixseek exec` adds the original's rules for a run that ended: 0 when every team finished,
 //! 1 when some failed, 2 when none has a result; 130 after Ctrl-C.
+//!
+//! A command whose output pipe was closed by its reader (`mixseek executions | head -1`) ends
+//! quietly with exit 0, as `head`'s writer is expected to: [`CliError::closed_pipe`], which
+//! `main` prints nothing for.
 
 use mixseek_orchestrator::OrchestratorError;
 use mixseek_store::StoreError;
@@ -26,6 +30,9 @@ pub(crate) struct CliError {
     pub message: String,
     pub hint: Option<String>,
     pub exit_code: u8,
+    /// The command's standard output (or error) was closed by its reader: not an error to
+    /// report (see [`CliError::closed_pipe`]).
+    pub closed_pipe: bool,
 }
 
 impl CliError {
@@ -35,6 +42,7 @@ impl CliError {
             message: message.into(),
             hint: None,
             exit_code: EXIT_BAD_INPUT,
+            closed_pipe: false,
         }
     }
     /// The command ran and failed: exit 1.
@@ -43,6 +51,17 @@ impl CliError {
             message: message.into(),
             hint: None,
             exit_code: EXIT_FAILURE,
+            closed_pipe: false,
+        }
+    }
+    /// The reader of the command's output went away (a closed pipe: `… | head -1`): the
+    /// command stops there and exits 0 without a message, as a pipeline expects.
+    pub(crate) fn closed_pipe() -> Self {
+        Self {
+            message: "the output pipe was closed by its reader".into(),
+            hint: None,
+            exit_code: 0,
+            closed_pipe: true,
         }
     }
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -66,6 +85,7 @@ impl CliError {
             message,
             hint: None,
             exit_code,
+            closed_pipe: false,
         }
     }
     /// A store error, with its chain and hint; the exit code follows its class: bad input 2,
@@ -113,9 +133,13 @@ impl fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 /// An I/O error of the command itself (writing its output, a file it was asked to write):
-/// a runtime failure.
+/// a runtime failure; a broken pipe (the reader of the output went away) is
+/// [`CliError::closed_pipe`].
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return CliError::closed_pipe();
+        }
         CliError::from_error(&e, EXIT_FAILURE)
     }
 }
@@ -198,5 +222,15 @@ mod tests {
         assert_eq!(e.message, "cannot record the round\n  caused by: disk full");
         let e = CliError::from_error(&std::io::Error::other("disk full"), 1);
         assert_eq!(e.message, "disk full");
+    }
+
+    #[test]
+    fn a_broken_pipe_is_a_closed_pipe_not_a_failure() {
+        let e = CliError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(e.closed_pipe);
+        assert_eq!(e.exit_code, 0);
+        let e = CliError::from(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(!e.closed_pipe);
+        assert_eq!(e.exit_code, 1);
     }
 }

@@ -21,6 +21,7 @@ mod textwidth;
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Ctx;
 use error::CliError;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -266,6 +267,15 @@ fn main() -> ExitCode {
     };
     otel::shutdown();
     match result {
+        // The reader of the output went away (`mixseek … | head -1`): a normal end, whichever
+        // command was printing and however (see panic_hook.rs).
+        Err(e) if e.closed_pipe => {
+            tracing::info!(
+                target: logging::AUDIT,
+                "mixseek {name} stopped: its output was closed by the reader (exit 0)"
+            );
+            ExitCode::SUCCESS
+        }
         Ok(code) => {
             tracing::info!(
                 target: logging::AUDIT,
@@ -281,7 +291,8 @@ fn main() -> ExitCode {
                 e.exit_code,
                 e.message.lines().next().unwrap_or_default()
             );
-            eprintln!("{}", redact::text(&e.to_string()));
+            // Not `eprintln!`: a closed stderr must not turn the error into a panic.
+            let _ = writeln!(std::io::stderr(), "{}", redact::text(&e.to_string()));
             e.exit()
         }
     }
@@ -311,7 +322,12 @@ async fn run(command: Command, ctx: &Ctx) -> Result<ExitCode, CliError> {
         Command::Prompt(a) => commands::prompt::run(a, ctx).await,
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "mixseek", &mut std::io::stdout());
+            // Generated in memory: clap_complete panics on a failed write, and a closed pipe
+            // must end the command quietly like every other's output.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "mixseek", &mut script);
+            let mut out = std::io::stdout().lock();
+            out.write_all(&script).and_then(|()| out.flush())?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -13,6 +13,11 @@
 //!   FILE:LINE:COLUMN` and exit 1. A panic in a blocking task of a command ([`join_error`]) is
 //!   reported the same way.
 //!
+//! One panic is not a bug: `println!` and `eprintln!` panic when the reader of the output has
+//! gone (`mixseek executions | head -1` closes the pipe after one line). The hook logs it at
+//! debug level only, and [`report`] / [`join_error`] turn it into
+//! [`CliError::closed_pipe`]: the command ends quietly with exit 0, wherever it printed.
+//!
 //! Test-only fault injection ([`inject_main_panic`], [`injected_team_fault`]): in a build
 //! with debug assertions (the dev profile the tests use), `MIXSEEK_TEST_PANIC=main` makes the
 //! command panic on the main thread as it starts, and `MIXSEEK_TEST_PANIC=team:ID` makes
@@ -72,6 +77,14 @@ fn report_of(info: &PanicHookInfo<'_>) -> PanicReport {
     }
 }
 
+/// Whether a panic's message is the standard library's for printing to a closed pipe
+/// (`failed printing to stdout: Broken pipe (os error 32)`, from `println!` and friends).
+pub(crate) fn is_closed_pipe(message: &str) -> bool {
+    (message.starts_with("failed printing to stdout")
+        || message.starts_with("failed printing to stderr"))
+        && (message.contains("Broken pipe") || message.contains("os error 32"))
+}
+
 /// Whether the user asked for Rust's backtrace (`RUST_BACKTRACE` set, and not `0`).
 fn backtrace_wanted() -> bool {
     std::env::var_os("RUST_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0")
@@ -84,17 +97,22 @@ pub(crate) fn install() {
         let report = report_of(info);
         let thread = std::thread::current();
         let thread = thread.name().unwrap_or("unnamed");
-        tracing::error!(
-            thread,
-            location = report.location.as_deref().unwrap_or("unknown"),
-            "internal error (a bug in mixseek, please report it): panic: {}",
-            report.message
-        );
+        let closed_pipe = is_closed_pipe(&report.message);
+        if closed_pipe {
+            tracing::debug!(thread, "the output pipe was closed by its reader: stopping");
+        } else {
+            tracing::error!(
+                thread,
+                location = report.location.as_deref().unwrap_or("unknown"),
+                "internal error (a bug in mixseek, please report it): panic: {}",
+                report.message
+            );
+        }
         THIS_THREAD.with(|t| *t.borrow_mut() = Some(report.clone()));
         if let Ok(mut last) = LAST.lock() {
             *last = Some(report);
         }
-        if backtrace_wanted() {
+        if backtrace_wanted() && !closed_pipe {
             default(info);
         }
     }));
@@ -113,6 +131,9 @@ pub(crate) fn report(payload: &(dyn std::any::Any + Send)) -> CliError {
 }
 
 fn internal_error(report: &PanicReport) -> CliError {
+    if is_closed_pipe(&report.message) {
+        return CliError::closed_pipe();
+    }
     let mut err = CliError::failure(format!(
         "internal error (a bug in mixseek, please report it): {report}"
     ));
@@ -204,6 +225,27 @@ mod tests {
             e.message,
             "internal error (a bug in mixseek, please report it): index out of bounds at crates/x/src/y.rs:3:9"
         );
+    }
+
+    #[test]
+    fn printing_to_a_closed_pipe_is_not_a_bug() {
+        for message in [
+            "failed printing to stdout: Broken pipe (os error 32)",
+            "failed printing to stderr: Broken pipe (os error 32)",
+        ] {
+            assert!(is_closed_pipe(message), "{message}");
+            let e = internal_error(&PanicReport {
+                message: message.into(),
+                location: Some("library/std/src/io/stdio.rs:1:1".into()),
+            });
+            assert!(e.closed_pipe && e.exit_code == 0, "{e:?}");
+        }
+        for message in [
+            "failed printing to stdout: No space left on device (os error 28)",
+            "called `Result::unwrap()` on an `Err` value: Broken pipe (os error 32)",
+        ] {
+            assert!(!is_closed_pipe(message), "{message}");
+        }
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct StandaloneArgs {
     pub prompt: String,
     /// The submission to score.
     pub submission: String,
+    /// The documents attached to the task (already extracted; default: none), shown in the
+    /// judges' prompts as in a competition.
+    pub attachments: Vec<mixseek_core::Attachment>,
 }
 
 /// A finished standalone evaluation.
@@ -175,7 +178,7 @@ pub async fn run_standalone(args: StandaloneArgs) -> Result<Standalone, Standalo
     let (evaluator, mock_judges) = load_evaluator_for(&args.workspace, args.config.as_deref())?;
     let request = EvaluationRequest {
         team_id: Some(STANDALONE_TEAM_ID.into()),
-        ..EvaluationRequest::new(args.prompt, args.submission)
+        ..EvaluationRequest::new(args.prompt, args.submission).with_attachments(args.attachments)
     };
     let outcome = evaluator.evaluate(&request).await.map_err(from_evaluator)?;
     Ok(Standalone {

@@ -1,5 +1,6 @@
 //! Why an experiment could not run, merge or report.
 
+use mixseek_orchestrator::arena::ArenaError;
 use mixseek_store::StoreError;
 use std::path::PathBuf;
 
@@ -27,6 +28,44 @@ pub enum ExperimentError {
         /// The experiments it has.
         known: Vec<String>,
     },
+    /// The arena engine refused or failed (a judge model, the template, the fit, the store).
+    #[error(transparent)]
+    Arena(#[from] mixseek_orchestrator::arena::ArenaError),
+    /// Fewer than two variants have a submission to compare.
+    #[error(
+        "experiment `{name}`: {} variant(s) with an evaluated round{}: an arena of variants needs at least 2",
+        found.len(),
+        if found.is_empty() { String::new() } else { format!(" ({})", found.join(", ")) }
+    )]
+    ArenaTooFewVariants {
+        /// The experiment.
+        name: String,
+        /// The variants that have submissions.
+        found: Vec<String>,
+        /// Items left out because their execution has not finished.
+        unfinished: u32,
+        /// Finished items left out because they have no evaluated round.
+        unevaluated: u32,
+    },
+    /// No task and repeat has submissions of two variants.
+    #[error(
+        "experiment `{name}`: no task and repeat has evaluated submissions of two variants ({}), so no pair can be judged",
+        variants.join(", ")
+    )]
+    ArenaNoCommonTask {
+        /// The experiment.
+        name: String,
+        /// The variants that have submissions.
+        variants: Vec<String>,
+    },
+    /// The arena settings' `anchor` names no variant with submissions.
+    #[error("arena anchor `{anchor}` is not a variant with submissions; variants: {}", variants.join(", "))]
+    ArenaUnknownAnchor {
+        /// The configured anchor.
+        anchor: String,
+        /// The variants that can be anchored.
+        variants: Vec<String>,
+    },
     /// An execution stopped because the environment failed (the disk, the database): the
     /// experiment stops, every item stays resumable.
     #[error("the experiment stopped at {item}")]
@@ -44,7 +83,16 @@ impl ExperimentError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             ExperimentError::Store(e) => e.class() == mixseek_store::ErrorClass::BadInput,
-            ExperimentError::DefinitionChanged { .. } | ExperimentError::NotFound { .. } => true,
+            ExperimentError::DefinitionChanged { .. }
+            | ExperimentError::NotFound { .. }
+            | ExperimentError::ArenaTooFewVariants { .. }
+            | ExperimentError::ArenaNoCommonTask { .. }
+            | ExperimentError::ArenaUnknownAnchor { .. } => true,
+            ExperimentError::Arena(e) => match e {
+                ArenaError::Store(s) => s.class() == mixseek_store::ErrorClass::BadInput,
+                ArenaError::Fit(_) => false,
+                _ => true,
+            },
             ExperimentError::Execution { .. } => false,
         }
     }
@@ -68,6 +116,42 @@ impl ExperimentError {
                     .map(|c| format!("did you mean `{c}`? "))
                     .unwrap_or_default();
                 Some(format!("{close}experiments here: {}", known.join(", ")))
+            }
+            ExperimentError::Arena(ArenaError::Store(e)) => e.hint(),
+            ExperimentError::Arena(ArenaError::Model { .. }) => Some(
+                "set the provider's API key variable, or pass --llm-config with a \
+                 [providers.<name>] table"
+                    .into(),
+            ),
+            ExperimentError::Arena(ArenaError::Template(_)) => Some(
+                "fix user_template in the arena settings (-c): it may use user_prompt, answer_a \
+                 and answer_b"
+                    .into(),
+            ),
+            ExperimentError::Arena(_) => None,
+            ExperimentError::ArenaTooFewVariants {
+                name,
+                unfinished,
+                unevaluated,
+                ..
+            } => Some(format!(
+                "left out: {unfinished} item(s) not finished and {unevaluated} without an \
+                 evaluated round; run or resume the experiment first (`mixseek experiment run \
+                 FILE`), then `mixseek experiment report {name}` shows what each variant has"
+            )),
+            ExperimentError::ArenaNoCommonTask { .. } => Some(
+                "variants are compared on the same task and repeat: run (or resume) the \
+                 experiment until the variants have evaluated rounds on common tasks"
+                    .into(),
+            ),
+            ExperimentError::ArenaUnknownAnchor { anchor, variants } => {
+                let close = mixseek_config::closest(anchor, variants.iter().map(String::as_str))
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                Some(format!(
+                    "{close}set `anchor` in the arena settings to one of the variants, or remove \
+                     it to anchor the mean rating"
+                ))
             }
             ExperimentError::Execution { source, .. } => {
                 let cause = source.hint().unwrap_or_default();

@@ -79,8 +79,9 @@ pub struct PlanInput {
     pub volume_claim: String,
     /// Kubernetes: a Secret whose keys become the pods' environment (provider API keys).
     pub env_from_secret: Option<String>,
-    /// Executions each shard runs at once, when known (the experiment's
-    /// `max_concurrent_executions`): only stated in the comments, with the total over shards.
+    /// Executions each shard runs at once: when set, every shard's `mixseek experiment run`
+    /// gets `--max-concurrent-executions N` (instead of the experiment file's
+    /// `max_concurrent_executions`) and the comments state it with the total over shards.
     pub per_shard_concurrency: Option<u32>,
 }
 
@@ -135,6 +136,9 @@ fn generated_by(e: Emit, input: &PlanInput) -> String {
     }
     if e == Emit::Slurm || input.workspace != K8S_MOUNT {
         let _ = write!(cmd, " --job-workspace {}", shell_quote(&input.workspace));
+    }
+    if let Some(c) = input.per_shard_concurrency {
+        let _ = write!(cmd, " --per-shard-concurrency {c}");
     }
     one_line(&cmd)
 }
@@ -212,7 +216,7 @@ fn k8s(input: &PlanInput) -> String {
     ));
 
     // The shards.
-    let run_command = [
+    let mut run_command = vec![
         "mixseek".to_string(),
         "experiment".into(),
         "run".into(),
@@ -223,6 +227,9 @@ fn k8s(input: &PlanInput) -> String {
         format!("auto/{n}"),
         "--no-progress".into(),
     ];
+    if let Some(c) = input.per_shard_concurrency {
+        run_command.extend(["--max-concurrent-executions".into(), c.to_string()]);
+    }
     out.push_str("---\n");
     job_header(&mut out, &shards_job, &base, "shards");
     let _ = write!(
@@ -392,6 +399,10 @@ fn slurm(input: &PlanInput) -> String {
     } else {
         format!("mixseek experiment report {name} -w {ws}")
     };
+    let concurrency = input
+        .per_shard_concurrency
+        .map(|c| format!(" --max-concurrent-executions {c}"))
+        .unwrap_or_default();
 
     let mut out = String::new();
     let _ = write!(
@@ -445,7 +456,7 @@ fn slurm(input: &PlanInput) -> String {
          #SBATCH --mem=4G\n\
          # Task I of the array runs shard I of {n}; a rerun shard resumes.\n\
          set -euo pipefail\n\
-         exec mixseek experiment run {file} -w {ws} --shard \"${{SLURM_ARRAY_TASK_ID:?submit with --array=0-{last}}}/{n}\" --no-progress\n\
+         exec mixseek experiment run {file} -w {ws} --shard \"${{SLURM_ARRAY_TASK_ID:?submit with --array=0-{last}}}/{n}\" --no-progress{concurrency}\n\
          {HEREDOC}\n\
          \n\
          cat > \"$JOBS\"/{merge_script} <<'{HEREDOC}'\n\
@@ -929,8 +940,14 @@ mod tests {
                 "/workspace",
                 "--shard",
                 "auto/3",
-                "--no-progress"
+                "--no-progress",
+                "--max-concurrent-executions",
+                "8"
             ]
+        );
+        assert!(
+            y.contains("--secret 'keys' --per-shard-concurrency 8\n"),
+            "the generating command names the option"
         );
         assert_eq!(c["envFrom"][0]["secretRef"]["name"], "keys");
         assert_eq!(c["volumeMounts"][0]["mountPath"], "/workspace");
@@ -1059,6 +1076,34 @@ mod tests {
     }
 
     // --- Slurm --------------------------------------------------------------------------
+
+    #[test]
+    fn a_per_shard_concurrency_reaches_every_shard_and_the_comments() {
+        let mut i = PlanInput::new("demo", "experiments/demo.toml", "/home/u/ws", 4);
+        i.per_shard_concurrency = Some(6);
+        let s = emit(Emit::Slurm, &i);
+        assert!(
+            s.contains("--no-progress --max-concurrent-executions 6\n"),
+            "{s}"
+        );
+        assert!(s.contains(
+            "# Each shard runs up to 6 executions at once, so the 4 shards run up to 24."
+        ));
+        assert!(
+            s.contains("--job-workspace '/home/u/ws' --per-shard-concurrency 6\n"),
+            "{s}"
+        );
+        // unset: the experiment file's max_concurrent_executions, no option passed
+        i.per_shard_concurrency = None;
+        for e in [Emit::Slurm, Emit::K8s] {
+            let s = emit(e, &i);
+            assert!(!s.contains("--max-concurrent-executions"), "{s}");
+            assert!(
+                s.contains("the experiment's max_concurrent_executions"),
+                "{s}"
+            );
+        }
+    }
 
     #[test]
     fn slurm_key_lines() {

@@ -9,6 +9,10 @@
 //! variant's quality). Intervals are percentile bootstraps (`mixseek_judging::stats`) with the
 //! experiment's `seed` and `confidence`, so a report is the same every time it is made from
 //! the same rows, whichever machines ran them. Run times are left out for that reason.
+//!
+//! When the experiment has an arena of its variants (`mixseek experiment arena`), the report
+//! ends its variant sections with the latest one ([`ArenaSection`]): the variants' ratings
+//! with their intervals, ranks and records, the judges and the cost.
 
 use crate::error::ExperimentError;
 use mixseek_judging::stats::{self, Interval};
@@ -99,6 +103,9 @@ pub struct ExperimentReport {
     pub comparisons: Vec<Comparison>,
     /// Per task, in task-id order.
     pub tasks: Vec<TaskLine>,
+    /// The latest arena of the variants, if the experiment has one (set by [`build`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arena: Option<ArenaSection>,
 }
 
 /// Builds the report of experiment `name` from `store`.
@@ -137,7 +144,7 @@ pub fn build(store: &Store, db: &Path, name: &str) -> Result<ExperimentReport, E
         .unwrap_or_default();
     let confidence = def["confidence"].as_f64().unwrap_or(0.95);
     let seed = def["seed"].as_u64().unwrap_or(0);
-    Ok(compute(
+    let mut report = compute(
         name,
         &order,
         &baseline,
@@ -145,7 +152,11 @@ pub fn build(store: &Store, db: &Path, name: &str) -> Result<ExperimentReport, E
         seed,
         stats::DEFAULT_RESAMPLES,
         &items,
-    ))
+    );
+    report.arena = store
+        .latest_experiment_arena(name)?
+        .map(|a| ArenaSection::of(&a));
+    Ok(report)
 }
 
 /// The report from the items (pure).
@@ -261,6 +272,7 @@ pub fn compute(
         variants: lines,
         comparisons,
         tasks,
+        arena: None,
     }
 }
 
@@ -369,6 +381,10 @@ pub fn text(r: &ExperimentReport) -> String {
             &rows,
         ));
     }
+    if let Some(a) = &r.arena {
+        s.push('\n');
+        s.push_str(&arena_text(a));
+    }
     if !r.tasks.is_empty() {
         s.push_str("\nPer task (mean score over repeats)\n");
         let mut head = vec!["Task"];
@@ -395,6 +411,207 @@ pub fn verdict(c: &Comparison) -> &'static str {
         Some(_) => "no clear difference",
         None => "no common task",
     }
+}
+
+/// The latest arena of the variants (`mixseek experiment arena`), as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArenaSection {
+    /// The arena's id.
+    pub arena_id: String,
+    /// When it ran (UTC, RFC 3339).
+    pub created_at: String,
+    /// The judge models.
+    pub judges: Vec<String>,
+    /// Tasks with judged pairs.
+    pub tasks: u32,
+    /// Items whose submission competed.
+    pub submissions: u32,
+    /// Items left out (not finished, or without an evaluated round).
+    pub left_out: u32,
+    /// Pairs judged (each twice, positions swapped, per judge).
+    pub pairs: u32,
+    /// Games played.
+    pub games: u32,
+    /// Games with a verdict.
+    pub parsed_games: u32,
+    /// Pairs whose two games disagreed once the positions are swapped back.
+    pub disagreeing_pairs: u32,
+    /// Whether the fit needed its weak prior (a variant won or lost everything).
+    pub regularized: bool,
+    /// What the bootstrap resampled (`task`: whole tasks).
+    pub bootstrap_unit: String,
+    /// Bootstrap resamples.
+    pub bootstrap_rounds: u32,
+    /// The intervals' confidence level.
+    pub confidence: f64,
+    /// Input tokens of the judge calls.
+    pub input_tokens: u64,
+    /// Output tokens of the judge calls.
+    pub output_tokens: u64,
+    /// Cost of the judge calls in US dollars; `None` when a judge is unpriced.
+    pub cost_usd: Option<f64>,
+    /// The variants' ratings, by rank.
+    pub ratings: Vec<mixseek_store::VariantRatingRow>,
+    /// How to read it, one paragraph.
+    pub how_to_read: String,
+}
+
+impl ArenaSection {
+    /// The section of a stored arena.
+    pub fn of(a: &mixseek_store::ExperimentArena) -> ArenaSection {
+        let s = &a.arena.summary;
+        let points = s.settings["scale"].as_f64().unwrap_or(400.0);
+        let base = s.settings["base"].as_f64().unwrap_or(10.0);
+        let pct = (s.confidence * 100.0).round();
+        let unit = if a.link.bootstrap_unit == "task" {
+            "tasks (each resample draws whole tasks with all their games)"
+        } else {
+            "games"
+        };
+        let how_to_read = format!(
+            "Each variant's submissions met the other variants' on the same task and repeat, \
+             each pair judged twice with the positions swapped; the ratings are one \
+             Bradley-Terry fit over all tasks, where {points} points more means {base}:1 odds of \
+             winning a game. The intervals are {pct}% bootstrap intervals over {unit}; variants \
+             whose intervals overlap share a rank, so only a different rank is a clear \
+             difference. W/L/T count games, a strong verdict counting more than one."
+        );
+        ArenaSection {
+            arena_id: s.arena_id.clone(),
+            created_at: mixseek_core::time::format_utc(&s.created_at),
+            judges: s.judge_models.clone(),
+            tasks: a.link.tasks,
+            submissions: a.link.submissions,
+            left_out: a.link.left_out,
+            pairs: s.pairs,
+            games: s.games,
+            parsed_games: s.parsed_games,
+            disagreeing_pairs: s.disagreeing_pairs,
+            regularized: s.regularized,
+            bootstrap_unit: a.link.bootstrap_unit.clone(),
+            bootstrap_rounds: s.bootstrap_rounds,
+            confidence: s.confidence,
+            input_tokens: s.input_tokens,
+            output_tokens: s.output_tokens,
+            cost_usd: s.cost_usd,
+            ratings: a.ratings.clone(),
+            how_to_read,
+        }
+    }
+
+    fn cost(&self) -> String {
+        self.cost_usd.map_or_else(
+            || "unknown (a judge has no price)".into(),
+            |c| format!("${c:.4}"),
+        )
+    }
+
+    fn facts(&self) -> String {
+        format!(
+            "{} submissions on {} tasks ({} items left out: not finished or without an evaluated round); {} pairs, {} games ({} with a verdict, {} pairs disagreeing once swapped back); judges: {}; {} tokens, cost {}",
+            self.submissions,
+            self.tasks,
+            self.left_out,
+            self.pairs,
+            self.games,
+            self.parsed_games,
+            self.disagreeing_pairs,
+            self.judges.join(", "),
+            self.input_tokens + self.output_tokens,
+            self.cost()
+        )
+    }
+}
+
+fn wlt(r: &mixseek_store::VariantRatingRow) -> String {
+    let n = |v: f64| {
+        if v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    format!("{}/{}/{}", n(r.wins), n(r.losses), n(r.ties))
+}
+
+/// The arena section as text (also what `mixseek experiment arena` prints).
+pub fn arena_text(a: &ArenaSection) -> String {
+    let pct = (a.confidence * 100.0).round();
+    let mut s = format!(
+        "Arena of the variants ({}, {})\n",
+        a.arena_id.chars().take(8).collect::<String>(),
+        a.created_at
+    );
+    let rows: Vec<Vec<String>> = a
+        .ratings
+        .iter()
+        .map(|r| {
+            vec![
+                r.rank.to_string(),
+                r.variant.clone(),
+                format!("{:.0}", r.rating),
+                format!("[{:.0}, {:.0}]", r.lower, r.upper),
+                wlt(r),
+                format!("{:.0}", r.games),
+                r.submissions.to_string(),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "Rank",
+            "Variant",
+            "Rating",
+            &format!("{pct}% interval"),
+            "W/L/T",
+            "Games",
+            "Submissions",
+        ],
+        &rows,
+    ));
+    let _ = writeln!(s, "{}.", a.facts());
+    if a.regularized {
+        s.push_str("The fit needed its weak prior: a variant won or lost every game.\n");
+    }
+    let _ = writeln!(s, "{}", a.how_to_read);
+    s
+}
+
+/// The arena section as HTML (escaped).
+fn arena_html(a: &ArenaSection) -> String {
+    use mixseek_store::report::html::escape;
+    let pct = (a.confidence * 100.0).round();
+    let mut s = format!(
+        "<h2>Arena of the variants</h2>\n<p>{}</p>\n<table><thead><tr><th>Rank</th><th>Variant</th><th>Rating</th><th>{pct}% interval</th><th>W/L/T</th><th>Games</th><th>Submissions</th></tr></thead><tbody>\n",
+        escape(&a.how_to_read)
+    );
+    for r in &a.ratings {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>[{:.0}, {:.0}]</td><td>{}</td><td>{:.0}</td><td>{}</td></tr>",
+            r.rank,
+            escape(&r.variant),
+            r.rating,
+            r.lower,
+            r.upper,
+            wlt(r),
+            r.games,
+            r.submissions
+        );
+    }
+    let _ = writeln!(
+        s,
+        "</tbody></table>\n<p>Arena {} of {}: {}.{}</p>",
+        escape(&a.arena_id),
+        escape(&a.created_at),
+        escape(&a.facts()),
+        if a.regularized {
+            " The fit needed its weak prior: a variant won or lost every game."
+        } else {
+            ""
+        }
+    );
+    s
 }
 
 /// The report as a self-contained HTML page.
@@ -463,6 +680,9 @@ pub fn html(r: &ExperimentReport) -> String {
         }
         s.push_str("</tbody></table>\n");
     }
+    if let Some(a) = &r.arena {
+        s.push_str(&arena_html(a));
+    }
     if !r.tasks.is_empty() {
         s.push_str(
             "<h2>Per task</h2>\n<p>Mean score over repeats.</p>\n<table><thead><tr><th>Task</th>",
@@ -484,10 +704,92 @@ pub fn html(r: &ExperimentReport) -> String {
     s
 }
 
+/// The report as an HTML fragment to embed in another page (the web UI's): the body of
+/// [`html`]'s page, so it has every section that page has, styled by the same
+/// `mixseek_store::report::html::CSS` (which the page embedding it must provide).
+pub fn html_fragment(r: &ExperimentReport) -> String {
+    let page = html(r);
+    // Every stored text in the page is escaped, so the first `<body>` and the last `</body>`
+    // are the page's own.
+    let start = page.find("<body>").map_or(0, |i| i + "<body>".len());
+    let end = page
+        .rfind("</body>")
+        .filter(|&e| e >= start)
+        .unwrap_or(page.len());
+    page[start..end].trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use mixseek_store::ExperimentItem;
+
+    #[test]
+    fn the_arena_section_ranks_the_variants_says_how_to_read_and_escapes_names() {
+        let rating = |variant: &str, rank: u32, rating: f64| mixseek_store::VariantRatingRow {
+            variant: variant.into(),
+            rating,
+            lower: rating - 40.0,
+            upper: rating + 40.0,
+            rank,
+            wins: 7.0,
+            losses: 2.5,
+            ties: 1.0,
+            games: 10.5,
+            submissions: 4,
+        };
+        let section = ArenaSection {
+            arena_id: "0123456789".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            judges: vec!["mock:j".into()],
+            tasks: 2,
+            submissions: 8,
+            left_out: 1,
+            pairs: 4,
+            games: 8,
+            parsed_games: 7,
+            disagreeing_pairs: 1,
+            regularized: false,
+            bootstrap_unit: "task".into(),
+            bootstrap_rounds: 100,
+            confidence: 0.9,
+            input_tokens: 10,
+            output_tokens: 5,
+            cost_usd: None,
+            ratings: vec![rating("<hot>", 1, 1100.0), rating("base", 2, 900.0)],
+            how_to_read: "read <this>".into(),
+        };
+        let shown = arena_text(&section);
+        assert!(
+            shown.starts_with("Arena of the variants (01234567, "),
+            "{shown}"
+        );
+        assert!(shown.contains("90% interval"), "{shown}");
+        assert!(
+            shown.contains("1     <hot>    1100    [1060, 1140]  7/2.5/1"),
+            "{shown}"
+        );
+        assert!(shown.contains("(1 items left out"), "{shown}");
+        assert!(
+            shown.contains("cost unknown (a judge has no price)"),
+            "{shown}"
+        );
+        let mut r = compute("x", &[], "", 0.95, 0, 10, &[]);
+        r.arena = Some(section);
+        let page = html(&r);
+        assert!(page.contains("<h2>Arena of the variants</h2>"), "{page}");
+        assert!(
+            !page.contains("<hot>") && !page.contains("<this>"),
+            "{page}"
+        );
+        assert!(text(&r).contains("Arena of the variants"));
+        // JSON carries the section only when there is one
+        let json = serde_json::to_value(&r).expect("json");
+        assert_eq!(json["arena"]["ratings"][0]["variant"], "<hot>");
+        r.arena = None;
+        let json = serde_json::to_value(&r).expect("json");
+        assert!(json.get("arena").is_none());
+    }
 
     fn item(task: &str, variant: &str, repeat: u32, status: &str, score: Option<f64>) -> ItemState {
         ItemState {

@@ -22,7 +22,7 @@ use mixseek_config::{ExperimentFile, LoadedConfig, Task};
 use mixseek_core::{ExecutionId, ExecutionStatus, PiiMasker};
 use mixseek_llm::SharedRuntimes;
 use mixseek_orchestrator::{Orchestrator, RunOptions};
-use mixseek_store::{ExperimentItem, ExperimentRecord, Store, StoreWriter};
+use mixseek_store::{ExperimentItem, ExperimentRecord, Store, StoreError, StoreWriter};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -174,9 +174,22 @@ impl Runner {
     pub async fn run(self) -> Result<Outcome, ExperimentError> {
         let e = self.experiment.clone();
         let store = Store::open(&self.db_path)?;
+        // Checkpoints come from DuckDB's log threshold and the end of the run, not after each
+        // of thousands of executions (see `Store::checkpoint_after_each_execution`).
+        store.checkpoint_after_each_execution(false);
         // One writer handle for the whole run: its thread lives from the first execution to
         // the last instead of starting again for each.
         let writer = store.writer(PiiMasker::disabled())?;
+        // The items are written through a handle per variant that masks like the variant's
+        // executions (`[privacy]`): a task's metadata is what users wrote.
+        let item_writers = self
+            .variants
+            .iter()
+            .map(|v| {
+                let masker = v.config.file.privacy.masker().map_err(StoreError::from)?;
+                Ok(store.writer(masker)?)
+            })
+            .collect::<Result<Vec<StoreWriter>, ExperimentError>>()?;
         let hash = mixseek_config::experiment_hash(&e);
         if let Some(stored) = store.experiment(&e.name)? {
             if stored.experiment_hash != hash && !self.force {
@@ -274,7 +287,7 @@ impl Runner {
                 earlier,
                 retry_failed: self.retry_failed,
                 db_path: self.db_path.clone(),
-                writer: writer.clone(),
+                writer: item_writers[v].clone(),
                 runtimes: runtimes.clone(),
                 cancel: self.cancel.child_token(),
                 env: self.env.clone(),
@@ -292,6 +305,12 @@ impl Runner {
         }
         while let Some(end) = running.join_next().await {
             self.account(end, &mut progress, &mut outcome, &mut fatal, started);
+        }
+        // Fold the log into the file once the writes of this run are in (best effort: the
+        // next open replays the log otherwise).
+        writer.flush().await?;
+        if let Err(e) = store.checkpoint() {
+            tracing::debug!(error = %e, "checkpoint after the experiment skipped");
         }
         if let Some(f) = fatal {
             return Err(f);
@@ -387,6 +406,7 @@ struct ItemJob {
     earlier: Option<Prior>,
     retry_failed: bool,
     db_path: PathBuf,
+    /// The writer of the items, masking with the variant's masker.
     writer: StoreWriter,
     runtimes: SharedRuntimes,
     cancel: CancellationToken,

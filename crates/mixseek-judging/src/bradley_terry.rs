@@ -136,6 +136,14 @@ pub enum FitError {
         /// Iterations taken.
         iterations: usize,
     },
+    /// [`rate_clustered`] was given a cluster list of another length than the comparisons.
+    #[error("{clusters} cluster labels for {comparisons} comparisons")]
+    ClusterCount {
+        /// Labels given.
+        clusters: usize,
+        /// Comparisons given.
+        comparisons: usize,
+    },
 }
 
 /// Fits the ratings of `n` contestants to the comparisons by maximum likelihood.
@@ -521,6 +529,48 @@ pub fn rate(
     scale: &Scale,
     bootstrap: &Bootstrap,
 ) -> Result<Ratings, FitError> {
+    let singletons: Vec<Vec<usize>> = (0..comparisons.len()).map(|i| vec![i]).collect();
+    rate_resampling(n, comparisons, &singletons, scale, bootstrap)
+}
+
+/// [`rate`] with a cluster bootstrap: `clusters[i]` names the cluster of `comparisons[i]`
+/// (e.g. the task both submissions answer), and each round draws as many clusters as there
+/// are, with replacement, keeping every comparison of a drawn cluster. Use it when the
+/// comparisons of one cluster are not independent: the intervals then reflect how much the
+/// ratings vary between clusters, not only between comparisons. The point estimate, ranks and
+/// records are [`rate`]'s. `clusters` must be as long as `comparisons`
+/// ([`FitError::ClusterCount`]).
+pub fn rate_clustered(
+    n: usize,
+    comparisons: &[Comparison],
+    clusters: &[usize],
+    scale: &Scale,
+    bootstrap: &Bootstrap,
+) -> Result<Ratings, FitError> {
+    if clusters.len() != comparisons.len() {
+        return Err(FitError::ClusterCount {
+            clusters: clusters.len(),
+            comparisons: comparisons.len(),
+        });
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (i, &c) in clusters.iter().enumerate() {
+        groups.entry(c).or_default().push(i);
+    }
+    let groups: Vec<Vec<usize>> = groups.into_values().collect();
+    rate_resampling(n, comparisons, &groups, scale, bootstrap)
+}
+
+/// The fit with intervals from resampling `groups` (indices into `comparisons`) with
+/// replacement.
+fn rate_resampling(
+    n: usize,
+    comparisons: &[Comparison],
+    groups: &[Vec<usize>],
+    scale: &Scale,
+    bootstrap: &Bootstrap,
+) -> Result<Ratings, FitError> {
     validate(n, comparisons, scale)?;
     let confidence = bootstrap.confidence;
     let confidence_ok = confidence > 0.0 && confidence < 1.0;
@@ -531,7 +581,7 @@ pub fn rate(
     let intervals = if bootstrap.rounds == 0 {
         point.ratings.iter().map(|&r| (r, r)).collect()
     } else {
-        let samples = bootstrap_samples(n, comparisons, scale, bootstrap)?;
+        let samples = bootstrap_samples(n, comparisons, groups, scale, bootstrap)?;
         let tail = (1.0 - confidence) / 2.0;
         samples
             .iter()
@@ -563,19 +613,32 @@ pub fn rate(
     })
 }
 
-/// Each contestant's bootstrap ratings, sorted ascending.
+/// Each contestant's bootstrap ratings, sorted ascending: each round draws `groups.len()`
+/// groups of comparisons with replacement (one comparison per group: the plain bootstrap).
 fn bootstrap_samples(
     n: usize,
     comparisons: &[Comparison],
+    groups: &[Vec<usize>],
     scale: &Scale,
     bootstrap: &Bootstrap,
 ) -> Result<Vec<Vec<f64>>, FitError> {
     let mut rng = fastrand::Rng::with_seed(bootstrap.seed);
     let mut samples = vec![Vec::with_capacity(bootstrap.rounds); n];
+    if groups.is_empty() {
+        // nobody played: every round is the empty fit
+        let round = fit_valid(n, &[], scale)?;
+        for (sample, rating) in samples.iter_mut().zip(round.ratings) {
+            sample.resize(bootstrap.rounds, rating);
+        }
+        return Ok(samples);
+    }
+    let mut resampled: Vec<Comparison> = Vec::with_capacity(comparisons.len());
     for _ in 0..bootstrap.rounds {
-        let resampled: Vec<Comparison> = (0..comparisons.len())
-            .map(|_| comparisons[rng.usize(..comparisons.len())])
-            .collect();
+        resampled.clear();
+        for _ in 0..groups.len() {
+            let group = &groups[rng.usize(..groups.len())];
+            resampled.extend(group.iter().map(|&i| comparisons[i]));
+        }
         let round = fit_valid(n, &resampled, scale)?;
         for (sample, rating) in samples.iter_mut().zip(round.ratings) {
             sample.push(rating);
@@ -978,6 +1041,62 @@ mod tests {
             [1, 2, 3]
         );
         let empty = rate(2, &[], &Scale::default(), &Bootstrap::default()).expect("rate");
+        assert!(
+            empty
+                .ratings
+                .iter()
+                .all(|r| r.lower == 1000.0 && r.upper == 1000.0)
+        );
+    }
+
+    #[test]
+    fn a_cluster_bootstrap_widens_the_intervals_of_clustered_evidence() {
+        // 8 clusters (tasks): player 0 wins all 10 games of 4 clusters and loses all 10 of
+        // the other 4. Games of a cluster are copies of one outcome: resampled one by one
+        // they look like 80 independent games, resampled by cluster like 8.
+        let mut games = Vec::new();
+        let mut clusters = Vec::new();
+        for task in 0..8 {
+            for _ in 0..10 {
+                games.push(c(0, 1, if task < 4 { 1.0 } else { 0.0 }));
+                clusters.push(task);
+            }
+        }
+        let boot = Bootstrap {
+            rounds: 400,
+            seed: 3,
+            ..Bootstrap::default()
+        };
+        let plain = rate(2, &games, &Scale::default(), &boot).expect("rate");
+        let by_task =
+            rate_clustered(2, &games, &clusters, &Scale::default(), &boot).expect("clustered");
+        let width = |r: &Ratings| r.ratings[0].upper - r.ratings[0].lower;
+        assert!(
+            width(&by_task) > 1.5 * width(&plain),
+            "{by_task:?} vs {plain:?}"
+        );
+        // the point estimate, ranks and records are the plain fit's
+        for (a, b) in plain.ratings.iter().zip(&by_task.ratings) {
+            assert_eq!(
+                (a.rating, a.wins, a.losses, a.games),
+                (b.rating, b.wins, b.losses, b.games)
+            );
+        }
+        // every cluster its own: the same draws as the plain bootstrap
+        let own: Vec<usize> = (0..games.len()).collect();
+        assert_eq!(
+            rate_clustered(2, &games, &own, &Scale::default(), &boot).expect("own"),
+            plain
+        );
+        // labels and comparisons must match
+        assert_eq!(
+            rate_clustered(2, &games, &[0], &Scale::default(), &boot),
+            Err(FitError::ClusterCount {
+                clusters: 1,
+                comparisons: 80
+            })
+        );
+        let empty = rate_clustered(2, &[], &[], &Scale::default(), &boot).expect("empty");
         assert!(
             empty
                 .ratings

@@ -6,6 +6,12 @@
 //! Phases: [`plan`] reads the contestants from the store and picks the pairs (nothing is
 //! sent; `--dry-run` stops there with the estimate), [`run`] judges the games within the
 //! budget, fits, and writes the [`ArenaDetail`].
+//!
+//! The same engine rates groups of submissions ([`run_grouped`]): `mixseek experiment arena`
+//! makes each variant's submissions on every task meet the other variants', each [`Pair`]
+//! judged with its own task's prompt, and fits one rating per variant ([`Groups`]) with a
+//! bootstrap that resamples whole prompts (tasks), since the games of one task are not
+//! independent.
 
 mod judge;
 
@@ -91,8 +97,20 @@ pub struct Contestant {
     pub label: String,
 }
 
+/// Two contestants to judge against each other, and the prompt they answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    /// The contestant shown as A in the pair's first game (an index into
+    /// [`ArenaPlan::contestants`]).
+    pub first: usize,
+    /// The contestant shown as A in the second game.
+    pub second: usize,
+    /// The prompt both answered (an index into [`ArenaPlan::prompts`]).
+    pub prompt: usize,
+}
+
 /// What an arena would send, before anything is sent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Estimate {
     /// Judge calls (games × judges), before structured-output repairs.
     pub calls: u64,
@@ -111,12 +129,15 @@ pub struct Estimate {
 pub struct ArenaPlan {
     /// The executions whose teams compete.
     pub execution_ids: Vec<String>,
-    /// The prompt they answer.
+    /// What the arena is stored as answering (`arena_runs.user_prompt`): the prompt of a team
+    /// arena, a description for an arena over several prompts.
     pub user_prompt: String,
+    /// The prompts the pairs answer (one for a team arena; one per task for an experiment's).
+    pub prompts: Vec<String>,
     /// The contestants, by execution then team id.
     pub contestants: Vec<Contestant>,
-    /// The pairs judged (indices into `contestants`, `i < j`).
-    pub pairs: Vec<(usize, usize)>,
+    /// The pairs judged.
+    pub pairs: Vec<Pair>,
     /// The settings.
     pub settings: ArenaSettings,
     /// The anchor's index, when the settings name one.
@@ -181,18 +202,27 @@ pub fn plan(
         settings.all_pairs_up_to as usize,
         settings.min_comparisons as usize,
         settings.seed,
-    );
+    )
+    .into_iter()
+    .map(|(first, second)| Pair {
+        first,
+        second,
+        prompt: 0,
+    })
+    .collect();
     let user_prompt = user_prompt.map(|(_, p)| p).unwrap_or_default();
-    let estimate = estimate(&contestants, &pairs, &user_prompt, settings, registry);
-    Ok(ArenaPlan {
+    let mut plan = ArenaPlan {
         execution_ids: execution_ids.to_vec(),
+        prompts: vec![user_prompt.clone()],
         user_prompt,
         contestants,
         pairs,
         settings: settings.clone(),
         anchor,
-        estimate,
-    })
+        estimate: Estimate::default(),
+    };
+    plan.estimate = estimate(&plan, registry);
+    Ok(plan)
 }
 
 /// The competing submission of every team of `exec` with an evaluated round: `best` is the
@@ -247,21 +277,22 @@ fn contestants_of(
     Ok(out)
 }
 
-fn estimate(
-    contestants: &[Contestant],
-    pairs: &[(usize, usize)],
-    user_prompt: &str,
-    settings: &ArenaSettings,
-    registry: &ModelRegistry,
-) -> Estimate {
-    let fixed = settings.system_prompt.len() + settings.user_template.len() + user_prompt.len();
-    let per_pair: u64 = pairs
+/// What `plan` would send (its `estimate` is not read): calls, tokens (about 4 characters a
+/// token) and cost at the judges' prices.
+pub fn estimate(plan: &ArenaPlan, registry: &ModelRegistry) -> Estimate {
+    let settings = &plan.settings;
+    let fixed = settings.system_prompt.len() + settings.user_template.len();
+    let length = |i: usize| plan.contestants.get(i).map_or(0, |c| c.submission.len());
+    let per_pair: u64 = plan
+        .pairs
         .iter()
-        .map(|&(i, j)| {
-            let chars = fixed + contestants[i].submission.len() + contestants[j].submission.len();
+        .map(|p| {
+            let prompt = plan.prompts.get(p.prompt).map_or(0, String::len);
+            let chars = fixed + prompt + length(p.first) + length(p.second);
             2 * (chars as u64).div_ceil(4)
         })
         .sum();
+    let pairs = &plan.pairs;
     let judges = settings.judge_models();
     let games = 2 * pairs.len() as u64;
     let answer = settings.max_tokens.unwrap_or(ESTIMATED_ANSWER_TOKENS);
@@ -307,14 +338,136 @@ pub async fn run(
     registry: &ModelRegistry,
     writer: &StoreWriter,
 ) -> Result<ArenaOutcome, ArenaError> {
-    let judge = Arc::new(Judge::new(plan, registry)?);
-    let results = judge.play_all(plan).await;
+    let results = play(plan, registry).await?;
     let record = record_of(plan, &results)?;
     writer.write_arena(&record).await?;
     Ok(ArenaOutcome {
-        skipped_for_budget: results.iter().filter(|r| r.skipped_for_budget).count() as u32,
+        skipped_for_budget: skipped(&results),
         record,
     })
+}
+
+/// Every game of `plan`, judged within its budget.
+async fn play(plan: &ArenaPlan, registry: &ModelRegistry) -> Result<Vec<GameResult>, ArenaError> {
+    let judge = Arc::new(Judge::new(plan, registry)?);
+    Ok(judge.play_all(plan).await)
+}
+
+fn skipped(results: &[GameResult]) -> u32 {
+    u32::try_from(results.iter().filter(|r| r.skipped_for_budget).count()).unwrap_or(u32::MAX)
+}
+
+/// The contestants grouped for rating: an experiment's variants, each with its submissions on
+/// every task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Groups {
+    /// The groups' names (the variants), in the order the ratings come in.
+    pub names: Vec<String>,
+    /// Each contestant's group (an index into `names`), by contestant.
+    pub of: Vec<usize>,
+    /// The group whose rating is `anchor_rating` (else the mean is).
+    pub anchor: Option<usize>,
+}
+
+/// One group's rating.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRating {
+    /// The group's name.
+    pub name: String,
+    /// Its rating, interval, rank and record.
+    pub rating: bradley_terry::Rating,
+    /// Its contestants (submissions) in the arena.
+    pub submissions: u32,
+}
+
+/// A grouped arena, judged and rated, not yet stored.
+#[derive(Debug, Clone)]
+pub struct GroupedOutcome {
+    /// The arena's `arena_runs` row and games (its `ratings` are empty: the groups are rated).
+    pub record: ArenaDetail,
+    /// By group, in [`Groups::names`]' order.
+    pub ratings: Vec<GroupRating>,
+    /// Games left unjudged because `max_cost_usd` / `max_total_tokens` was reached.
+    pub skipped_for_budget: u32,
+}
+
+/// Judges every game of `plan` as [`run`] does, then rates the **groups**: each verdict
+/// counts for the two contestants' groups, one Bradley–Terry fit over all prompts, with a
+/// bootstrap that resamples prompts (every game of a drawn prompt: a cluster bootstrap; see
+/// `mixseek_judging::bradley_terry::rate_clustered`). Nothing is stored: the caller writes
+/// the record with what links it to its groups.
+pub async fn run_grouped(
+    plan: &ArenaPlan,
+    groups: &Groups,
+    registry: &ModelRegistry,
+) -> Result<GroupedOutcome, ArenaError> {
+    let results = play(plan, registry).await?;
+    let (record, ratings) = grouped_record_of(plan, groups, &results)?;
+    Ok(GroupedOutcome {
+        record,
+        ratings,
+        skipped_for_budget: skipped(&results),
+    })
+}
+
+/// The scale and bootstrap of `settings`, anchored at `anchor` (else the mean).
+fn fit_settings(s: &ArenaSettings, anchor: Option<usize>) -> (Scale, Bootstrap) {
+    (
+        Scale {
+            points: s.scale,
+            base: s.base,
+            anchor_rating: s.anchor_rating,
+            anchor: anchor.map_or(Anchor::Mean, Anchor::Contestant),
+        },
+        Bootstrap {
+            rounds: s.bootstrap_rounds as usize,
+            confidence: s.confidence,
+            seed: s.seed,
+        },
+    )
+}
+
+/// A grouped arena's record (no team ratings) and the groups' ratings.
+fn grouped_record_of(
+    plan: &ArenaPlan,
+    groups: &Groups,
+    results: &[GameResult],
+) -> Result<(ArenaDetail, Vec<GroupRating>), ArenaError> {
+    let s = &plan.settings;
+    let group = |c: usize| groups.of.get(c).copied();
+    let mut comparisons = Vec::new();
+    let mut clusters = Vec::new();
+    for r in results {
+        let Some(c) = r.game.comparison(s.strong_weight) else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (group(c.a), group(c.b)) else {
+            continue;
+        };
+        // two submissions of one group are never paired; such a game would say nothing
+        if a == b {
+            continue;
+        }
+        comparisons.push(bradley_terry::Comparison { a, b, ..c });
+        clusters.push(r.prompt);
+    }
+    let (scale, boot) = fit_settings(s, groups.anchor);
+    let rated =
+        bradley_terry::rate_clustered(groups.names.len(), &comparisons, &clusters, &scale, &boot)?;
+    let ratings = groups
+        .names
+        .iter()
+        .zip(&rated.ratings)
+        .enumerate()
+        .map(|(g, (name, rating))| GroupRating {
+            name: name.clone(),
+            rating: *rating,
+            submissions: u32::try_from(groups.of.iter().filter(|&&x| x == g).count())
+                .unwrap_or(u32::MAX),
+        })
+        .collect();
+    let record = detail_of(plan, results, comparisons.len(), rated.regularized);
+    Ok((record.sorted(), ratings))
 }
 
 /// The arena's record: every game, the pair agreements, the fit and its intervals.
@@ -324,31 +477,10 @@ fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaDetail, Ar
         .iter()
         .filter_map(|r| r.game.comparison(s.strong_weight))
         .collect();
-    let scale = Scale {
-        points: s.scale,
-        base: s.base,
-        anchor_rating: s.anchor_rating,
-        anchor: plan.anchor.map_or(Anchor::Mean, Anchor::Contestant),
-    };
-    let boot = Bootstrap {
-        rounds: s.bootstrap_rounds as usize,
-        confidence: s.confidence,
-        seed: s.seed,
-    };
+    let (scale, boot) = fit_settings(s, plan.anchor);
     let rated = bradley_terry::rate(plan.contestants.len(), &comparisons, &scale, &boot)?;
-    let mut game_rows = Vec::with_capacity(results.len());
-    let mut disagreeing = 0;
-    for pair in results.chunks(2) {
-        let [g1, g2] = pair else { continue };
-        let agreement = pair_agreement(&g1.game, &g2.game);
-        if agreement == PairAgreement::Disagree {
-            disagreeing += 1;
-        }
-        for r in [g1, g2] {
-            game_rows.push(game_row(plan, r, agreement));
-        }
-    }
-    let ratings = rated
+    let mut record = detail_of(plan, results, comparisons.len(), rated.regularized);
+    record.ratings = rated
         .ratings
         .iter()
         .zip(&plan.contestants)
@@ -367,6 +499,30 @@ fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaDetail, Ar
             games: r.games,
         })
         .collect();
+    Ok(record.sorted())
+}
+
+/// The summary and games of an arena (no ratings): `parsed` games had a verdict, the fit was
+/// `regularized` or not.
+fn detail_of(
+    plan: &ArenaPlan,
+    results: &[GameResult],
+    parsed: usize,
+    regularized: bool,
+) -> ArenaDetail {
+    let s = &plan.settings;
+    let mut game_rows = Vec::with_capacity(results.len());
+    let mut disagreeing = 0;
+    for pair in results.chunks(2) {
+        let [g1, g2] = pair else { continue };
+        let agreement = pair_agreement(&g1.game, &g2.game);
+        if agreement == PairAgreement::Disagree {
+            disagreeing += 1;
+        }
+        for r in [g1, g2] {
+            game_rows.push(game_row(plan, r, agreement));
+        }
+    }
     let (input_tokens, output_tokens) = results.iter().fold((0, 0), |(i, o), r| {
         (i + r.usage.input_tokens, o + r.usage.output_tokens)
     });
@@ -378,23 +534,22 @@ fn record_of(plan: &ArenaPlan, results: &[GameResult]) -> Result<ArenaDetail, Ar
         execution_ids: plan.execution_ids.clone(),
         judge_models: s.judge_models(),
         settings: settings_json(s),
-        pairs: plan.pairs.len() as u32,
-        games: results.len() as u32,
-        parsed_games: comparisons.len() as u32,
+        pairs: u32::try_from(plan.pairs.len()).unwrap_or(u32::MAX),
+        games: u32::try_from(results.len()).unwrap_or(u32::MAX),
+        parsed_games: u32::try_from(parsed).unwrap_or(u32::MAX),
         disagreeing_pairs: disagreeing,
-        regularized: rated.regularized,
+        regularized,
         bootstrap_rounds: s.bootstrap_rounds,
         confidence: s.confidence,
         input_tokens,
         output_tokens,
         cost_usd: (!unpriced).then(|| results.iter().map(|r| r.usage.cost_usd).sum()),
     };
-    Ok(ArenaDetail {
+    ArenaDetail {
         summary,
-        ratings,
+        ratings: Vec::new(),
         games: game_rows,
     }
-    .sorted())
 }
 
 fn game_row(plan: &ArenaPlan, r: &GameResult, agreement: PairAgreement) -> ArenaGameRow {
@@ -462,26 +617,29 @@ mod tests {
         ArenaPlan {
             execution_ids: vec!["e".into()],
             user_prompt: "task".into(),
-            pairs: design::pairs(contestants.len(), 12, 4, 0),
+            prompts: vec!["task".into()],
+            pairs: design::pairs(contestants.len(), 12, 4, 0)
+                .into_iter()
+                .map(|(first, second)| Pair {
+                    first,
+                    second,
+                    prompt: 0,
+                })
+                .collect(),
             contestants,
             settings: ArenaSettings {
                 bootstrap_rounds: 0,
                 ..ArenaSettings::default()
             },
             anchor: None,
-            estimate: Estimate {
-                calls: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                cost_usd: None,
-                unpriced: vec![],
-            },
+            estimate: Estimate::default(),
         }
     }
 
     fn result(pair: u32, order: u8, first: usize, second: usize, v: Option<Verdict>) -> GameResult {
         GameResult {
             pair_index: pair,
+            prompt: 0,
             order,
             judge: "mock:j".into(),
             game: Game {
@@ -518,6 +676,68 @@ mod tests {
         assert!((r.ratings[0].rating - r.ratings[1].rating).abs() < 1e-6);
         assert!((r.ratings[0].rating - 1000.0).abs() < 1e-6);
         assert_eq!(r.games[1].a_team_id, "b");
+    }
+
+    #[test]
+    fn grouped_contestants_are_rated_as_their_groups_over_the_prompts() {
+        // two tasks, each with a submission of variant x (contestants 0, 2) and y (1, 3)
+        let mut p = plan(&["x1", "y1", "x2", "y2"]);
+        p.settings.judge_model = "mock:j".into();
+        p.prompts = vec!["task one".into(), "task two".into()];
+        p.pairs = vec![
+            Pair {
+                first: 0,
+                second: 1,
+                prompt: 0,
+            },
+            Pair {
+                first: 2,
+                second: 3,
+                prompt: 1,
+            },
+        ];
+        let groups = Groups {
+            names: vec!["x".into(), "y".into()],
+            of: vec![0, 1, 0, 1],
+            anchor: None,
+        };
+        let mut results = vec![
+            result(0, 1, 0, 1, Some(Verdict::ABetter)),
+            result(0, 2, 1, 0, Some(Verdict::BBetter)),
+            result(1, 1, 2, 3, Some(Verdict::ABetter)),
+            result(1, 2, 3, 2, Some(Verdict::Tie)),
+        ];
+        for r in &mut results[2..] {
+            r.prompt = 1;
+        }
+        let (record, ratings) = grouped_record_of(&p, &groups, &results).expect("rated");
+        assert!(
+            record.ratings.is_empty(),
+            "the groups are rated, not the submissions"
+        );
+        assert_eq!((record.summary.games, record.summary.parsed_games), (4, 4));
+        assert_eq!(record.games[2].a_team_id, "x2");
+        let names: Vec<&str> = ratings.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert_eq!(ratings[0].submissions, 2);
+        // x won 3 games and tied 1
+        assert_eq!((ratings[0].rating.wins, ratings[0].rating.ties), (3.0, 1.0));
+        assert!(ratings[0].rating.rating > ratings[1].rating.rating);
+        // every prompt renders its own task
+        let judge = Judge::new(
+            &p,
+            &ModelRegistry::new(mixseek_llm::RegistryConfig::new()).expect("registry"),
+        )
+        .expect("judge");
+        let second = judge.render(&p, 1, 2, 3).expect("render");
+        assert!(
+            second.contains("task two") && !second.contains("task one"),
+            "{second}"
+        );
+        assert!(
+            judge.render(&p, 5, 0, 1).is_err(),
+            "an unknown prompt is an error, not a panic"
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@
 
 use regex::Regex;
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{LazyLock, Mutex};
 
 /// The names every prompt guards.
 pub(crate) const DEFAULT_TAGS: [&str; 4] = [
@@ -29,8 +30,13 @@ const PY_SPACE: &str = r"[\t\n\x0B\x0C\r\x1C-\x1F \x{85}\x{A0}\x{1680}\x{2000}-\
 
 /// The tag names a template both opens and closes (lower-cased), scanned in its raw text.
 pub(crate) fn boundary_tags(template: &str) -> BTreeSet<String> {
-    let pattern = format!(r"<{PY_SPACE}*(/)?{PY_SPACE}*([A-Za-z][\w.:-]*)[^>]*>");
-    let Ok(re) = Regex::new(&pattern) else {
+    static TAG: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"<{PY_SPACE}*(/)?{PY_SPACE}*([A-Za-z][\w.:-]*)[^>]*>"
+        ))
+        .ok()
+    });
+    let Some(re) = TAG.as_ref() else {
         return BTreeSet::new();
     };
     let (mut opened, mut closed) = (BTreeSet::new(), BTreeSet::new());
@@ -44,6 +50,34 @@ pub(crate) fn boundary_tags(template: &str) -> BTreeSet<String> {
     }
     opened.intersection(&closed).cloned().collect()
 }
+
+/// The pattern of a set of names (longest first), compiled once per process: every prompt
+/// of a run builds a guard, and compiling the pattern cost more than rendering the prompt
+/// (9 % of an experiment's CPU). A run has a handful of templates; the cache is emptied if
+/// it ever holds more than [`GUARD_CACHE_SIZE`] sets.
+fn guard_regex(names: &[String]) -> Option<Regex> {
+    static CACHE: LazyLock<Mutex<HashMap<Vec<String>, Option<Regex>>>> =
+        LazyLock::new(Mutex::default);
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(re) = cache.get(names) {
+        return re.clone();
+    }
+    let alternatives: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    let pattern = format!(
+        r"(?i)<{PY_SPACE}*/?{PY_SPACE}*(?:{})\b[^>]*>",
+        alternatives.join("|")
+    );
+    // the names are escaped: the pattern always compiles
+    let re = Regex::new(&pattern).ok();
+    if cache.len() >= GUARD_CACHE_SIZE {
+        cache.clear();
+    }
+    cache.insert(names.to_vec(), re.clone());
+    re
+}
+
+/// How many name sets [`guard_regex`] keeps compiled.
+const GUARD_CACHE_SIZE: usize = 256;
 
 /// The neutralizer of one template's tag names.
 #[derive(Debug, Clone)]
@@ -79,13 +113,7 @@ impl TagGuard {
             .collect();
         // longest first, so that `submission_history` is tried before `submission`
         names.sort_by(|a, b| b.chars().count().cmp(&a.chars().count()).then(a.cmp(b)));
-        let alternatives: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
-        let pattern = format!(
-            r"(?i)<{PY_SPACE}*/?{PY_SPACE}*(?:{})\b[^>]*>",
-            alternatives.join("|")
-        );
-        // the names are escaped: the pattern always compiles
-        let re = Regex::new(&pattern).ok();
+        let re = guard_regex(&names);
         Self { names, re }
     }
 

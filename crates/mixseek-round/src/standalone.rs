@@ -11,7 +11,7 @@ use mixseek_config::{
     ConfigIssue, EnvVars, LoadError, OrchestratorSettings, Origin, Part, SourceMap, Workspace,
 };
 use mixseek_config::{load_evaluator, load_judgment, load_prompt_builder, load_team};
-use mixseek_core::ExecutionId;
+use mixseek_core::{Attachment, ExecutionId};
 use mixseek_llm::{Env, ModelRegistry, RegistryConfig};
 use mixseek_prompt::PromptBuilder;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,9 @@ pub struct StandaloneOptions {
     pub env: EnvVars,
     /// Where API keys come from.
     pub llm_env: Env,
+    /// The documents attached to the task (already extracted; default: none), shown in every
+    /// team, judgment and evaluator prompt like a competition's.
+    pub attachments: Vec<Attachment>,
 }
 
 /// The run could not start: bad configuration or an unusable model or member.
@@ -211,7 +214,8 @@ pub async fn run_team(options: StandaloneOptions) -> Result<StandaloneRun, Stand
         Arc::new(evaluator),
         judgment,
         RoundSettings::new(&orchestrator),
-    );
+    )
+    .with_attachments(options.attachments);
 
     let execution_id = ExecutionId::new_v4();
     tracing::info!(

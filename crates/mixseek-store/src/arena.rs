@@ -264,6 +264,43 @@ fn invalid(arena_id: &str, message: String) -> StoreError {
     StoreError::Invalid(format!("arena {arena_id}: {message}"))
 }
 
+/// The numbers of one rating row (a team's or a variant's): a finite rating and interval with
+/// `lower ≤ upper`, a rank from 1, and finite, non-negative wins, losses, ties and games. The
+/// message names `at` and the field.
+pub(crate) fn check_rating(
+    at: &str,
+    [rating, lower, upper]: [f64; 3],
+    rank: u32,
+    [wins, losses, ties, games]: [f64; 4],
+) -> std::result::Result<(), String> {
+    for (field, v) in [("rating", rating), ("lower", lower), ("upper", upper)] {
+        if !v.is_finite() {
+            return Err(format!("{at}: {field} must be a finite number, got {v}"));
+        }
+    }
+    if lower > upper {
+        return Err(format!(
+            "{at}: lower ({lower}) must not be above upper ({upper})"
+        ));
+    }
+    if rank < 1 {
+        return Err(format!("{at}: rank must be 1 or more, got 0"));
+    }
+    for (field, v) in [
+        ("wins", wins),
+        ("losses", losses),
+        ("ties", ties),
+        ("games", games),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!(
+                "{at}: {field} must be a finite, non-negative count, got {v}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A count as INTEGER (`field` names it in the error).
 fn int(arena_id: &str, field: &str, v: u32) -> Result<i32> {
     i32::try_from(v).map_err(|_| invalid(arena_id, format!("{field} {v} is out of range")))
@@ -366,39 +403,13 @@ pub(crate) fn validate(r: &ArenaDetail) -> Result<()> {
         }
         int(id, &format!("{at}: round_number"), t.round_number)?;
         int(id, &format!("{at}: rank"), t.rank)?;
-        for (field, v) in [("rating", t.rating), ("lower", t.lower), ("upper", t.upper)] {
-            if !v.is_finite() {
-                return Err(invalid(
-                    id,
-                    format!("{at}: {field} must be a finite number, got {v}"),
-                ));
-            }
-        }
-        if t.lower > t.upper {
-            return Err(invalid(
-                id,
-                format!(
-                    "{at}: lower ({}) must not be above upper ({})",
-                    t.lower, t.upper
-                ),
-            ));
-        }
-        if t.rank < 1 {
-            return Err(invalid(id, format!("{at}: rank must be 1 or more, got 0")));
-        }
-        for (field, v) in [
-            ("wins", t.wins),
-            ("losses", t.losses),
-            ("ties", t.ties),
-            ("games", t.games),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(invalid(
-                    id,
-                    format!("{at}: {field} must be a finite, non-negative count, got {v}"),
-                ));
-            }
-        }
+        check_rating(
+            &at,
+            [t.rating, t.lower, t.upper],
+            t.rank,
+            [t.wins, t.losses, t.ties, t.games],
+        )
+        .map_err(|m| invalid(id, m))?;
     }
     Ok(())
 }
@@ -581,7 +592,8 @@ impl Store {
     }
 
     /// The arenas in which a submission of `execution_id` competed, newest first (ties by
-    /// arena id).
+    /// arena id). Arenas of an experiment's variants (`mixseek experiment arena`, see
+    /// `experiment_arena.rs`) are left out: they rate variants, not the execution's teams.
     pub fn arenas(&self, execution_id: &str) -> Result<Vec<ArenaSummary>> {
         let Some(conn) = self.arena_connection()? else {
             return Ok(Vec::new());
@@ -589,11 +601,17 @@ impl Store {
         // The bundled DuckDB has no JSON functions: the JSON text is searched for the id as
         // JSON writes it, and the decoded array decides.
         let needle = json_text(execution_id, "an execution id")?;
+        let not_experiment = if crate::schema::table_exists(&conn, "experiment_arenas")? {
+            "AND arena_id NOT IN (SELECT arena_id FROM experiment_arenas)"
+        } else {
+            ""
+        };
         let rows = query(
             &conn,
             "the arenas",
             &format!(
                 "SELECT {SUMMARY_COLUMNS} FROM arena_runs WHERE contains(execution_ids, ?)
+                 {not_experiment}
                  ORDER BY created_at DESC, arena_id"
             ),
             [needle],
@@ -718,7 +736,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn record() -> ArenaDetail {

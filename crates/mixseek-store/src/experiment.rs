@@ -148,6 +148,8 @@ pub(crate) enum Write {
         execution_id: String,
         attachments: Vec<Attachment>,
     },
+    /// An arena of the experiment's variants, validated and masked (`experiment_arena.rs`).
+    Arena(Box<crate::experiment_arena::ExperimentArena>),
 }
 
 /// Checks an item before it is queued.
@@ -194,6 +196,7 @@ pub(crate) fn mask_attachments(list: &[Attachment], masker: &PiiMasker) -> Vec<A
 /// Writes one job (inside the writer's transaction).
 pub(crate) fn insert(conn: &Connection, write: &Write, now: DateTime<Utc>) -> Result<()> {
     match write {
+        Write::Arena(r) => crate::experiment_arena::insert(conn, r)?,
         Write::Define(r) => {
             let definition = serde_json::to_string(&r.definition)
                 .map_err(|e| StoreError::Invalid(format!("experiment definition: {e}")))?;

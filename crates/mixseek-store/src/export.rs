@@ -1,6 +1,6 @@
 //! `mixseek export (EXECUTION_ID | --all) --format json|csv|parquet -o PATH`.
 //!
-//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 7, "executions": [...],
+//! * `json`: one file `PATH`: `{"mixseek_export": 1, "schema_version": 9, "executions": [...],
 //!   "tables": {"execution_summary": [{column: value}], "leader_board": [...], ...}}`; JSON-text
 //!   columns are embedded as JSON, timestamps are ISO-8601 UTC strings.
 //! * `csv`: a directory `PATH` with one RFC 4180 file per table (`leader_board.csv`, ...).
@@ -11,12 +11,22 @@
 //! Tables: `execution_summary`, `leader_board`, `round_history`, `round_status`, `llm_calls`,
 //! filtered by execution (with `--all`, everything, LLM calls made outside a run included),
 //! then `arena_runs`, `arena_games`, `arena_ratings`: the arenas in which a submission of one
-//! of the executions competed (all of them with `--all`), then `theme_analyses` and
-//! `comment_themes`: the executions' analyses of judge comments (`mixseek analyze`).
+//! of the executions competed (all of them with `--all`), with `experiment_arenas` and
+//! `experiment_arena_ratings` for those that were arenas of an experiment's variants, then
+//! `theme_analyses` and `comment_themes`: the executions' analyses of judge comments
+//! (`mixseek analyze`), then `experiments`, `experiment_items` and `execution_attachments`:
+//! the executions' experiment items with the experiments they belong to, and the documents
+//! attached to their tasks.
+//!
+//! Every table is written in a fixed order (its key, or its creation time then its key), so
+//! the same database always exports the same files.
 
 use crate::db::Store;
 use crate::error::{Result, StoreError};
-use crate::schema::{ARENA_TABLES, EXECUTION_TABLES, JSON_COLUMNS, SCHEMA_VERSION, THEME_TABLES};
+use crate::schema::{
+    ARENA_TABLES, EXECUTION_TABLES, EXPERIMENT_ARENA_TABLES, EXPERIMENT_TABLES, JSON_COLUMNS,
+    SCHEMA_VERSION, THEME_TABLES,
+};
 use duckdb::types::ValueRef;
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -79,19 +89,27 @@ fn order_of(table: &str) -> &'static str {
         "arena_runs" => "created_at, arena_id",
         "arena_games" => "arena_id, pair_index, game, judge",
         "arena_ratings" => "arena_id, rank, execution_id, team_id",
+        "experiment_arenas" => "arena_id",
+        "experiment_arena_ratings" => "arena_id, rank, variant",
         "theme_analyses" => "created_at, analysis_id",
         "comment_themes" => "analysis_id, theme_index",
+        "experiments" => "created_at, experiment_id",
+        "experiment_items" => "experiment_id, task_id, variant, repeat_index",
+        "execution_attachments" => "execution_id, position",
         _ => "execution_id, team_id, round_number",
     }
 }
 
 /// Every exported table (one CSV or Parquet file each): the execution tables, then the arena
-/// tables, then the theme tables.
+/// tables (those of experiment arenas included), then the theme tables, then the experiment
+/// tables.
 pub fn export_tables() -> impl Iterator<Item = &'static str> {
     EXECUTION_TABLES
         .into_iter()
         .chain(ARENA_TABLES)
+        .chain(EXPERIMENT_ARENA_TABLES)
         .chain(THEME_TABLES)
+        .chain(EXPERIMENT_TABLES)
 }
 
 /// Which rows an export takes: everything, or those of some executions (and of the arenas in
@@ -102,6 +120,7 @@ enum Selection<'a> {
         executions: &'a [String],
         arenas: Vec<String>,
         analyses: Vec<String>,
+        experiments: Vec<String>,
     },
 }
 
@@ -118,10 +137,30 @@ impl<'a> Selection<'a> {
                     executions,
                     arenas: store.arena_ids_of(executions)?,
                     analyses,
+                    experiments: experiment_ids_of(store, executions)?,
                 }
             }
         })
     }
+}
+
+/// The experiments in which some of `executions` play an item, by name.
+fn experiment_ids_of(store: &Store, executions: &[String]) -> Result<Vec<String>> {
+    if executions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = store.connection()?;
+    let marks = vec!["?"; executions.len()].join(", ");
+    crate::values::query(
+        &conn,
+        "the executions' experiments",
+        &format!(
+            "SELECT DISTINCT experiment_id FROM experiment_items WHERE execution_id IN ({marks})
+             ORDER BY experiment_id"
+        ),
+        duckdb::params_from_iter(executions.iter()),
+        |r| r.get::<_, String>(0),
+    )
 }
 
 /// The `SELECT` of one table for the selection with its parameters.
@@ -135,14 +174,18 @@ fn select(table: &str, selection: &Selection<'_>) -> (String, Vec<String>) {
             executions,
             arenas,
             analyses,
+            experiments,
         } => {
-            let (column, ids) = if ARENA_TABLES.contains(&table) {
-                ("arena_id", arenas.as_slice())
-            } else if table == "comment_themes" {
-                ("analysis_id", analyses.as_slice())
-            } else {
-                ("execution_id", *executions)
-            };
+            let (column, ids) =
+                if ARENA_TABLES.contains(&table) || EXPERIMENT_ARENA_TABLES.contains(&table) {
+                    ("arena_id", arenas.as_slice())
+                } else if table == "comment_themes" {
+                    ("analysis_id", analyses.as_slice())
+                } else if table == "experiments" {
+                    ("experiment_id", experiments.as_slice())
+                } else {
+                    ("execution_id", *executions)
+                };
             let marks = vec!["?"; ids.len().max(1)].join(", ");
             let mut params = ids.to_vec();
             if params.is_empty() {

@@ -54,7 +54,10 @@
 //! same way. Experiments (schema version 8): [`StoreWriter::write_experiment`]`(&`[`ExperimentRecord`]`)`,
 //! [`StoreWriter::write_experiment_item`]`(&`[`ExperimentItem`]`)` (which execution plays a
 //! task × variant × repeat) and [`StoreWriter::write_attachments`] (an execution's attached
-//! documents as extracted text, masked; never the raw file).
+//! documents as extracted text, masked; never the raw file). Arenas of an experiment's
+//! variants (schema version 9: `experiment_arenas`, `experiment_arena_ratings`, with the
+//! arena's own `arena_runs` and `arena_games` rows):
+//! [`StoreWriter::write_experiment_arena`]`(&`[`ExperimentArena`]`)`, in one transaction.
 //!
 //! Everything queued when the thread wakes is committed in one transaction (a bulk
 //! `write_all` fills transactions of two DuckDB row groups, which DuckDB writes straight to the
@@ -82,7 +85,9 @@
 //!   report shows the latest.
 //! * Experiments: [`Store::experiments`], [`Store::experiment`]`(name)`,
 //!   [`Store::experiment_items`]`(name) -> Vec<`[`ItemState`]`>` (each item with its execution's
-//!   status, score and usage); [`Store::attachments`]`(execution_id)`.
+//!   status, score and usage); [`Store::attachments`]`(execution_id)`;
+//!   [`Store::experiment_arena_ids`]`(name)` (newest first), [`Store::experiment_arena`],
+//!   [`Store::latest_experiment_arena`]`(name) -> Option<`[`ExperimentArena`]`>`.
 //! * [`merge::merge`] copies the executions of other database files (experiment shards) into
 //!   this one, idempotently.
 //!
@@ -107,6 +112,7 @@ mod backup;
 mod db;
 mod error;
 mod experiment;
+mod experiment_arena;
 mod fault;
 mod model;
 mod read;
@@ -132,6 +138,9 @@ pub use backup::next_backup_path;
 pub use db::{DB_FILE_NAME, RUN_MEMORY_LIMIT, Store, WRITER_WAIT, db_path};
 pub use error::{DuckDbError, ErrorClass, Result, StoreError};
 pub use experiment::{ExperimentItem, ExperimentListing, ExperimentRecord, ItemState};
+pub use experiment_arena::{
+    BOOTSTRAP_UNITS, ExperimentArena, ExperimentArenaLink, VariantRatingRow,
+};
 pub use model::{
     CompletedRound, ExecutionOverview, ExecutionRow, ExecutionState, HistoryRow, LeaderboardRow,
     LeaderboardScope, MetricLine, RankingEntry, RoundDetail, RoundScore, RoundUsage,

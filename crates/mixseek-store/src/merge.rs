@@ -15,7 +15,9 @@
 //! unless the input's execution for it is further along (finished where the output's is not,
 //! or updated later): a shard rerun from scratch elsewhere played the item with a new
 //! execution, and the item then points at the better one (the other stays stored, outside the
-//! experiment). Arenas and theme analyses are copied when their id is absent.
+//! experiment). Arenas and theme analyses are copied when their id is absent; an arena of an
+//! experiment's variants comes with its `experiment_arenas` and `experiment_arena_ratings`
+//! rows, so merging it again adds nothing.
 //!
 //! Each input is merged in one transaction of the output's: a failure leaves the output as
 //! it was before that input. Inputs must have this build's schema version (open an older one
@@ -58,9 +60,11 @@ const EXECUTION_ROW_TABLES: [&str; 5] = [
 
 /// Tables keyed by their own id, copied when the id is absent: (table, key column, the
 /// table holding the ids).
-const KEYED_COPIES: [(&str, &str, &str); 5] = [
+const KEYED_COPIES: [(&str, &str, &str); 7] = [
     ("arena_games", "arena_id", "arena_runs"),
     ("arena_ratings", "arena_id", "arena_runs"),
+    ("experiment_arenas", "arena_id", "arena_runs"),
+    ("experiment_arena_ratings", "arena_id", "arena_runs"),
     ("comment_themes", "analysis_id", "theme_analyses"),
     ("arena_runs", "arena_id", "arena_runs"),
     ("theme_analyses", "analysis_id", "theme_analyses"),
@@ -118,6 +122,12 @@ pub fn merge(output: &Path, inputs: &[PathBuf]) -> Result<Vec<MergedInput>> {
         }
     }
     let store = Store::open(output)?;
+    // Each input comes as whole tables in one transaction: its rows go to row groups of their
+    // own at the checkpoints, instead of being merged again and again with the rows already
+    // stored (what DuckDB's vacuum does; see `Store::defer_vacuum`).
+    if let Err(e) = store.defer_vacuum() {
+        tracing::debug!(error = %e, "merging without deferring the vacuum");
+    }
     let conn = store.connection()?;
     let mut done = Vec::new();
     for input in inputs {

@@ -40,6 +40,10 @@
 //! attachments of executions, `execution_attachments` (see [`crate::experiment`]); the
 //! upgrade from version 7 only creates them.
 //!
+//! Version 9 adds the tables of arenas over an experiment's variants, `experiment_arenas` and
+//! `experiment_arena_ratings` (see [`crate::experiment_arena`]); the upgrade from version 8
+//! only creates them.
+//!
 //! A fresh file gets the latest schema directly. An older file is first copied next to itself
 //! (`mixseek.db.v4.bak`, never overwriting an existing backup: `mixseek.db.v4.1.bak`, …; see
 //! [`crate::backup`]), then upgraded in one transaction (so a failed upgrade leaves it
@@ -52,6 +56,8 @@ use crate::arena::{ARENA_DDL, ARENA_GAMES, ARENA_RATINGS, ARENA_RUNS};
 use crate::error::{Result, StoreError};
 pub(crate) use crate::experiment::EXPERIMENT_TABLES;
 use crate::experiment::{EXECUTION_ATTACHMENTS, EXPERIMENT_DDL, EXPERIMENT_ITEMS, EXPERIMENTS};
+pub(crate) use crate::experiment_arena::EXPERIMENT_ARENA_TABLES;
+use crate::experiment_arena::{EXPERIMENT_ARENA_DDL, EXPERIMENT_ARENA_RATINGS, EXPERIMENT_ARENAS};
 pub(crate) use crate::themes::THEME_TABLES;
 use crate::themes::{COMMENT_THEMES, THEME_ANALYSES, THEME_DDL};
 use duckdb::Connection;
@@ -62,10 +68,10 @@ use std::path::{Path, PathBuf};
 mod rekey;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Our tables, in dependency-free creation order.
-pub const TABLES: [&str; 14] = [
+pub const TABLES: [&str; 16] = [
     "schema_version",
     "execution_summary",
     "round_history",
@@ -80,6 +86,8 @@ pub const TABLES: [&str; 14] = [
     "experiments",
     "experiment_items",
     "execution_attachments",
+    "experiment_arenas",
+    "experiment_arena_ratings",
 ];
 
 /// Tables whose rows belong to one execution (exported, filtered by `execution_id`). The arena
@@ -94,7 +102,7 @@ pub(crate) const EXECUTION_TABLES: [&str; 5] = [
 ];
 
 /// Columns holding JSON text.
-pub(crate) const JSON_COLUMNS: [&str; 16] = [
+pub(crate) const JSON_COLUMNS: [&str; 18] = [
     "message_history",
     "member_submissions_record",
     "score_details",
@@ -111,6 +119,8 @@ pub(crate) const JSON_COLUMNS: [&str; 16] = [
     "settings",
     "rounds",
     "evidence",
+    "definition",
+    "task_metadata",
 ];
 
 const SEQUENCES: &str = "
@@ -315,7 +325,7 @@ pub(crate) const KEYED_TABLES: [TableKeys; 4] = [
 ];
 
 /// Every table of the latest schema with its DDL (unkeyed: the columns are what matters).
-const TABLE_DDL: [(&str, &str); 14] = [
+const TABLE_DDL: [(&str, &str); 16] = [
     ("schema_version", SCHEMA_VERSION_TABLE),
     ("execution_summary", EXECUTION_SUMMARY),
     ("round_history", ROUND_HISTORY),
@@ -330,14 +340,17 @@ const TABLE_DDL: [(&str, &str); 14] = [
     EXPERIMENT_DDL[0],
     EXPERIMENT_DDL[1],
     EXPERIMENT_DDL[2],
+    EXPERIMENT_ARENA_DDL[0],
+    EXPERIMENT_ARENA_DDL[1],
 ];
 
-/// The tables version 6 (the arena's), 7 (theme analyses) and 8 (experiments, attachments)
-/// add: older versions do not have them.
+/// The tables version 6 (the arena's), 7 (theme analyses), 8 (experiments, attachments) and 9
+/// (experiment arenas) add: older versions do not have them.
 fn table_added_after(version: i64, table: &str) -> bool {
     (version < 6 && ARENA_TABLES.contains(&table))
         || (version < 7 && THEME_TABLES.contains(&table))
         || (version < 8 && EXPERIMENT_TABLES.contains(&table))
+        || (version < 9 && EXPERIMENT_ARENA_TABLES.contains(&table))
 }
 
 /// The columns of one of this module's `CREATE TABLE` statements, in order (the first word of
@@ -665,7 +678,12 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
                 let arena = ARENA_TABLES.iter().filter(|_| v >= 6);
                 let later = THEME_TABLES.iter().filter(|_| v >= 7);
                 let experiments = EXPERIMENT_TABLES.iter().filter(|_| v >= 8);
-                for table in arena.chain(later).chain(experiments) {
+                let experiment_arenas = EXPERIMENT_ARENA_TABLES.iter().filter(|_| v >= 9);
+                for table in arena
+                    .chain(later)
+                    .chain(experiments)
+                    .chain(experiment_arenas)
+                {
                     if keys.get(*table).copied().unwrap_or_default() < 1 {
                         return Err(foreign(format!(
                             "its `{table}` table lacks the PRIMARY KEY mixseek declares; \
@@ -754,6 +772,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
                 create_experiment_tables(&run)?;
+                create_experiment_arena_tables(&run)?;
                 "upgraded from the original MixSeek schema"
             }
             2..=4 => {
@@ -765,6 +784,7 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
                 create_experiment_tables(&run)?;
+                create_experiment_arena_tables(&run)?;
                 match from {
                     2 => {
                         "upgraded from version 2 (keys declared; round_history keeps the submission)"
@@ -779,16 +799,23 @@ fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationRepo
                 create_arena_tables(&run)?;
                 create_theme_tables(&run)?;
                 create_experiment_tables(&run)?;
+                create_experiment_arena_tables(&run)?;
                 "upgraded from version 5 (arena, theme and experiment tables added)"
             }
             6 => {
                 create_theme_tables(&run)?;
                 create_experiment_tables(&run)?;
+                create_experiment_arena_tables(&run)?;
                 "upgraded from version 6 (theme and experiment tables added)"
             }
             7 => {
                 create_experiment_tables(&run)?;
+                create_experiment_arena_tables(&run)?;
                 "upgraded from version 7 (experiment and attachment tables added)"
+            }
+            8 => {
+                create_experiment_arena_tables(&run)?;
+                "upgraded from version 8 (experiment arena tables added)"
             }
             other => {
                 return Err(StoreError::ForeignSchema {
@@ -877,7 +904,8 @@ fn create_latest(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     }
     create_arena_tables(run)?;
     create_theme_tables(run)?;
-    create_experiment_tables(run)
+    create_experiment_tables(run)?;
+    create_experiment_arena_tables(run)
 }
 
 /// The tables version 6 adds (created only: no other table is touched).
@@ -898,6 +926,12 @@ fn create_experiment_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     run(EXPERIMENTS)?;
     run(EXPERIMENT_ITEMS)?;
     run(EXECUTION_ATTACHMENTS)
+}
+
+/// The tables version 9 adds (created only: no other table is touched).
+fn create_experiment_arena_tables(run: &dyn Fn(&str) -> Result<()>) -> Result<()> {
+    run(EXPERIMENT_ARENAS)?;
+    run(EXPERIMENT_ARENA_RATINGS)
 }
 
 /// Fills the submission columns of the rounds stored before version 4 from `leader_board`
@@ -1121,10 +1155,16 @@ mod tests {
             .expect("rows")
     }
 
-    /// What version 8 declares.
+    /// What version 9 declares.
     pub(crate) fn expected_keys() -> Vec<(String, String, String)> {
         let mut keys = vec![
             ("execution_summary", "PRIMARY KEY", "execution_id"),
+            ("experiment_arenas", "PRIMARY KEY", "arena_id"),
+            (
+                "experiment_arena_ratings",
+                "PRIMARY KEY",
+                "arena_id,variant",
+            ),
             ("experiments", "PRIMARY KEY", "experiment_id"),
             (
                 "experiment_items",

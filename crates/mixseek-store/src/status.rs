@@ -4,7 +4,7 @@
 //! own, not a prediction. Nothing here writes the file.
 
 use crate::db::Store;
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::schema::{self, Found, SCHEMA_VERSION};
 use duckdb::{AccessMode, Config, Connection};
 use serde::Serialize;
@@ -86,7 +86,11 @@ fn changes(from: i64) -> Vec<String> {
                   results) and theme_analyses and comment_themes (themes of judge comments)";
     let themes = "adds the tables theme_analyses and comment_themes (themes of judge comments)";
     let experiments = "adds the tables experiments and experiment_items (experiments over task \
-                       sets) and execution_attachments (the text of attached documents)";
+                       sets), execution_attachments (the text of attached documents) and \
+                       experiment_arenas and experiment_arena_ratings (arenas of an \
+                       experiment's variants)";
+    let experiment_arenas = "adds the tables experiment_arenas and experiment_arena_ratings \
+                             (arenas of an experiment's variants)";
     let mut out: Vec<String> = Vec::new();
     match from {
         0 => out.push("creates mixseek's tables".into()),
@@ -114,6 +118,7 @@ fn changes(from: i64) -> Vec<String> {
             out.push(arenas.into());
             out.push(experiments.into());
         }
+        8 => out.push(format!("{experiment_arenas}; no other table is rewritten")),
         _ => {
             if from < 3 {
                 out.push("adds round_history.applied_injections".into());
@@ -146,7 +151,7 @@ fn changes(from: i64) -> Vec<String> {
 
 impl Store {
     /// The state of the database file at `path` ([`DbStatus`]), read without writing it: a
-    /// missing file is [`StoreError::NotFound`], and every error of
+    /// missing file is [`StoreError::NotFound`](crate::StoreError::NotFound), and every error of
     /// [`Store::open_read_only`] applies.
     pub fn status(path: impl AsRef<Path>) -> Result<DbStatus> {
         let path = path.as_ref();
@@ -238,11 +243,8 @@ impl Store {
             };
             return Ok(Some(version));
         }
-        let wrap = |e: duckdb::Error| StoreError::Open {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-            source: Some(e.into()),
-        };
+        // A file another process is writing is `Locked` (the merge names such a shard).
+        let wrap = |e: duckdb::Error| crate::db::open_error(path, e, false);
         let config = Config::default()
             .access_mode(AccessMode::ReadOnly)
             .map_err(wrap)?
@@ -279,5 +281,9 @@ mod tests {
         assert_eq!(changes(7).len(), 1);
         assert!(changes(7)[0].contains("execution_attachments"));
         assert!(changes(7)[0].contains("no other table is rewritten"));
+        assert!(changes(7)[0].contains("experiment_arena_ratings"));
+        assert_eq!(changes(8).len(), 1);
+        assert!(changes(8)[0].contains("experiment_arenas"));
+        assert!(changes(8)[0].contains("no other table is rewritten"));
     }
 }

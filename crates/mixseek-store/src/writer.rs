@@ -41,6 +41,7 @@ use mixseek_core::PiiMasker;
 use mixseek_core::{Event, EventSink, LlmCallRecord, RoundRecord, SinkError, SubmittedRound};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
@@ -270,11 +271,12 @@ impl StoreWriter {
         let path = store.path().to_path_buf();
         let fault = Fault::from_env(&path);
         let pass = GatePass(gate);
+        let shared = store.shared.clone();
         let thread = std::thread::Builder::new()
             .name("mixseek-store-writer".into())
             .spawn(move || {
                 let _pass = pass;
-                run(conn, clock, rx, fault);
+                run(conn, clock, rx, fault, &shared);
             })
             .map_err(|source| StoreError::Io {
                 path: path.clone(),
@@ -539,6 +541,16 @@ impl StoreWriter {
         self.submit(Op::Arena(Box::new(prepared))).await
     }
 
+    /// Writes a whole arena of an experiment's variants (its `arena_runs` and `arena_games`
+    /// rows, its `experiment_arenas` row and the variants' `experiment_arena_ratings`, in one
+    /// transaction) and waits for the commit. Validated and masked as [`Self::write_arena`];
+    /// an arena id already stored is refused by the database.
+    pub async fn write_experiment_arena(&self, record: &crate::ExperimentArena) -> Result<()> {
+        let prepared = crate::experiment_arena::prepare(record, &self.masker)?;
+        let write = crate::experiment::Write::Arena(Box::new(prepared));
+        self.submit(Op::Experiment(Box::new(write))).await
+    }
+
     /// Writes a whole theme analysis (its `theme_analyses` row and its `comment_themes` rows,
     /// in one transaction) and waits for the commit. The record is validated first (an
     /// invalid one is [`StoreError::Invalid`] naming the field, and nothing is written); the
@@ -561,10 +573,13 @@ impl StoreWriter {
 
     /// Records which execution plays an experiment's (task, variant, repeat) and waits for the
     /// commit. An item already pointing at another execution is pointed at this one (the
-    /// other execution stays stored, outside the experiment).
+    /// other execution stays stored, outside the experiment). The task's metadata is stored
+    /// masked with this handle's masker (every string in it, like the round documents).
     pub async fn write_experiment_item(&self, item: &crate::ExperimentItem) -> Result<()> {
         crate::experiment::validate_item(item)?;
-        let write = crate::experiment::Write::Item(item.clone());
+        let mut item = item.clone();
+        self.masker.mask_json(&mut item.task_metadata);
+        let write = crate::experiment::Write::Item(item);
         self.submit(Op::Experiment(Box::new(write))).await
     }
 
@@ -612,13 +627,16 @@ impl EventSink for StoreWriter {
     }
 }
 
-fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault) {
+fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault, shared: &Shared) {
     let mut keys = RoundKeys::default();
     while let Ok(first) = rx.recv() {
         let now = clock();
         let mut batch = Vec::new();
         let result = stream_transaction(&conn, &mut keys, now, &rx, first, &mut batch, &fault);
-        process(&conn, &mut keys, now, batch, result, &fault);
+        let finished = process(&conn, &mut keys, now, batch, result, &fault);
+        if finished && shared.checkpoint_each_execution.load(Ordering::Relaxed) {
+            checkpoint(&conn);
+        }
     }
     tracing::debug!("database writer stopped");
 }
@@ -701,7 +719,7 @@ fn commit_jobs(
 
 /// Answers the jobs of a transaction: after a transient failure the whole batch is retried
 /// (3 attempts in all); after another failure each job is written alone, so an error reaches
-/// only its own emitter.
+/// only its own emitter. Returns whether an execution's end was written.
 fn process(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -709,7 +727,7 @@ fn process(
     batch: Vec<Job>,
     result: Result<()>,
     fault: &Fault,
-) {
+) -> bool {
     let refs: Vec<&Job> = batch.iter().collect();
     let result = match result {
         Err(e) if e.is_out_of_memory() => {
@@ -760,9 +778,7 @@ fn process(
             }
         }
     }
-    if finished {
-        checkpoint(conn);
-    }
+    finished
 }
 
 /// After a run: fold the write-ahead log into the file, so report commands (which open the

@@ -28,6 +28,7 @@ pub(crate) enum Nav {
     Results,
     History,
     Compare,
+    Experiments,
 }
 
 /// A whole page.
@@ -52,12 +53,13 @@ pub(crate) fn page_with_status(status: StatusCode, title: &str, nav: Nav, body: 
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{} — MixSeek</title>\n<link rel=\"stylesheet\" href=\"/assets/ui.css\">\n\
          <script src=\"/assets/ui.js\" defer></script>\n</head>\n<body>\n\
-         <nav class=\"top\"><span class=\"brand\">MixSeek</span>{}{}{}{}</nav>\n<main>\n{}\n</main>\n</body>\n</html>\n",
+         <nav class=\"top\"><span class=\"brand\">MixSeek</span>{}{}{}{}{}</nav>\n<main>\n{}\n</main>\n</body>\n</html>\n",
         esc(title),
         item(Nav::Run, "/run", "Run"),
         item(Nav::Results, "/results", "Results"),
         item(Nav::History, "/history", "History"),
         item(Nav::Compare, "/compare", "Compare"),
+        item(Nav::Experiments, "/experiments", "Experiments"),
         body
     );
     (

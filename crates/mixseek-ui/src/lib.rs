@@ -2,8 +2,10 @@
 //! (pick a workspace configuration, preflight, start, a live view of every team, cancel,
 //! resume), **Results** (one execution, paginated, built from the same view pieces as the
 //! static HTML report, `mixseek_store::report::html`), **History** (every execution, filtered,
-//! paginated, and the cross-execution leaderboard) and **Compare** (executions side by side,
-//! with their configuration differences).
+//! paginated, and the cross-execution leaderboard), **Compare** (executions side by side,
+//! with their configuration differences) and **Experiments** (every experiment, and each one's
+//! report, computed and rendered by `mixseek_experiment::report` as `mixseek experiment report`
+//! does, with its items linking to their executions).
 //!
 //! Two rules shape it (docs/ARCHITECTURE.md, "The web UI and the database"):
 //! * **It never holds the database.** DuckDB lets one process write a file, and no other

@@ -149,6 +149,8 @@ fn routes(state: AppState) -> Router {
         )
         .route("/history", get(pages::history::page))
         .route("/compare", get(pages::compare::page))
+        .route("/experiments", get(pages::experiments::page))
+        .route("/experiments/{name}", get(pages::experiments::by_path))
         .route("/api/active", get(pages::live::active))
         .route("/api/live/{id}", get(pages::live::state))
         .route("/api/preflight", post(pages::run::preflight))

@@ -61,7 +61,7 @@ INSERT INTO execution_summary (execution_id, user_prompt, status, team_results, 
 const EXECUTION: &str = "4b0c2a6e-0000-4000-8000-000000000001";
 
 /// A workspace holding the original's database; returns the file.
-fn original_workspace(sb: &Sandbox) -> std::path::PathBuf {
+pub(crate) fn original_workspace(sb: &Sandbox) -> std::path::PathBuf {
     let ws = sb.workspace();
     std::fs::create_dir_all(&ws).expect("workspace");
     let db = ws.join("mixseek.db");

@@ -615,3 +615,107 @@ async fn calibration_with_a_bad_labels_file_exits_2_naming_the_file_and_line() {
     .await;
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attachments_reach_every_judge_prompt_and_a_bad_file_is_named() {
+    let sb = Sandbox::new();
+    let judge = Judge::start(false).await;
+    sb.write("evaluator.toml", EVALUATOR_TOML);
+    let note = sb.write(
+        "note.html",
+        "<html><head><title>Hidden</title></head><body><h1>Findings</h1><p>The copper price rose 12% in March.</p></body></html>",
+    );
+    let note = note.display().to_string();
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &[
+            "--prompt",
+            "Summarise the note",
+            "--submission",
+            "Copper rose.",
+            "-c",
+            "evaluator.toml",
+            "-f",
+            "json",
+            "--attach",
+            &note,
+        ],
+    ))
+    .await;
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")["overall_score"],
+        EXPECTED
+    );
+    let requests = judge.requests.lock().expect("lock").clone();
+    assert_eq!(requests.len(), 4);
+    for body in &requests {
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        assert!(
+            user.contains("<attachments>\n<attachment name=\"note.html\" type=\"text/html\">\n# Findings\n\nThe copper price rose 12% in March.\n</attachment>\n</attachments>"),
+            "{user}"
+        );
+        assert!(!user.contains("Hidden"), "{user}");
+    }
+
+    // A missing or unsupported file is bad input naming it, before any judge is asked.
+    let bin = sb.write("data.bin", "\u{0}\u{1}").display().to_string();
+    let missing = sb.path().join("missing.pdf").display().to_string();
+    for (file, says) in [
+        (bin.as_str(), "data.bin"),
+        (missing.as_str(), "missing.pdf"),
+    ] {
+        let out = run(cmd(
+            &sb,
+            &judge,
+            &[
+                "--prompt",
+                "q",
+                "--submission",
+                "s",
+                "-c",
+                "evaluator.toml",
+                "--attach",
+                file,
+            ],
+        ))
+        .await;
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            workspace_tests::describe(&out)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("Error: attachment {file}"))
+                && stderr.contains(says)
+                && stderr.contains("Hint: "),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(
+        judge.requests.lock().expect("lock").len(),
+        4,
+        "no judge asked"
+    );
+    // Calibration takes no attachments.
+    let out = run(cmd(
+        &sb,
+        &judge,
+        &["--labels", "labels.jsonl", "--attach", &note],
+    ))
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        workspace_tests::describe(&out)
+    );
+}

@@ -8,6 +8,7 @@ mod analyze;
 mod arena;
 mod browser_client;
 mod cache;
+mod closed_pipe;
 mod config_cli;
 mod db;
 mod disk_faults;

@@ -341,3 +341,88 @@ fn every_member_call_failing_exits_2_after_the_report() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attachments_reach_the_team_prompt_and_a_bad_file_is_named() {
+    let fake = FakeLlm::openai().await;
+    fake.push(Reply::text("Copper rose 12% in March."));
+    let sb = Sandbox::new();
+    sb.write("ws/configs/evaluator.toml", EVALUATOR);
+    sb.write("ws/configs/judgment.toml", "model = \"mock:judge-stop\"\n");
+    sb.write("ws/team.toml", "[team]\nteam_id = \"beta\"\nteam_name = \"Beta\"\n[team.leader]\nmodel = \"openai:gpt-fake\"\n");
+    let note = sb.write(
+        "note.md",
+        "# Findings\r\nThe copper price rose 12% in March.   \n",
+    );
+    let mut cmd = sb.cmd();
+    cmd.env("OPENAI_API_KEY", "sk-test-key")
+        .env("OPENAI_BASE_URL", fake.base_url())
+        .args([
+            "team",
+            "Summarise the note",
+            "-c",
+            "team.toml",
+            "--max-rounds",
+            "1",
+            "-f",
+            "json",
+            "--attach",
+        ])
+        .arg(&note);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("run"))
+        .await
+        .expect("join");
+    assert!(out.status.success(), "{}", workspace_tests::describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(v["status"], "completed");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 1);
+    let user = reqs[0].body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        user.contains(
+            "<user_task>\nSummarise the note\n</user_task>\n\n<attachments>\n<attachment name=\"note.md\" type=\"text/markdown\">\n# Findings\nThe copper price rose 12% in March.\n</attachment>\n</attachments>"
+        ),
+        "{user}"
+    );
+
+    // A missing, unsupported or too large file is bad input naming it; nothing runs.
+    let bin = sb.write("data.bin", "\u{0}\u{1}");
+    let big = sb.path().join("big.txt");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(20 * 1024 * 1024 + 1))
+        .expect("a sparse file over the limit");
+    for (file, says) in [
+        (bin, "is not supported"),
+        (sb.path().join("missing.pdf"), "no such file"),
+        (big, "over the limit of 20 MiB"),
+    ] {
+        let out = sb
+            .cmd()
+            .env("OPENAI_API_KEY", "sk-test-key")
+            .env("OPENAI_BASE_URL", fake.base_url())
+            .args(["team", "x", "-c", "team.toml", "--attach"])
+            .arg(&file)
+            .output()
+            .expect("run");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            workspace_tests::describe(&out)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("Error: attachment {}", file.display()))
+                && stderr.contains(says)
+                && stderr.contains("Hint: "),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(fake.requests().len(), 1, "no other call was made");
+}

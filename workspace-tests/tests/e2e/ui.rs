@@ -2,7 +2,8 @@
 //! (Host, Origin, access token, configuration paths, the Content-Security-Policy, no secret
 //! in any answer), the UI never keeping a CLI run from the database and following one live,
 //! `mixseek leaderboard` while a UI run writes, cancelling and resuming over HTTP, the
-//! downloads, and the `MIXSEEK_UI__*` variables.
+//! downloads, the `MIXSEEK_UI__*` variables, and the Experiments pages (the CLI's report number
+//! for number, hostile names, no or an older database, 1,000 items).
 
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -1278,4 +1279,349 @@ fn errors_a_ui_that_cannot_start_names_the_cause_and_the_fix() {
     assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not-a-dir") && err.contains("-w DIR"), "{err}");
+}
+
+// ---- 7. Experiments -------------------------------------------------------------------------
+
+/// `mixseek experiment run FILE` to its end.
+fn run_experiment(sb: &Sandbox, file: &std::path::Path) {
+    let out = sb
+        .cmd()
+        .args(["experiment", "run", "--no-progress", "-f", "json"])
+        .arg(file)
+        .output()
+        .expect("run mixseek experiment run");
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+/// `mixseek experiment report NAME -f FORMAT`'s standard output.
+fn cli_report(sb: &Sandbox, name: &str, format: &str) -> String {
+    let out = cli_ok(sb, &["experiment", "report", name, "-f", format]);
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// What a page shows (inside `<main>`, without the shell's own script tag).
+fn main_of(page: &str) -> &str {
+    page.split_once("<main>")
+        .and_then(|(_, m)| m.rsplit_once("</main>"))
+        .map_or(page, |(m, _)| m)
+}
+
+/// The body of a whole HTML page.
+fn body_of(page: &str) -> &str {
+    page.split_once("<body>")
+        .and_then(|(_, b)| b.rsplit_once("</body>"))
+        .map_or(page, |(b, _)| b)
+        .trim()
+}
+
+/// The execution ids of an experiment's items (read with DuckDB while no run holds the file).
+fn item_executions(sb: &Sandbox, name: &str) -> Vec<String> {
+    let conn = duckdb::Connection::open_with_flags(
+        sb.workspace().join("mixseek.db"),
+        duckdb::Config::default()
+            .access_mode(duckdb::AccessMode::ReadOnly)
+            .expect("config"),
+    )
+    .expect("open the database");
+    let mut stmt = conn
+        .prepare("SELECT execution_id FROM experiment_items WHERE experiment_id = ? ORDER BY ALL")
+        .expect("prepare");
+    stmt.query_map([name], |r| r.get::<_, String>(0))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
+/// The Experiments page lists what `mixseek experiment list` does; an experiment's page shows
+/// the report of `mixseek experiment report` from the same code, number for number (the JSON
+/// download is the CLI's `-f json`, the page embeds the body of its `-f html`), and links every
+/// item to its execution's results page; an unknown name is a 404 naming the nearest.
+#[test]
+fn experiments_pages_show_the_cli_report_and_link_every_item() {
+    let sb = Sandbox::new();
+    let file = workspace_tests::ui::write_experiment(
+        &sb,
+        "copper",
+        &["base", "other-leader"],
+        &["t1", "t2", "t3"],
+        2,
+    );
+    run_experiment(&sb, &file);
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+
+    let list = http.get_ready("/experiments");
+    assert_eq!(list.status, 200, "{}", list.describe());
+    let html = list.text();
+    assert!(
+        html.contains(
+            "<a href=\"/experiments\" class=\"current\" aria-current=\"page\">Experiments</a>"
+        ),
+        "the navigation: {html}"
+    );
+    let row = html
+        .lines()
+        .find(|l| l.contains("data-experiment=\"copper\""))
+        .unwrap_or_else(|| panic!("a line for copper: {html}"));
+    for cell in [
+        "href=\"/experiments?name=copper\"",
+        "<td>2 <span class=\"muted\">base, other-leader</span></td>",
+        "<td class=\"num\">3</td>",
+        "<td class=\"num\">12 / 12</td>",
+        "<td class=\"num\">0</td>",
+    ] {
+        assert!(row.contains(cell), "{cell} in {row}");
+    }
+    assert!(has_csp(&list), "{:?}", list.headers);
+
+    // The report: the CLI's, number for number.
+    let page = http.get("/experiments?name=copper");
+    assert_eq!(page.status, 200, "{}", page.describe());
+    let html = page.text();
+    let cli_html = cli_report(&sb, "copper", "html");
+    assert!(
+        html.contains(body_of(&cli_html)),
+        "the page embeds the body of `experiment report -f html`:\n{}\n---\n{html}",
+        body_of(&cli_html)
+    );
+    let cli_json: Value = serde_json::from_str(&cli_report(&sb, "copper", "json")).expect("JSON");
+    let json = http.get("/experiments?name=copper&format=json");
+    assert_eq!(json.status, 200, "{}", json.describe());
+    assert_eq!(
+        json.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(json.json(), cli_json, "the JSON download is `-f json`");
+    let download = http.get("/experiments?name=copper&format=html");
+    assert_eq!(download.text(), cli_html, "the HTML download is `-f html`");
+    // The numbers the page shows are the JSON's.
+    let variants = cli_json["variants"].as_array().expect("variants");
+    assert_eq!(variants.len(), 2);
+    for v in variants {
+        let s = &v["score"];
+        let cell = format!(
+            "<td>{:.2}</td><td>[{:.2}, {:.2}]</td>",
+            s["estimate"].as_f64().expect("estimate"),
+            s["low"].as_f64().expect("low"),
+            s["high"].as_f64().expect("high")
+        );
+        assert!(html.contains(&cell), "{cell} in {html}");
+    }
+    let c = &cli_json["comparisons"][0];
+    let wtl = format!(
+        "<td>{}</td><td>{}</td><td>{}</td>",
+        c["wins"], c["ties"], c["losses"]
+    );
+    assert!(html.contains(&wtl), "{wtl} in {html}");
+    assert!(html.contains("<h2>Paired against base</h2>") && html.contains("<h2>Per task</h2>"));
+    // Typed by hand: /experiments/NAME is the same page.
+    let by_path = http.get("/experiments/copper");
+    assert_eq!(by_path.status, 200, "{}", by_path.describe());
+    assert!(by_path.text().contains(body_of(&cli_html)));
+
+    // Every item links to its execution, whose results page opens.
+    let ids = item_executions(&sb, "copper");
+    assert_eq!(ids.len(), 12);
+    for id in &ids {
+        assert!(
+            html.contains(&format!("<a href=\"/executions/{id}\">")),
+            "{id} linked: {html}"
+        );
+    }
+    let results = http.get(&format!("/executions/{}", ids[0]));
+    assert_eq!(results.status, 200, "{}", results.describe());
+
+    // An unknown name: a 404 naming the nearest, and a clear one for a bad format.
+    let r = http.get("/experiments?name=coper");
+    assert_eq!(r.status, 404, "{}", r.describe());
+    assert!(
+        r.text().contains(
+            "Did you mean <a id=\"nearest\" href=\"/experiments?name=copper\">copper</a>?"
+        ),
+        "{}",
+        r.text()
+    );
+    let r = http.get("/experiments/zzzz");
+    assert_eq!(r.status, 404, "{}", r.describe());
+    assert!(
+        r.text().contains("See every experiment (1)"),
+        "{}",
+        r.text()
+    );
+    let r = http.get("/experiments?name=copper&format=xml");
+    assert_eq!(r.status, 404, "{}", r.describe());
+    assert!(r.text().contains("format=json"), "{}", r.text());
+}
+
+/// Task ids with markup, quotes, slashes and non-ASCII, an experiment named `..` and variants
+/// named `...` and `v.1` (all accepted by `experiment run`): every page shows them as text, the
+/// links keep them whole, and the numbers are still the CLI's. Names the database does not
+/// have, whatever they hold, are 404 pages.
+#[test]
+fn experiments_pages_keep_hostile_names_as_text() {
+    let sb = Sandbox::new();
+    let tasks = [
+        "<script>alert(1)</script>",
+        "a/../b \"quoted\" 'single' & <b>more</b>",
+        "チーム é/..",
+    ];
+    let file = workspace_tests::ui::write_experiment(&sb, "..", &["...", "v.1"], &tasks, 1);
+    run_experiment(&sb, &file);
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+
+    let list = http.get_ready("/experiments");
+    assert_eq!(list.status, 200, "{}", list.describe());
+    let html = list.text();
+    assert!(
+        html.contains("<a href=\"/experiments?name=..\">..</a>"),
+        "`..` travels in the query: {html}"
+    );
+
+    let page = http.get("/experiments?name=..");
+    assert_eq!(page.status, 200, "{}", page.describe());
+    let html = page.text();
+    let main = main_of(&html);
+    assert!(
+        !main.contains("<script") && !main.contains("<b>more"),
+        "markup stays text: {main}"
+    );
+    for shown in [
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "a/../b &quot;quoted&quot; &#39;single&#39; &amp; &lt;b&gt;more&lt;/b&gt;",
+        "チーム é/..",
+    ] {
+        assert!(main.contains(shown), "{shown} in {main}");
+    }
+    let cli_json: Value = serde_json::from_str(&cli_report(&sb, "..", "json")).expect("JSON");
+    assert_eq!(
+        http.get("/experiments?name=..&format=json").json(),
+        cli_json
+    );
+    assert!(main.contains(body_of(&cli_report(&sb, "..", "html"))));
+    for id in item_executions(&sb, "..") {
+        let r = http.get(&format!("/executions/{id}"));
+        assert_eq!(r.status, 200, "{id}: {}", r.describe());
+    }
+
+    // Names it does not have.
+    for (path, shown) in [
+        (
+            "/experiments?name=%3Cscript%3Ealert(2)%3C%2Fscript%3E",
+            "&lt;script&gt;alert(2)&lt;/script&gt;",
+        ),
+        ("/experiments/a%2Fb", "<code>a/b</code>"),
+        (
+            "/experiments?name=%22%27%2F..%2F%E2%9C%93",
+            "&quot;&#39;/../✓",
+        ),
+        ("/experiments/%FF%FE", "This address names no experiment"),
+    ] {
+        let r = http.get(path);
+        assert_eq!(r.status, 404, "{path}: {}", r.describe());
+        let text = r.text();
+        assert!(
+            !main_of(&text).contains("<script") && text.contains(shown),
+            "{path}: {shown} in {text}"
+        );
+        assert!(has_csp(&r), "{path}");
+    }
+}
+
+/// No database, and a database of the original MixSeek (schema version 1, no experiment
+/// tables): the list says there is no experiment yet, a name is a 404 saying why, and the
+/// file is neither created nor changed.
+#[test]
+fn experiments_pages_without_a_database_or_with_an_older_one_are_empty() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.workspace()).expect("workspace");
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+    let r = http.get("/experiments");
+    assert_eq!(r.status, 200, "{}", r.describe());
+    assert!(
+        r.text().contains("id=\"no-experiments\"") && r.text().contains("no database yet"),
+        "{}",
+        r.text()
+    );
+    let r = http.get("/experiments?name=copper");
+    assert_eq!(r.status, 404, "{}", r.describe());
+    assert!(r.text().contains("no database yet"), "{}", r.text());
+    assert!(!sb.workspace().join("mixseek.db").exists());
+    drop(ui);
+
+    let sb = Sandbox::new();
+    let db = crate::db::original_workspace(&sb);
+    let before = std::fs::read(&db).expect("the file");
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+    let r = http.get("/experiments");
+    assert_eq!(r.status, 200, "{}", r.describe());
+    assert!(
+        r.text()
+            .contains("No experiments in this workspace's database yet."),
+        "{}",
+        r.text()
+    );
+    let r = http.get("/experiments?name=copper");
+    assert_eq!(r.status, 404, "{}", r.describe());
+    assert!(
+        r.text().contains("It has no experiment at all."),
+        "{}",
+        r.text()
+    );
+    // the rest of the UI still reads it
+    assert_eq!(http.get("/history").status, 200);
+    drop(ui);
+    assert!(std::fs::read(&db).expect("the file") == before, "unchanged");
+}
+
+/// An experiment of 1,000 items (2 played, 998 copies made with SQL): the list counts them,
+/// the report page pages its items and still matches the CLI's report. (Its time is measured
+/// by the ui bench, `workspace-tests/benches/ui.rs`.)
+#[test]
+fn experiments_a_report_of_a_thousand_items_pages_its_items() {
+    let sb = Sandbox::new();
+    let file = workspace_tests::ui::write_experiment(&sb, "big", &["base", "other"], &["t1"], 1);
+    run_experiment(&sb, &file);
+    let conn = duckdb::Connection::open(sb.workspace().join("mixseek.db")).expect("open");
+    conn.execute_batch(&workspace_tests::ui::grow_experiment_sql(
+        "big",
+        &["base", "other"],
+        998,
+    ))
+    .expect("grow the experiment");
+    drop(conn);
+    let ui = UiServer::start(&sb, &[]);
+    let http = Http::new(&ui.base);
+    let list = http.get_ready("/experiments");
+    assert!(
+        list.text().contains(
+            "<td class=\"num\">1000 / 1000 <span class=\"muted\">(2 planned)</span></td>"
+        ),
+        "{}",
+        list.text()
+    );
+    let started = Instant::now();
+    let page = http.get("/experiments?name=big");
+    let took = started.elapsed();
+    assert_eq!(page.status, 200, "{}", page.describe());
+    eprintln!(
+        "the report page of 1,000 items: {:.0} ms, {} kB",
+        took.as_secs_f64() * 1000.0,
+        page.bytes.len() / 1024
+    );
+    let html = page.text();
+    assert!(html.contains("page 1 of 10 (1000)"), "{html}");
+    assert_eq!(html.matches("<a href=\"/executions/").count(), 100);
+    let cli_json: Value = serde_json::from_str(&cli_report(&sb, "big", "json")).expect("JSON");
+    assert_eq!(cli_json["items"], 1000);
+    assert_eq!(
+        http.get("/experiments?name=big&format=json").json(),
+        cli_json
+    );
+    let last = http.get("/experiments?name=big&page=10");
+    assert!(last.text().contains("page 10 of 10 (1000)"));
+    assert!(last.text().contains("synthetic-000997"), "the last item");
 }

@@ -1,7 +1,8 @@
 //! `mixseek ui` driven end to end in a real headless Chromium (`workspace_tests::browser`):
 //! start a run from the Run page and follow it to its results, team rounds, History and
 //! Compare; cancel a slow run and resume it; stored text that looks like markup stays text on
-//! every page; and the access token of a UI bound beyond loopback. Each test saves screenshots
+//! every page; the access token of a UI bound beyond loopback; and the Experiments pages, with
+//! no console error. Each test saves screenshots
 //! of the pages it visits in `screenshot_dir()`; with `MIXSEEK_UPDATE_SCREENSHOTS=1` they are
 //! copied to `docs/images/ui-*.png` too. Skipped (loudly) when Chromium or chromedriver is
 //! missing, unless `MIXSEEK_REQUIRE_BROWSER=1`.
@@ -970,5 +971,121 @@ async fn ui_beyond_loopback_requires_the_token() {
         "No executions yet — MixSeek"
     );
 
+    b.quit().await.expect("quit");
+}
+
+/// The console's errors since the last look, but the favicon Chromium asks for (the UI has
+/// none: a 404 it logs).
+async fn console_errors(b: &Browser) -> Vec<String> {
+    b.console_log()
+        .await
+        .expect("the console log")
+        .into_iter()
+        .filter(|(level, text)| level == "SEVERE" && !text.contains("favicon.ico"))
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// The Experiments page, reached from the navigation, and an experiment's report, reached
+/// from its line, load and render in Chromium without a console error (no refused script or
+/// style, no failed resource); a task id made of markup stays text; an item opens its
+/// execution's results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui_shows_experiments_and_a_report_without_console_errors() {
+    if !browser_available("ui_shows_experiments_and_a_report_without_console_errors") {
+        return;
+    }
+    let sb = Sandbox::new();
+    // copper for the screenshots; markup, whose task id is markup, for the escaping
+    for (name, tasks) in [
+        ("markup", &["t1", EVIL_PROMPT][..]),
+        ("copper", &["alloys", "mining", "wiring"][..]),
+    ] {
+        let file = workspace_tests::ui::write_experiment(&sb, name, &["base", "hot"], tasks, 1);
+        let out = sb
+            .cmd()
+            .args(["experiment", "run", "--no-progress"])
+            .arg(&file)
+            .output()
+            .expect("run mixseek experiment run");
+        assert!(out.status.success(), "{}", workspace_tests::describe(&out));
+    }
+    let ui = UiServer::start(&sb, &[]);
+    let b = Browser::start().await.expect("start the browser");
+
+    b.goto(&ui.at("/history")).await.expect("open /history");
+    b.click("nav.top a[href='/experiments']")
+        .await
+        .expect("open Experiments");
+    wait_path(&b, "/experiments").await;
+    assert_eq!(b.title().await.expect("title"), "Experiments — MixSeek");
+    assert_eq!(count(&b, "#experiments tbody tr").await, 2);
+    let line = b
+        .text("#experiments tbody tr[data-experiment='copper']")
+        .await
+        .expect("the line");
+    assert!(
+        line.contains("copper") && line.contains("base, hot") && line.contains("6 / 6"),
+        "{line}"
+    );
+    assert_eq!(
+        console_errors(&b).await,
+        Vec::<String>::new(),
+        "/experiments"
+    );
+    shot(&b, "experiments.png").await;
+
+    b.click("#experiments tbody tr[data-experiment='copper'] a")
+        .await
+        .expect("open copper");
+    wait_path(&b, "/experiments?name=copper").await;
+    assert_eq!(
+        b.title().await.expect("title"),
+        "Experiment copper — MixSeek"
+    );
+    let report = b.text("#experiment-report").await.expect("the report");
+    for part in ["Variants", "Paired against base", "Per task", "hot"] {
+        assert!(report.contains(part), "{part} in {report}");
+    }
+    assert_eq!(count(&b, "#experiment-items tbody tr").await, 6);
+    // The report's tables are styled by the page's style sheet (the report's own rules).
+    assert_eq!(
+        js(
+            &b,
+            "return getComputedStyle(document.querySelector('#experiment-report th')).backgroundColor"
+        )
+        .await,
+        json!("rgb(246, 246, 246)")
+    );
+    assert_eq!(
+        console_errors(&b).await,
+        Vec::<String>::new(),
+        "the report page"
+    );
+    shot(&b, "experiment-report.png").await;
+
+    b.goto(&ui.at("/experiments?name=markup"))
+        .await
+        .expect("open markup");
+    b.wait_for("#experiment-items", STEP)
+        .await
+        .expect("its items");
+    assert_escaped(&b, "experiment report", &[EVIL_PROMPT]).await;
+    assert_eq!(
+        console_errors(&b).await,
+        Vec::<String>::new(),
+        "a report with markup"
+    );
+
+    b.click("#experiment-items tbody a")
+        .await
+        .expect("open an item");
+    wait_path(&b, "/executions/").await;
+    b.wait_for("table", STEP).await.expect("its results");
+    assert_eq!(
+        console_errors(&b).await,
+        Vec::<String>::new(),
+        "the item's results"
+    );
     b.quit().await.expect("quit");
 }

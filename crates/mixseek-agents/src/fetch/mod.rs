@@ -7,7 +7,6 @@
 //! WHATWG order), and HTML turned into text.
 
 pub(crate) mod address;
-pub(crate) mod html;
 
 use mixseek_config::MemberSettings;
 use reqwest::Url;
@@ -414,7 +413,7 @@ async fn fetch_following(start: Url, settings: &FetchSettings) -> Result<Fetched
         }
         let (raw, encoding) = decode_body(&body, &content_type, is_html);
         let (title, mut text) = if is_html {
-            let page = html::html_to_text(&raw);
+            let page = mixseek_attach::html::html_to_text(&raw);
             (page.title, page.text)
         } else {
             (None, raw.trim().to_string())

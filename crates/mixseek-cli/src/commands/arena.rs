@@ -39,7 +39,16 @@ pub(crate) struct Args {
 
 /// The arena settings: `-c`, else `WORKSPACE/configs/arena.toml`, else the defaults.
 fn settings(args: &Args, ctx: &Ctx) -> Result<ArenaSettings, CliError> {
-    let path = match &args.config {
+    load_settings(args.config.as_ref(), ctx)
+}
+
+/// The arena settings of `config` (`-c`), else `WORKSPACE/configs/arena.toml`, else the
+/// defaults (also `mixseek experiment arena`'s).
+pub(crate) fn load_settings(
+    config: Option<&PathBuf>,
+    ctx: &Ctx,
+) -> Result<ArenaSettings, CliError> {
+    let path = match config {
         Some(p) => Some(ctx.resolve_config_path(p)?),
         None => {
             let default = ctx.workspace()?.join("configs").join("arena.toml");
@@ -194,7 +203,7 @@ fn dry_run_text(plan: &ArenaPlan, format: Format) -> String {
     s
 }
 
-fn print(text: &str) -> Result<ExitCode, CliError> {
+pub(crate) fn print(text: &str) -> Result<ExitCode, CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
     Ok(ExitCode::SUCCESS)

@@ -1,5 +1,6 @@
-//! `mixseek evaluate`: score one submission with the evaluator's metrics, or with `--labels
-//! FILE.jsonl` calibrate the judges against human scores. The logic and the output formats
+//! `mixseek evaluate`: score one submission with the evaluator's metrics (`--attach FILE`: the
+//! task's documents, as `exec --attach`), or with `--labels FILE.jsonl` calibrate the judges
+//! against human scores. The logic and the output formats
 //! live in `mixseek-evaluator` (`run_standalone`, `render_text`, `render_json`;
 //! `run_calibration`, `render_calibration_text`, `render_calibration_json`).
 
@@ -42,6 +43,10 @@ pub(crate) struct Args {
     /// Default: WORKSPACE/configs/evaluator.toml, else the built-in metrics
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
+    /// Attach a document to the task (repeatable): .txt, .md, .html, .pdf or .docx, extracted
+    /// to text (capped) and given to the judges' prompts in its own <attachments> tag
+    #[arg(long = "attach", value_name = "FILE", conflicts_with = "labels")]
+    pub attach: Vec<PathBuf>,
     /// Output format
     #[arg(
         short = 'f',
@@ -124,6 +129,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         return calibrate(labels.clone(), config, args.format, ctx).await;
     }
     let submission = read_submission(&args)?;
+    // The attachments are read (and checked) before anything runs, as `exec --attach`.
+    let attachments = super::exec::extract_attachments(&args.attach)?;
     let config = match &args.config {
         Some(c) => Some(ctx.resolve_config_path(c)?),
         None => None,
@@ -138,6 +145,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         config,
         prompt,
         submission,
+        attachments,
     };
     let done = run_standalone(standalone).await.map_err(cli_error)?;
     let text = match args.format {

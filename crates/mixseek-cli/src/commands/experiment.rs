@@ -1,6 +1,7 @@
-//! `mixseek experiment run | report | list | merge | plan`: a task set × configuration
+//! `mixseek experiment run | report | arena | list | merge | plan`: a task set × configuration
 //! variants × repeats as ordinary executions (mixseek-experiment), sharded across machines,
-//! merged, and reported with bootstrap intervals.
+//! merged, reported with bootstrap intervals, and its variants compared in an arena
+//! (`experiment_arena.rs`).
 
 use crate::context::Ctx;
 use crate::error::{CliError, EXIT_BAD_INPUT, EXIT_FAILURE};
@@ -19,6 +20,8 @@ pub(crate) enum ExperimentCommand {
     Run(RunArgs),
     /// Report an experiment: per variant the mean score with a bootstrap interval, paired comparisons against the baseline, per-task scores
     Report(ReportArgs),
+    /// Judge the variants' submissions pairwise on every task (each pair twice, positions swapped) and rate the variants (Bradley-Terry, intervals over tasks)
+    Arena(super::experiment_arena::ArenaArgs),
     /// List the experiments of a database
     List(ListArgs),
     /// Merge shard databases into one (idempotent: merging again or a rerun shard never duplicates an execution)
@@ -50,6 +53,10 @@ pub(crate) struct RunArgs {
     /// Play items whose execution failed again (as new executions)
     #[arg(long)]
     pub retry_failed: bool,
+    /// Executions running at once, instead of the experiment file's max_concurrent_executions
+    /// (it is not part of the experiment's definition)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_concurrent_executions: Option<u32>,
     /// No progress lines on stderr
     #[arg(long)]
     pub no_progress: bool,
@@ -128,6 +135,11 @@ pub(crate) struct PlanArgs {
     /// Kubernetes: a Secret whose keys become environment variables (the provider API keys)
     #[arg(long, value_name = "NAME")]
     pub secret: Option<String>,
+    /// Executions each shard runs at once: passed to every shard's `experiment run` as
+    /// --max-concurrent-executions and stated in the comments with the total over shards
+    /// (default: the experiment file's max_concurrent_executions)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub per_shard_concurrency: Option<u32>,
     /// The workspace path the jobs use (default: /workspace on Kubernetes, the current
     /// workspace for Slurm)
     #[arg(long, value_name = "PATH")]
@@ -147,6 +159,7 @@ pub(crate) async fn run(cmd: ExperimentCommand, ctx: &Ctx) -> Result<ExitCode, C
     match cmd {
         ExperimentCommand::Run(a) => run_experiment(a, ctx).await,
         ExperimentCommand::Report(a) => report(a, ctx).await,
+        ExperimentCommand::Arena(a) => super::experiment_arena::run(a, ctx, experiment_error).await,
         ExperimentCommand::List(a) => list(a, ctx).await,
         ExperimentCommand::Merge(a) => merge(a).await,
         ExperimentCommand::Plan(a) => plan(a, ctx),
@@ -353,7 +366,10 @@ fn progress_line(p: &Progress) -> String {
 
 async fn run_experiment(args: RunArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
     let shard = shard_of(&args)?;
-    let experiment = load(ctx, &args.file)?;
+    let mut experiment = load(ctx, &args.file)?;
+    if let Some(n) = args.max_concurrent_executions {
+        experiment.max_concurrent_executions = n as usize;
+    }
     let variants = load_variants(ctx, &experiment)?;
     let (files, bytes) = {
         let e = experiment.clone();
@@ -656,7 +672,7 @@ fn plan(args: PlanArgs, ctx: &Ctx) -> Result<ExitCode, CliError> {
         image: args.image.clone(),
         volume_claim: args.volume_claim.clone(),
         env_from_secret: args.secret.clone(),
-        per_shard_concurrency: None,
+        per_shard_concurrency: args.per_shard_concurrency,
     };
     let emit = match args.emit {
         Emit::K8s => mixseek_experiment::plan::Emit::K8s,

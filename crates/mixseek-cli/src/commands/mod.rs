@@ -8,6 +8,7 @@ pub(crate) mod evaluate;
 pub(crate) mod exec;
 pub(crate) mod exec_output;
 pub(crate) mod experiment;
+pub(crate) mod experiment_arena;
 pub(crate) mod init;
 pub(crate) mod llm;
 pub(crate) mod member;

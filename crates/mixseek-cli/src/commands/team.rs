@@ -2,7 +2,8 @@
 //! judgment from the workspace's configs, else the defaults; no store) and prints each
 //! round's score and the final submission. Exit 0 when the team completed, 1 when it failed,
 //! 2 on bad input or when every member call failed (`All member agents failed. No successful
-//! submissions.`, as the original). The logic lives in `mixseek_round::run_team`.
+//! submissions.`, as the original). The logic lives in `mixseek_round::run_team`. `--attach
+//! FILE` attaches documents to the task as `exec --attach` does.
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -33,6 +34,11 @@ pub(crate) struct Args {
     /// Rounds always played before the judgment is asked (default: 2, or max-rounds if lower)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub min_rounds: Option<u32>,
+    /// Attach a document to the task (repeatable): .txt, .md, .html, .pdf or .docx, extracted
+    /// to text (capped) and given to the team, judgment and evaluator prompts in its own
+    /// <attachments> tag
+    #[arg(long = "attach", value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
 }
 
 pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
@@ -40,6 +46,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         return Err(CliError::usage("user_prompt cannot be empty"));
     }
     let team_file = ctx.resolve_config_path(&args.config)?;
+    // The attachments are read (and checked) before anything runs, as `exec --attach`.
+    let attachments = super::exec::extract_attachments(&args.attach)?;
     let options = StandaloneOptions {
         workspace: ctx.workspace.clone(),
         team_entry: args.config.display().to_string(),
@@ -49,6 +57,7 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         min_rounds: args.min_rounds,
         env: mixseek_config::EnvVars::from_process(),
         llm_env: mixseek_llm::Env::process(),
+        attachments,
     };
     let run = run_team(options).await.map_err(|e| {
         let hint = e.hint().map(str::to_string);

@@ -1,5 +1,5 @@
-//! One arena game: the judge prompt (the user template rendered with the task and the two
-//! answers, each neutralized), the call (structured verdict or `[[A>B]]` text), the verdict
+//! One arena game: the judge prompt (the user template rendered with the pair's own prompt and
+//! the two answers, each neutralized), the call (structured verdict or `[[A>B]]` text), the verdict
 //! parsed — never guessed — and the budget that stops new calls once it is spent.
 
 use super::{ArenaError, ArenaPlan};
@@ -59,6 +59,8 @@ impl From<VerdictLabel> for Verdict {
 #[derive(Debug, Clone)]
 pub(crate) struct GameResult {
     pub pair_index: u32,
+    /// The pair's prompt (an index into the plan's `prompts`).
+    pub prompt: usize,
     /// 1 or 2.
     pub order: u8,
     pub judge: String,
@@ -100,8 +102,10 @@ impl Judge {
             budget: Budget::new(plan.settings.max_cost_usd, plan.settings.max_total_tokens),
         };
         // a template that cannot render (an unknown variable) fails the arena before any call
-        if let Some(&(i, j)) = plan.pairs.first() {
-            judge.render(plan, i, j).map_err(ArenaError::Template)?;
+        if let Some(p) = plan.pairs.first() {
+            judge
+                .render(plan, p.prompt, p.first, p.second)
+                .map_err(ArenaError::Template)?;
         }
         Ok(judge)
     }
@@ -109,11 +113,13 @@ impl Judge {
     /// Every game of the plan, `max_concurrent` at a time, in the plan's order.
     pub(crate) async fn play_all(self: &Arc<Self>, plan: &ArenaPlan) -> Vec<GameResult> {
         let mut specs = Vec::new();
-        for (p, &(i, j)) in plan.pairs.iter().enumerate() {
+        for (p, pair) in plan.pairs.iter().enumerate() {
+            let (i, j) = (pair.first, pair.second);
             for (m, model) in self.models.iter().enumerate() {
                 for (order, (first, second)) in [(1u8, (i, j)), (2, (j, i))] {
                     specs.push(GameSpec {
                         pair_index: u32::try_from(p).unwrap_or(u32::MAX),
+                        prompt: pair.prompt,
                         order,
                         first,
                         second,
@@ -129,7 +135,7 @@ impl Judge {
         let mut set = JoinSet::new();
         for (at, spec) in specs.iter().enumerate() {
             let spec = spec.clone();
-            let prompt = self.render(plan, spec.first, spec.second);
+            let prompt = self.render(plan, spec.prompt, spec.first, spec.second);
             let this = Arc::clone(self);
             let limit = Arc::clone(&limit);
             let settings = plan.settings.clone();
@@ -158,11 +164,22 @@ impl Judge {
             .collect()
     }
 
-    fn render(&self, plan: &ArenaPlan, first: usize, second: usize) -> Result<String, String> {
+    /// The judge prompt of one game: prompt `prompt` of the plan, contestant `first` as A.
+    pub(crate) fn render(
+        &self,
+        plan: &ArenaPlan,
+        prompt: usize,
+        first: usize,
+        second: usize,
+    ) -> Result<String, String> {
+        let text = |t: Option<&String>| {
+            t.map(|t| self.guard.neutralize(t).into_owned())
+                .ok_or_else(|| "the game names a prompt or contestant the plan lacks".to_string())
+        };
         let ctx = minijinja::context! {
-            user_prompt => self.guard.neutralize(&plan.user_prompt).into_owned(),
-            answer_a => self.guard.neutralize(&plan.contestants[first].submission).into_owned(),
-            answer_b => self.guard.neutralize(&plan.contestants[second].submission).into_owned(),
+            user_prompt => text(plan.prompts.get(prompt))?,
+            answer_a => text(plan.contestants.get(first).map(|c| &c.submission))?,
+            answer_b => text(plan.contestants.get(second).map(|c| &c.submission))?,
         };
         self.env
             .get_template("user")
@@ -249,6 +266,7 @@ impl Judge {
 #[derive(Clone)]
 struct GameSpec {
     pair_index: u32,
+    prompt: usize,
     order: u8,
     first: usize,
     second: usize,
@@ -262,6 +280,7 @@ impl GameSpec {
     fn unplayed(&self) -> GameResult {
         GameResult {
             pair_index: self.pair_index,
+            prompt: self.prompt,
             order: self.order,
             judge: self.model.id().to_string(),
             game: Game {

@@ -26,6 +26,7 @@ fn options(ws: &Path, team_file: PathBuf) -> StandaloneOptions {
         min_rounds: Some(1),
         env: EnvVars::from_pairs(Vec::<(String, String)>::new()),
         llm_env: Env::from_map(Vec::<(String, String)>::new()),
+        attachments: Vec::new(),
     }
 }
 

@@ -482,11 +482,13 @@ async fn exports_carry_the_arenas_of_their_executions() {
     let rep = export(&store, Some(&one), ExportFormat::Json, &json_path).expect("json");
     let counts: Vec<(&str, u64)> = rep.rows.iter().map(|(t, n)| (t.as_str(), *n)).collect();
     assert_eq!(
-        counts[5..],
+        counts[5..12],
         [
             ("arena_runs", 2),
             ("arena_games", 12),
             ("arena_ratings", 6),
+            ("experiment_arenas", 0),
+            ("experiment_arena_ratings", 0),
             ("theme_analyses", 0),
             ("comment_themes", 0)
         ]
@@ -507,7 +509,8 @@ async fn exports_carry_the_arenas_of_their_executions() {
     );
     // --all: every arena
     let rep = export(&store, None, ExportFormat::Csv, &dir.path().join("csv")).expect("csv");
-    assert_eq!(rep.files.len(), 10);
+    // (one file per table, the experiment tables included)
+    assert_eq!(rep.files.len(), 15);
     let mut reader =
         csv::Reader::from_path(dir.path().join("csv").join("arena_runs.csv")).expect("csv");
     let ids: Vec<String> = reader
@@ -526,11 +529,13 @@ async fn exports_carry_the_arenas_of_their_executions() {
     .expect("parquet");
     let counts: Vec<(&str, u64)> = rep.rows.iter().map(|(t, n)| (t.as_str(), *n)).collect();
     assert_eq!(
-        counts[5..],
+        counts[5..12],
         [
             ("arena_runs", 1),
             ("arena_games", 0),
             ("arena_ratings", 1),
+            ("experiment_arenas", 0),
+            ("experiment_arena_ratings", 0),
             ("theme_analyses", 0),
             ("comment_themes", 0)
         ]

@@ -4,6 +4,8 @@
 mod arena;
 mod common;
 mod durability;
+mod experiment_arena;
+mod experiment_store;
 mod export;
 mod hostile;
 mod migration;

@@ -89,10 +89,16 @@ fn keys(store: &Store) -> Vec<(String, String, String)> {
         .expect("constraints")
 }
 
-/// What version 8 declares.
+/// What version 9 declares.
 fn expected_keys() -> Vec<(String, String, String)> {
     let round = "execution_id,round_number,team_id";
     let mut keys = vec![
+        ("experiment_arenas", "PRIMARY KEY", "arena_id"),
+        (
+            "experiment_arena_ratings",
+            "PRIMARY KEY",
+            "arena_id,variant",
+        ),
         ("experiments", "PRIMARY KEY", "experiment_id"),
         (
             "experiment_items",
@@ -405,6 +411,7 @@ const V2_ROUND_TABLES: &str = "
 DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
 DROP TABLE theme_analyses; DROP TABLE comment_themes;
 DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
+DROP TABLE experiment_arenas; DROP TABLE experiment_arena_ratings;
 DROP TABLE round_history; DROP TABLE leader_board; DROP TABLE round_status;
 CREATE TABLE round_history (
     id INTEGER DEFAULT nextval('round_history_id_seq'),
@@ -558,12 +565,14 @@ async fn version_2_gets_its_keys_back_and_keeps_its_rows_and_ids() {
     common::assert_unique_keys(&store);
 }
 
-/// Turns a new (latest) file back into a version-6 one: without the theme tables.
-fn downgrade_to_v6(path: &Path) {
+/// Turns a new (latest) file back into a version-6 one: without the theme tables (also used
+/// by `experiment_store.rs` for a shard of an older version).
+pub(crate) fn downgrade_to_v6(path: &Path) {
     raw(path)
         .execute_batch(
             "DROP TABLE theme_analyses; DROP TABLE comment_themes;
 DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
+DROP TABLE experiment_arenas; DROP TABLE experiment_arena_ratings;
              UPDATE schema_version SET version = 6;",
         )
         .expect("version 6");
@@ -576,6 +585,7 @@ fn downgrade_to_v5(path: &Path) {
             "DROP TABLE arena_runs; DROP TABLE arena_games; DROP TABLE arena_ratings;
 DROP TABLE theme_analyses; DROP TABLE comment_themes;
 DROP TABLE experiments; DROP TABLE experiment_items; DROP TABLE execution_attachments;
+DROP TABLE experiment_arenas; DROP TABLE experiment_arena_ratings;
              UPDATE schema_version SET version = 5;",
         )
         .expect("version 5");
@@ -1120,4 +1130,90 @@ async fn version_6_gains_the_theme_tables_and_keeps_its_arenas() {
             assert_eq!(a, b, "{table}: every row kept as it was");
         }
     }
+}
+
+/// Turns a new (latest) file back into a version-8 one: without the experiment arena tables.
+pub(crate) fn downgrade_to_v8(path: &Path) {
+    raw(path)
+        .execute_batch(
+            "DROP TABLE experiment_arenas; DROP TABLE experiment_arena_ratings;
+             UPDATE schema_version SET version = 8;",
+        )
+        .expect("version 8");
+}
+
+#[tokio::test]
+async fn version_8_gains_the_experiment_arena_tables_and_keeps_everything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixseek.db");
+    {
+        let (_store, writer) = common::open_with_writer(dir.path());
+        common::populate(&writer).await;
+    }
+    downgrade_to_v8(&path);
+    let before = {
+        let conn = raw(&path);
+        digest(|sql| conn.query_row(sql, [], |r| r.get(0)).expect(sql))
+    };
+    // what an upgrade would do, said without writing
+    let plan = Store::status(&path)
+        .expect("status")
+        .upgrade
+        .expect("an upgrade is due");
+    assert_eq!((plan.from, plan.to), (8, SCHEMA_VERSION));
+    assert_eq!(plan.changes.len(), 1, "{:?}", plan.changes);
+    assert!(
+        plan.changes[0].contains("experiment_arena_ratings")
+            && plan.changes[0].contains("no other table is rewritten"),
+        "{:?}",
+        plan.changes
+    );
+    // a report command reads it as it is: no experiment arena, nothing written
+    {
+        let bytes = file_bytes(&path);
+        let reader = Store::open_read_only(&path).expect("read");
+        assert!(
+            reader
+                .latest_experiment_arena("copper")
+                .expect("read")
+                .is_none()
+        );
+        drop(reader);
+        assert!(file_bytes(&path) == bytes, "reading changed the file");
+    }
+    let store = Store::open(&path).expect("upgrade");
+    let report = store.migration().expect("upgraded");
+    assert_eq!((report.from, report.to), (8, SCHEMA_VERSION));
+    assert!(report.dropped.is_empty() && report.renumbered.is_empty());
+    assert!(dir.path().join("mixseek.db.v8.bak").exists());
+    assert_eq!(versions(&store), vec![8, SCHEMA_VERSION]);
+    assert_eq!(
+        strings(
+            &store,
+            &format!("SELECT description FROM schema_version WHERE version = {SCHEMA_VERSION}")
+        ),
+        vec![Some(
+            "upgraded from version 8 (experiment arena tables added)".to_string()
+        )]
+    );
+    assert_eq!(keys(&store), expected_keys());
+    for t in ["experiment_arenas", "experiment_arena_ratings"] {
+        assert_eq!(store.count_rows(t).expect("the table exists"), 0, "{t}");
+    }
+    let after = digest(|sql| {
+        store
+            .select(sql, [], |r| r.get::<_, String>(0))
+            .expect(sql)
+            .remove(0)
+    });
+    assert_eq!(after.len(), before.len());
+    for ((table, a), (_, b)) in after.iter().zip(&before) {
+        if table != "schema_version" {
+            assert_eq!(a, b, "{table}: every row kept as it was");
+        }
+    }
+    drop(store);
+    // reopening does nothing more
+    let store = Store::open(&path).expect("reopen");
+    assert_eq!(store.migration(), None);
 }

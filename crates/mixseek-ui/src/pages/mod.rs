@@ -1,6 +1,7 @@
 //! The pages and their JSON endpoints.
 
 pub(crate) mod compare;
+pub(crate) mod experiments;
 pub(crate) mod history;
 pub(crate) mod live;
 pub(crate) mod results;
