@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use workspace_tests::procfs::{load_average, stat, status_kb, ticks_to_duration};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -68,14 +69,6 @@ async fn fake_server(latency: Duration, counter: Arc<AtomicUsize>) -> Result<Htt
         }
     })
     .await?)
-}
-
-/// `/proc/loadavg`'s 1-minute load average.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -196,9 +189,6 @@ struct RunResult {
     summary: Value,
 }
 
-/// `/proc` clock ticks per second (USER_HZ: 100 on Linux).
-const TICKS_PER_SECOND: u64 = 100;
-
 /// Peak RSS so far (`VmHWM`, KiB) of a live process.
 fn peak_rss_kb(pid: u32) -> Option<u64> {
     status_kb(pid, "VmHWM:")
@@ -207,24 +197,6 @@ fn peak_rss_kb(pid: u32) -> Option<u64> {
 /// The current RSS.
 fn rss_kb(pid: u32) -> Option<u64> {
     status_kb(pid, "VmRSS:")
-}
-
-fn status_kb(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// `(state, utime + stime in ticks)` from `/proc/PID/stat` (kept for a zombie until reaped).
-fn stat(pid: u32) -> Option<(char, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name: state is 3rd, utime 14th, stime 15th.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some((state, utime + stime))
 }
 
 /// Runs `mixseek exec` and samples its peak RSS until it exits; its CPU time is read from
@@ -317,7 +289,7 @@ fn run_exec(
     }
     Ok(RunResult {
         wall,
-        cpu: Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND),
+        cpu: ticks_to_duration(ticks),
         max_rss_mb: peak_kb as f64 / 1024.0,
         summary: serde_json::from_slice(&std::fs::read(&out_path)?)?,
     })

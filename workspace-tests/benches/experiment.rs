@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use workspace_tests::procfs::{load_average, stat, status_kb, ticks_to_duration};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -29,30 +30,6 @@ const PER_SHARD: usize = 1000;
 
 fn verdict(ok: bool) -> &'static str {
     if ok { "PASS" } else { "MISS" }
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
-}
-
-fn status_kb(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// `(state, utime + stime in ticks of 10 ms)` from `/proc/PID/stat`.
-fn stat(pid: u32) -> Option<(char, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some((state, utime + stime))
 }
 
 /// A finished process: wall and CPU time, and its RSS (KiB) sampled every 100 ms.
@@ -108,7 +85,7 @@ fn measure(mut command: Command, out: &Path) -> Result<Measured, BoxError> {
     }
     Ok(Measured {
         wall,
-        cpu: Duration::from_millis(ticks * 10),
+        cpu: ticks_to_duration(ticks),
         peak_kb,
         rss_kb,
     })

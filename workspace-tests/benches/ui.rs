@@ -24,24 +24,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 use workspace_tests::Sandbox;
+use workspace_tests::procfs::cpu_of;
 use workspace_tests::ui::UiServer;
 
 type BoxError = Box<dyn std::error::Error>;
-
-const TICKS_PER_SECOND: u64 = 100;
-
-/// user + system CPU time of `pid` (from `/proc/PID/stat`).
-fn cpu_of(pid: u32) -> Duration {
-    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0);
-    Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND)
-}
 
 /// The CPU time of every process whose command line names Chromium.
 fn chromium_cpu() -> Duration {

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod browser;
+pub mod procfs;
 pub mod ui;
 
 /// A temporary workspace plus a folder for config files.

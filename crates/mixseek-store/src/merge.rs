@@ -102,6 +102,13 @@ pub fn merge(output: &Path, inputs: &[PathBuf]) -> Result<Vec<MergedInput>> {
                 problem: "another process is writing it".into(),
                 hint: "wait for the shard's `mixseek experiment run` to finish, then merge".into(),
             },
+            StoreError::NotADatabase { detail, .. } => StoreError::Merge {
+                path: input.clone(),
+                problem: format!("it is not a mixseek database ({detail})"),
+                hint: "give the files that `mixseek experiment run --shard I/N` wrote (by \
+                       default WORKSPACE/shards/NAME-I-of-N.db)"
+                    .into(),
+            },
             other => other,
         })?;
         match version {

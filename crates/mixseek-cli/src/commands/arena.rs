@@ -183,6 +183,14 @@ fn dry_run_text(plan: &ArenaPlan, format: Format) -> String {
             c.label, c.team_name, c.round_number, c.score
         ));
     }
+    s.push_str(&estimate_lines(e, &plan.settings));
+    s
+}
+
+/// The dry run's last lines, shared by `mixseek arena` and `mixseek experiment arena`: the
+/// estimated calls, tokens and cost, the budget, and that nothing was sent.
+pub(crate) fn estimate_lines(e: &arena::Estimate, settings: &ArenaSettings) -> String {
+    let mut s = String::new();
     s.push_str(&format!(
         "Estimate: {} calls, about {} input and {} output tokens, cost {}\n",
         e.calls,
@@ -193,10 +201,10 @@ fn dry_run_text(plan: &ArenaPlan, format: Format) -> String {
             None => format!("unknown (no price for {})", e.unpriced.join(", ")),
         }
     ));
-    if let Some(max) = plan.settings.max_cost_usd {
+    if let Some(max) = settings.max_cost_usd {
         s.push_str(&format!("Budget: max_cost_usd = {max}\n"));
     }
-    if let Some(max) = plan.settings.max_total_tokens {
+    if let Some(max) = settings.max_total_tokens {
         s.push_str(&format!("Budget: max_total_tokens = {max}\n"));
     }
     s.push_str("Nothing was sent.\n");

@@ -170,22 +170,6 @@ fn dry_run_text(plan: &VariantArenaPlan, format: ArenaFormat) -> String {
         "Left out: {} items not finished, {} without an evaluated round\n",
         plan.unfinished, plan.unevaluated
     ));
-    s.push_str(&format!(
-        "Estimate: {} calls, about {} input and {} output tokens, cost {}\n",
-        e.calls,
-        e.input_tokens,
-        e.output_tokens,
-        match e.cost_usd {
-            Some(c) => format!("${c:.4}"),
-            None => format!("unknown (no price for {})", e.unpriced.join(", ")),
-        }
-    ));
-    if let Some(max) = p.settings.max_cost_usd {
-        s.push_str(&format!("Budget: max_cost_usd = {max}\n"));
-    }
-    if let Some(max) = p.settings.max_total_tokens {
-        s.push_str(&format!("Budget: max_total_tokens = {max}\n"));
-    }
-    s.push_str("Nothing was sent.\n");
+    s.push_str(&super::arena::estimate_lines(e, &p.settings));
     s
 }

@@ -161,3 +161,41 @@ async fn a_shard_of_another_schema_version_is_refused_before_anything_is_merged(
             .any(|e| e.execution_id.as_str() == EXEC)
     );
 }
+
+#[tokio::test]
+async fn a_shard_that_is_not_a_database_is_named_and_nothing_is_merged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = shard(&dir.path().join("good")).await;
+    let out = dir.path().join("all.db");
+    for (name, bytes) in [
+        ("text.db", b"not a database\n".to_vec()),
+        ("empty.db", Vec::new()),
+        (
+            "noise.db",
+            (0..4096u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect(),
+        ),
+    ] {
+        let bad = dir.path().join(name);
+        std::fs::write(&bad, bytes).expect("write");
+        let err = merge(&out, &[good.clone(), bad.clone()]).expect_err(name);
+        match &err {
+            StoreError::Merge {
+                path,
+                problem,
+                hint,
+            } => {
+                assert_eq!(path, &bad);
+                assert!(
+                    problem.starts_with("it is not a mixseek database"),
+                    "{problem}"
+                );
+                assert!(hint.contains("--shard"), "{hint}");
+            }
+            other => panic!("{name}: expected a merge error, got {other:?}"),
+        }
+        assert_eq!(err.class(), mixseek_store::ErrorClass::BadInput);
+        assert!(!out.exists(), "{name}: nothing was merged");
+    }
+}
