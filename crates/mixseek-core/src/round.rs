@@ -97,9 +97,9 @@ pub struct RoundState {
 }
 
 /// Picks the best round: highest score, the later round on ties (the original's rule).
-pub fn best_round(rounds: &[RoundState]) -> Option<&RoundState> {
+pub fn best_round<'a>(rounds: impl IntoIterator<Item = &'a RoundState>) -> Option<&'a RoundState> {
     rounds
-        .iter()
+        .into_iter()
         .fold(None, |best: Option<&RoundState>, r| match best {
             Some(b) if b.evaluation_score > r.evaluation_score => Some(b),
             _ => Some(r),
@@ -158,7 +158,7 @@ mod tests {
             round(4, 82.0),
         ];
         assert_eq!(best_round(&rounds).map(|r| r.round_number), Some(3));
-        assert!(best_round(&[]).is_none());
+        assert!(best_round(&[] as &[RoundState]).is_none());
     }
 
     #[test]

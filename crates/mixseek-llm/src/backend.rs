@@ -90,7 +90,7 @@ impl Exchange<'_> {
     pub(crate) async fn post_json(
         &self,
         builder: reqwest::RequestBuilder,
-        body: &serde_json::Value,
+        body: &(impl serde::Serialize + Sync),
     ) -> Result<serde_json::Value, LlmError> {
         let resp = builder
             .json(body)
@@ -99,9 +99,10 @@ impl Exchange<'_> {
             .map_err(|e| self.transport(e))?;
         let status = resp.status();
         let code = status.as_u16();
-        let headers = resp.headers().clone();
+        // only an error answer's headers are read (its Retry-After)
+        let retry = (!status.is_success()).then(|| retry_after(resp.headers()));
         let body = self.read_body(resp, code).await?;
-        if !status.is_success() {
+        if let Some(retry) = retry {
             let message = match &body {
                 Body::Complete(bytes) => server_message(bytes),
                 Body::TooLarge { prefix, .. } => format!(
@@ -113,7 +114,7 @@ impl Exchange<'_> {
             return Err(self
                 .error(classify_status(code), message)
                 .with_status(code)
-                .with_retry_after(retry_after(&headers)));
+                .with_retry_after(retry));
         }
         let bytes = match body {
             Body::Complete(bytes) => bytes,

@@ -80,6 +80,12 @@ impl Limiter {
         }
     }
 
+    /// Whether a tokens-per-minute limit is set (the tokens given to [`Limiter::acquire`]
+    /// count only then).
+    pub(crate) fn counts_tokens(&self) -> bool {
+        self.tpm.is_some()
+    }
+
     /// Waits for the rate limits, then for a free in-flight slot (held until the permit is
     /// dropped). `tokens` is the estimated token count of the request.
     pub(crate) async fn acquire(&self, tokens: u64) -> Option<OwnedSemaphorePermit> {

@@ -207,7 +207,12 @@ impl ChatModel for ProviderModel {
         }
 
         let budgeted = u64::from(request.params.max_tokens.unwrap_or(0));
-        let tokens = estimate_tokens(request) + budgeted;
+        // the estimate (a pass over every message) only matters to a tokens-per-minute limit
+        let tokens = if rt.limiter.counts_tokens() {
+            estimate_tokens(request) + budgeted
+        } else {
+            budgeted
+        };
         let attempt_limit = rt.attempt_timeout(timeout);
         let attempts = AtomicU32::new(0);
         let mut last: Option<LlmError> = None;

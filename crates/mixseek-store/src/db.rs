@@ -312,9 +312,8 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, config(AccessMode::ReadOnly, path)?)
             .map_err(|e| open_error(path, e, false))?;
-        let found = schema::check_not_newer(&conn, path)?;
-        // another program's file is refused here
-        schema::check_shape(&conn, path, found)?;
+        // a newer file, or another program's, is refused here
+        let found = schema::check(&conn, path)?;
         let (conn, copy) = match found {
             schema::Found::Version(v) if v == schema::SCHEMA_VERSION => (conn, None),
             _ => {

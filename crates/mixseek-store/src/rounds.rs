@@ -46,12 +46,12 @@
 
 use crate::error::{Result, StoreError};
 use crate::model::RoundUsage;
-use crate::values::{json_text, masked_json, micros, u64_i64};
+use crate::values::{execute_once, json_text, masked_json, micros, sql_literal, u64_i64};
 use chrono::{DateTime, Utc};
 use duckdb::arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
+    LargeStringBuilder,
 };
-use duckdb::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use duckdb::arrow::compute::interleave;
 use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::{Connection, params_from_iter};
@@ -454,58 +454,30 @@ pub(crate) fn validate(r: &RoundRecord) -> Result<i32> {
     Ok(round_number)
 }
 
-/// A VARCHAR column being filled: the texts back to back and where each one ends.
-struct TextColumn {
-    values: String,
-    offsets: Vec<i64>,
-    /// `Some` once a NULL was pushed: validity of each row so far.
-    valid: Option<Vec<bool>>,
-}
+/// A VARCHAR column being filled (Arrow's builder, with large offsets: a batch may hold more
+/// than 2 GiB of text). Built from `&str`s, its text is not checked again (building the array
+/// from one `String` and its offsets re-validated every byte as UTF-8).
+struct TextColumn(LargeStringBuilder);
 
 impl TextColumn {
     fn with_capacity(rows: usize, bytes_per_row: usize) -> TextColumn {
-        let mut offsets = Vec::with_capacity(rows + 1);
-        offsets.push(0);
-        TextColumn {
-            values: String::with_capacity(rows * bytes_per_row),
-            offsets,
-            valid: None,
-        }
-    }
-
-    /// Ends the current row (its text was appended to `values`).
-    fn end_row(&mut self) {
-        self.offsets.push(self.values.len() as i64);
-        if let Some(valid) = &mut self.valid {
-            valid.push(true);
-        }
+        TextColumn(LargeStringBuilder::with_capacity(
+            rows,
+            rows * bytes_per_row,
+        ))
     }
 
     fn push(&mut self, text: &str) {
-        self.values.push_str(text);
-        self.end_row();
+        self.0.append_value(text);
     }
 
     fn push_opt(&mut self, text: Option<&str>) {
-        match text {
-            Some(t) => self.push(t),
-            None => {
-                let rows = self.offsets.len() - 1;
-                self.offsets.push(self.values.len() as i64);
-                self.valid
-                    .get_or_insert_with(|| vec![true; rows])
-                    .push(false);
-            }
-        }
+        self.0.append_option(text);
     }
 
-    /// The Arrow array (large offsets: a batch may hold more than 2 GiB of text).
-    fn finish(self) -> Result<ArrayRef> {
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
-        let nulls = self.valid.map(NullBuffer::from);
-        LargeStringArray::try_new(offsets, Buffer::from_vec(self.values.into_bytes()), nulls)
-            .map(|a| Arc::new(a) as ArrayRef)
-            .map_err(|e| StoreError::Invalid(format!("cannot stage the rounds: {e}")))
+    /// The Arrow array.
+    fn finish(mut self) -> ArrayRef {
+        Arc::new(self.0.finish())
     }
 }
 
@@ -778,25 +750,25 @@ impl RoundColumns {
     fn finish(self) -> Result<RecordBatch> {
         let bigint = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
         let columns: Vec<(&str, ArrayRef)> = vec![
-            ("execution_id", self.execution_id.finish()?),
-            ("team_id", self.team_id.finish()?),
-            ("team_name", self.team_name.finish()?),
+            ("execution_id", self.execution_id.finish()),
+            ("team_id", self.team_id.finish()),
+            ("team_name", self.team_name.finish()),
             (
                 "round_number",
                 Arc::new(Int32Array::from(self.round_number)),
             ),
-            ("message_history", self.message_history.finish()?),
+            ("message_history", self.message_history.finish()),
             (
                 "member_submissions_record",
-                self.member_submissions_record.finish()?,
+                self.member_submissions_record.finish(),
             ),
-            ("prompt", self.prompt.finish()?),
-            ("prompt_sha256", self.prompt_sha256.finish()?),
-            ("submission_content", self.submission_content.finish()?),
-            ("submission_sha256", self.submission_sha256.finish()?),
+            ("prompt", self.prompt.finish()),
+            ("prompt_sha256", self.prompt_sha256.finish()),
+            ("submission_content", self.submission_content.finish()),
+            ("submission_sha256", self.submission_sha256.finish()),
             ("pii_masked", Arc::new(BooleanArray::from(self.pii_masked))),
             ("score", Arc::new(Float64Array::from(self.score))),
-            ("score_details", self.score_details.finish()?),
+            ("score_details", self.score_details.finish()),
             ("started_us", bigint(self.started_us)),
             ("ended_us", bigint(self.ended_us)),
             ("input_tokens", bigint(self.input_tokens)),
@@ -804,8 +776,8 @@ impl RoundColumns {
             ("cached_tokens", bigint(self.cached_tokens)),
             ("requests", bigint(self.requests)),
             ("cost_usd", Arc::new(Float64Array::from(self.cost_usd))),
-            ("stage_usage", self.stage_usage.finish()?),
-            ("applied_injections", self.applied_injections.finish()?),
+            ("stage_usage", self.stage_usage.finish()),
+            ("applied_injections", self.applied_injections.finish()),
             ("evaluated", Arc::new(BooleanArray::from(self.evaluated))),
             ("transcript", Arc::new(BooleanArray::from(self.transcript))),
         ];
@@ -1207,22 +1179,18 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
-/// The SQL restricting `t.execution_id` to the batch's executions (`TRUE` when there are too
-/// many to list; the key join then covers the whole table).
+/// The SQL restricting `t.execution_id` to the batch's executions, as literals (the statement
+/// is sent as text: see [`execute_once`]). `TRUE` when there are too many to list, or when an
+/// id holds a NUL character, which SQL text cannot carry: the filter only lets DuckDB skip
+/// other executions' rows in the table scan, the key join selects the rows either way.
 fn execution_filter(executions: &[String]) -> String {
     if executions.len() > MAX_FILTER_EXECUTIONS {
-        "TRUE".to_string()
-    } else {
-        format!("t.execution_id IN ({})", placeholders(executions.len()))
+        return "TRUE".to_string();
     }
-}
-
-/// The parameters [`execution_filter`] binds.
-fn filter_params(executions: &[String]) -> &[String] {
-    if executions.len() > MAX_FILTER_EXECUTIONS {
-        &[]
-    } else {
-        executions
+    let literals: Option<Vec<String>> = executions.iter().map(|e| sql_literal(e)).collect();
+    match literals {
+        Some(list) => format!("t.execution_id IN ({})", list.join(", ")),
+        None => "TRUE".to_string(),
     }
 }
 
@@ -1250,9 +1218,7 @@ fn upsert(conn: &Connection, table: &RoundTable, some_stored: bool) -> Result<()
             table.conflict
         ));
     }
-    conn.execute(&sql, [])
-        .map_err(StoreError::db(format!("writing {}", table.name)))?;
-    Ok(())
+    execute_once(conn, &sql).map_err(StoreError::db(format!("writing {}", table.name)))
 }
 
 /// Updates the `round_history` rows of the evaluations staged without their transcript
@@ -1265,9 +1231,7 @@ fn update_evaluated_history(conn: &Connection, executions: &[String], lowest: i6
         "UPDATE round_history AS t SET {EVALUATED_HISTORY} FROM stage_rounds AS s
          WHERE NOT s.transcript AND {filter} AND {KEYS}"
     );
-    conn.execute(&sql, params_from_iter(filter_params(executions)))
-        .map_err(StoreError::db("updating round_history"))?;
-    Ok(())
+    execute_once(conn, &sql).map_err(StoreError::db("updating round_history"))
 }
 
 #[cfg(test)]
@@ -1277,12 +1241,11 @@ pub(crate) mod tests {
     #[test]
     fn placeholders_and_filters() {
         assert_eq!(placeholders(3), "?, ?, ?");
-        let two = ["a".to_string(), "b".to_string()];
-        assert_eq!(execution_filter(&two), "t.execution_id IN (?, ?)");
-        assert_eq!(filter_params(&two).len(), 2);
+        let two = ["a".to_string(), "b'c".to_string()];
+        assert_eq!(execution_filter(&two), "t.execution_id IN ('a', 'b''c')");
         let many: Vec<String> = (0..=MAX_FILTER_EXECUTIONS).map(|i| i.to_string()).collect();
         assert_eq!(execution_filter(&many), "TRUE");
-        assert!(filter_params(&many).is_empty());
+        assert_eq!(execution_filter(&["a\0b".to_string()]), "TRUE");
     }
 
     /// A round of team `team` in execution `e`, evaluated with `score`.
@@ -1341,6 +1304,45 @@ pub(crate) mod tests {
             .expect("query")
             .collect::<duckdb::Result<Vec<_>>>()
             .expect("rows")
+    }
+
+    /// The update of an evaluation without its transcript names the batch's executions in its
+    /// SQL text: an id with a quote is quoted, one with a NUL (which SQL text cannot carry) is
+    /// matched by the key join alone.
+    #[test]
+    fn evaluations_of_executions_with_odd_ids_update_their_submissions() {
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let mut keys = RoundKeys::default();
+        let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap_or_default();
+        let masker = PiiMasker::disabled();
+        for execution in ["it's", "nul\0id"] {
+            let mut r = record("a", 1, 10.0);
+            r.execution_id = execution.into();
+            r.applied_injections = vec![mixseek_core::AppliedInjection {
+                phase: "team".into(),
+                side: "user".into(),
+                rules: vec![format!("rule of {}", execution.len())],
+            }];
+            let stored = StagedRounds::build(&masker, &[StageRound::Submitted(&submission(&r))])
+                .expect("submission");
+            write_rounds(&conn, &mut keys, &[&stored], now).expect("submission");
+            let evaluated =
+                StagedRounds::build(&masker, &[StageRound::EvaluatedOnly(&r)]).expect("evaluation");
+            write_rounds(&conn, &mut keys, &[&evaluated], now).expect("evaluation");
+            let injections: Option<String> = conn
+                .query_row(
+                    "SELECT applied_injections FROM round_history WHERE execution_id = ?",
+                    [execution],
+                    |row| row.get(0),
+                )
+                .expect("one row");
+            let rule = format!("rule of {}", execution.len());
+            assert!(
+                injections.is_some_and(|i| i.contains(&rule)),
+                "{execution:?}"
+            );
+        }
     }
 
     #[test]
@@ -1538,7 +1540,7 @@ pub(crate) mod tests {
         c.push("ab");
         c.push_opt(None);
         c.push("日本");
-        let array = c.finish().expect("array");
+        let array = c.finish();
         let strings = array
             .as_any()
             .downcast_ref::<LargeStringArray>()

@@ -478,45 +478,37 @@ pub(crate) fn table_columns(conn: &Connection, table: &str) -> Result<Vec<String
         .map_err(StoreError::db("reading the catalogue"))
 }
 
-/// The tables and views of the main schema.
-fn all_tables(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main'
-             ORDER BY table_name",
-        )
-        .map_err(StoreError::db("reading the catalogue"))?;
-    let rows = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .map_err(StoreError::db("reading the catalogue"))?;
-    rows.collect::<duckdb::Result<Vec<String>>>()
-        .map_err(StoreError::db("reading the catalogue"))
-}
-
 /// Detects the schema version of an open database.
 pub(crate) fn detect(conn: &Connection) -> Result<Found> {
-    if table_exists(conn, "schema_version")? {
+    detect_in(conn, &catalogue(conn)?)
+}
+
+/// The schema version of a database whose tables are `tables` (its [`catalogue`]).
+fn detect_in(conn: &Connection, tables: &Catalogue) -> Result<Found> {
+    if tables.contains_key("schema_version") {
         let v: Option<i64> = conn
             .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
             .map_err(StoreError::db("reading schema_version"))?;
         return Ok(Found::Version(v.unwrap_or(0)));
     }
-    for t in [
+    let original = [
         "leader_board",
         "round_history",
         "execution_summary",
         "round_status",
-    ] {
-        if table_exists(conn, t)? {
-            return Ok(Found::Original);
-        }
+    ];
+    if original.iter().any(|t| tables.contains_key(*t)) {
+        return Ok(Found::Original);
     }
     Ok(Found::Empty)
 }
 
-/// Refuses a file that is newer than this build (read-only opens check only this).
-pub(crate) fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
-    let found = detect(conn)?;
+/// Detects the schema version of an open database and checks its tables, reading the catalogue
+/// once for both: a file newer than this build is refused ([`StoreError::SchemaTooNew`]), and
+/// so is another program's ([`check_shape`]).
+pub(crate) fn check(conn: &Connection, path: &Path) -> Result<Found> {
+    let tables = catalogue(conn)?;
+    let found = detect_in(conn, &tables)?;
     if let Found::Version(v) = found
         && v > SCHEMA_VERSION
     {
@@ -526,6 +518,7 @@ pub(crate) fn check_not_newer(conn: &Connection, path: &Path) -> Result<Found> {
             supported: SCHEMA_VERSION,
         });
     }
+    check_shape(conn, path, found, &tables)?;
     Ok(found)
 }
 
@@ -569,13 +562,18 @@ fn added_after(version: i64, table: &str, column: &str) -> bool {
         }
 }
 
-/// Every table of the main schema and its columns, read with one query.
-fn catalogue(conn: &Connection) -> Result<HashMap<String, Vec<String>>> {
+/// The tables (and views) of the main schema, each with its columns in order.
+type Catalogue = HashMap<String, Vec<String>>;
+
+/// Every table (and view) of the main schema and its columns, read with one query (from
+/// `duckdb_columns()`, which `information_schema.columns` selects from: the view costs DuckDB
+/// a few milliseconds to create and plan in each new process).
+fn catalogue(conn: &Connection) -> Result<Catalogue> {
     let mut stmt = conn
         .prepare(
-            "SELECT table_name, column_name FROM information_schema.columns
-             WHERE table_catalog = current_database() AND table_schema = 'main'
-             ORDER BY table_name, ordinal_position",
+            "SELECT table_name, column_name FROM duckdb_columns()
+             WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
+             ORDER BY table_name, column_index",
         )
         .map_err(StoreError::db("reading the catalogue"))?;
     let rows = stmt
@@ -610,12 +608,12 @@ fn key_counts(conn: &Connection) -> Result<HashMap<String, i64>> {
 /// the upgrade, and then every read and write, can rely on them): a DuckDB file of another
 /// program, or one whose mixseek tables lack columns (or, at the latest version, keys), is
 /// refused ([`StoreError::ForeignSchema`]) rather than written into.
-pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Result<()> {
+/// `tables` is the file's [`catalogue`].
+fn check_shape(conn: &Connection, path: &Path, found: Found, tables: &Catalogue) -> Result<()> {
     let foreign = |problem: String| StoreError::ForeignSchema {
         path: path.to_path_buf(),
         problem,
     };
-    let tables = catalogue(conn)?;
     let missing_columns = |table: &str, required: &mut dyn Iterator<Item = &str>| -> Result<()> {
         let have = tables.get(table).map(Vec::as_slice).unwrap_or_default();
         let missing: Vec<&str> = required.filter(|c| !have.iter().any(|h| h == c)).collect();
@@ -629,7 +627,8 @@ pub(crate) fn check_shape(conn: &Connection, path: &Path, found: Found) -> Resul
     };
     match found {
         Found::Empty => {
-            let names = all_tables(conn)?;
+            let mut names: Vec<String> = tables.keys().cloned().collect();
+            names.sort_unstable();
             if !names.is_empty() {
                 return Err(foreign(format!(
                     "it holds tables of its own ({}) and none of mixseek's",
@@ -728,8 +727,7 @@ pub(crate) fn migrate_copy(conn: &Connection, path: &Path) -> Result<MigrationRe
 /// The steps of [`migrate`]; `backup` copies the file first. `from` of the report is the
 /// version found (0: no tables; equal to `to`: nothing done).
 fn upgrade(conn: &Connection, path: &Path, backup: bool) -> Result<MigrationReport> {
-    let found = check_not_newer(conn, path)?;
-    check_shape(conn, path, found)?;
+    let found = check(conn, path)?;
     let from = match found {
         Found::Empty => 0,
         Found::Original => 1,
@@ -1300,8 +1298,7 @@ mod tests {
         let conn = Connection::open_in_memory().expect("db");
         migrate(&conn, Path::new("x.db")).expect("migrate");
         conn.execute_batch("DROP TABLE llm_calls").expect("drop");
-        let err = check_shape(&conn, Path::new("x.db"), detect(&conn).expect("detect"))
-            .expect_err("damaged");
+        let err = check(&conn, Path::new("x.db")).expect_err("damaged");
         assert!(err.to_string().contains("llm_calls"), "{err}");
 
         // a table of the latest version rebuilt without its keys

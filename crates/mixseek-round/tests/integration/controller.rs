@@ -682,10 +682,18 @@ async fn evaluation_and_store_failures_fail_the_round() {
         "no decision for an unrecorded round: {:?}",
         sink.names()
     );
-    assert!(
-        f.unevaluated.is_some(),
-        "the refused round stays unevaluated"
-    );
+    // the refused round stays unevaluated, with the transcript its submission carried (the
+    // record had taken it over and gives it back)
+    let submitted = sink
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::SubmissionReady { round, .. } => round,
+            _ => None,
+        })
+        .expect("the submission was sent");
+    assert!(!submitted.leader_messages.is_empty());
+    assert_eq!(f.unevaluated.as_deref(), Some(&*submitted));
 }
 
 #[tokio::test]
