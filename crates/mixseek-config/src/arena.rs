@@ -22,7 +22,8 @@ pub const DEFAULT_ARENA_USER_TEMPLATE: &str = "<task>\n{{ user_prompt }}\n</task
 <answer_a>\n{{ answer_a }}\n</answer_a>\n\n<answer_b>\n{{ answer_b }}\n</answer_b>\n";
 
 /// `[arena]`: how `mixseek arena` (and an `exec` with `arena_config`) judges the teams'
-/// submissions pairwise and rates them.
+/// submissions pairwise and rates them, and `mixseek experiment arena` an experiment's
+/// variants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct ArenaSettings {
@@ -72,8 +73,9 @@ pub struct ArenaSettings {
     pub base: f64,
     /// The rating the anchor gets.
     pub anchor_rating: f64,
-    /// The team whose rating is `anchor_rating` (`team_id`, or `EXECUTION/team_id` when
-    /// several executions compete). Unset: the mean rating is `anchor_rating`.
+    /// The contestant whose rating is `anchor_rating`: in `mixseek arena`, a team (`team_id`,
+    /// or `EXECUTION/team_id` when several executions compete); in `mixseek experiment arena`,
+    /// where the variants compete, a variant's name. Unset: the mean rating is `anchor_rating`.
     pub anchor: Option<String>,
     /// Stop sending judge calls once the arena's LLM cost reaches this many US dollars.
     pub max_cost_usd: Option<f64>,

@@ -428,7 +428,8 @@ pub(crate) fn reference_markdown() -> String {
         "Ours: given to `mixseek arena -c`, or named by an orchestrator's `arena_config` so that `exec` ends with \
          an arena. `[arena]` is required. The judge compares the teams' submissions two at a time, each pair \
          twice with the positions swapped, and the verdicts are fitted with Bradley–Terry (user guide, \
-         \"Reading results with confidence\").",
+         \"Reading results with confidence\"). `mixseek experiment arena -c` reads the same file; there the \
+         contestants are the experiment's variants (user guide, \"Arena of variants\").",
         &crate::arena::ArenaFile::default(),
     ));
     s.push_str(&section::<PromptBuilderFile>(

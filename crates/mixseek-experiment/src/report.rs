@@ -101,7 +101,9 @@ pub struct ExperimentReport {
     pub variants: Vec<VariantLine>,
     /// Each other variant against the baseline.
     pub comparisons: Vec<Comparison>,
-    /// Per task, in task-id order.
+    /// Per task, in the natural order of the task ids ([`natural_cmp`]: `t2` before `t10`).
+    /// The database keeps no task order (neither the task file's line nor the item number);
+    /// for numbered ids, as most task sets have, this is the file's order.
     pub tasks: Vec<TaskLine>,
     /// The latest arena of the variants, if the experiment has one (set by [`build`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,7 +211,7 @@ pub fn compute(
                 .push(s);
         }
     }
-    task_ids.sort_unstable();
+    task_ids.sort_unstable_by(|a, b| natural_cmp(a, b));
     task_ids.dedup();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let task_means = |variant: &str| -> BTreeMap<&str, f64> {
@@ -273,6 +275,41 @@ pub fn compute(
         comparisons,
         tasks,
         arena: None,
+    }
+}
+
+/// Compares task ids as a person reads them: runs of ASCII digits by their number (`t2` before
+/// `t10` before `t100`), the rest by character. Ties (`t01` and `t1`) fall back to the plain
+/// order, so only equal ids compare equal and the order is the same on every machine.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    /// The leading run of digits or of other characters, and the rest.
+    fn chunk(s: &str) -> Option<(&str, &str)> {
+        let digit = s.chars().next()?.is_ascii_digit();
+        let end = s
+            .find(|c: char| c.is_ascii_digit() != digit)
+            .unwrap_or(s.len());
+        Some(s.split_at(end))
+    }
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let (mut x, mut y) = (a, b);
+    loop {
+        let ((cx, rx), (cy, ry)) = match (chunk(x), chunk(y)) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(cx), Some(cy)) => (cx, cy),
+        };
+        let order = if digits(cx) && digits(cy) {
+            let (nx, ny) = (cx.trim_start_matches('0'), cy.trim_start_matches('0'));
+            nx.len().cmp(&ny.len()).then_with(|| nx.cmp(ny))
+        } else {
+            cx.cmp(cy)
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+        (x, y) = (rx, ry);
     }
 }
 
@@ -422,6 +459,9 @@ pub struct ArenaSection {
     pub created_at: String,
     /// The judge models.
     pub judges: Vec<String>,
+    /// Whether a judge was the offline `mock:` provider: its verdicts are made up, and the
+    /// report says so as `mixseek experiment arena` does.
+    pub mock_judges: bool,
     /// Tasks with judged pairs.
     pub tasks: u32,
     /// Items whose submission competed.
@@ -480,6 +520,7 @@ impl ArenaSection {
             arena_id: s.arena_id.clone(),
             created_at: mixseek_core::time::format_utc(&s.created_at),
             judges: s.judge_models.clone(),
+            mock_judges: mock_judged(&s.judge_models),
             tasks: a.link.tasks,
             submissions: a.link.submissions,
             left_out: a.link.left_out,
@@ -521,6 +562,16 @@ impl ArenaSection {
             self.cost()
         )
     }
+}
+
+/// What the report says under an arena judged by the offline `mock:` provider (the words of
+/// `mixseek arena`'s note).
+pub const MOCK_VERDICTS_NOTE: &str =
+    "Note: judged by the offline mock: provider; these verdicts are made up.";
+
+/// Whether one of `judges` is the offline `mock:` provider (the test of `mixseek arena`).
+pub fn mock_judged(judges: &[String]) -> bool {
+    judges.iter().any(|m| m.starts_with("mock:"))
 }
 
 fn wlt(r: &mixseek_store::VariantRatingRow) -> String {
@@ -574,6 +625,9 @@ pub fn arena_text(a: &ArenaSection) -> String {
         s.push_str("The fit needed its weak prior: a variant won or lost every game.\n");
     }
     let _ = writeln!(s, "{}", a.how_to_read);
+    if a.mock_judges {
+        let _ = writeln!(s, "{MOCK_VERDICTS_NOTE}");
+    }
     s
 }
 
@@ -611,6 +665,13 @@ fn arena_html(a: &ArenaSection) -> String {
             ""
         }
     );
+    if a.mock_judges {
+        let _ = writeln!(
+            s,
+            "<p class=\"notice\" id=\"arena-mock-note\">{}</p>",
+            escape(MOCK_VERDICTS_NOTE)
+        );
+    }
     s
 }
 
@@ -742,6 +803,7 @@ mod tests {
             arena_id: "0123456789".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
             judges: vec!["mock:j".into()],
+            mock_judges: mock_judged(&["openai:gpt".into(), "mock:j".into()]),
             tasks: 2,
             submissions: 8,
             left_out: 1,
@@ -783,9 +845,29 @@ mod tests {
             "{page}"
         );
         assert!(text(&r).contains("Arena of the variants"));
+        // a mock judge's verdicts are made up, and every format says so
+        assert!(
+            shown.ends_with(&format!("{MOCK_VERDICTS_NOTE}\n")),
+            "{shown}"
+        );
+        assert!(text(&r).contains(MOCK_VERDICTS_NOTE));
+        assert!(page.contains("these verdicts are made up.</p>"), "{page}");
         // JSON carries the section only when there is one
         let json = serde_json::to_value(&r).expect("json");
         assert_eq!(json["arena"]["ratings"][0]["variant"], "<hot>");
+        assert_eq!(json["arena"]["mock_judges"], true);
+        // real judges: no note
+        let mut real = r.arena.clone().expect("the section");
+        real.judges = vec!["openai:gpt".into()];
+        real.mock_judges = mock_judged(&real.judges);
+        assert!(!real.mock_judges);
+        assert!(!arena_text(&real).contains("made up"));
+        r.arena = Some(real);
+        assert!(!html(&r).contains("made up") && !text(&r).contains("made up"));
+        assert_eq!(
+            serde_json::to_value(&r).expect("json")["arena"]["mock_judges"],
+            false
+        );
         r.arena = None;
         let json = serde_json::to_value(&r).expect("json");
         assert!(json.get("arena").is_none());
@@ -845,6 +927,38 @@ mod tests {
         assert!(html.contains("<td>better</td>"), "{html}");
         // The same rows give the same report.
         assert_eq!(compute("x", &order, "base", 0.95, 0, 500, &items), r);
+    }
+
+    #[test]
+    fn tasks_are_listed_in_natural_order_in_every_format() {
+        let ids = ["t10", "t2", "t100", "t1", "b", "t01", "a10", "a9"];
+        let items: Vec<ItemState> = ids
+            .iter()
+            .map(|t| item(t, "base", 0, "completed", Some(1.0)))
+            .collect();
+        let r = compute("x", &["base".to_string()], "base", 0.95, 0, 10, &items);
+        let order: Vec<&str> = r.tasks.iter().map(|t| t.task_id.as_str()).collect();
+        assert_eq!(order, ["a9", "a10", "b", "t01", "t1", "t2", "t10", "t100"]);
+        let at = |page: &str, id: &str| page.find(id).unwrap_or(usize::MAX);
+        let shown = text(&r);
+        let page = html(&r);
+        let json = serde_json::to_value(&r).expect("json");
+        assert!(at(&shown, "\nt2 ") < at(&shown, "\nt10 "), "{shown}");
+        assert!(at(&shown, "\nt10 ") < at(&shown, "\nt100 "), "{shown}");
+        assert!(
+            at(&page, "<td>t2</td>") < at(&page, "<td>t10</td>"),
+            "{page}"
+        );
+        assert_eq!(json["tasks"][5]["task_id"], "t2");
+        // a total order: only equal ids tie
+        assert_eq!(natural_cmp("t1", "t1"), std::cmp::Ordering::Equal);
+        assert_eq!(natural_cmp("t01", "t1"), std::cmp::Ordering::Less);
+        assert_eq!(natural_cmp("t1", "t1a"), std::cmp::Ordering::Less);
+        assert_eq!(natural_cmp("é2", "é10"), std::cmp::Ordering::Less);
+        assert_eq!(
+            natural_cmp("t99999999999999999999999", "t100000000000000000000000"),
+            std::cmp::Ordering::Less
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@
 //!   overshoot is bounded by the executions already running.
 //! * **Bounded memory.** Items are started in order as permits free up; a finished one leaves
 //!   only counters behind (nothing per finished execution is kept).
+//! * **Bounded files.** Each execution removes its progress files from `WORKSPACE/logs/` once
+//!   it ended and its summary is stored (`RunOptions::remove_progress_files_at_end`), so only
+//!   the running executions have files there, the ones the web UI's live view follows.
 
 use crate::error::ExperimentError;
 use crate::shard::Shard;
@@ -495,6 +498,8 @@ impl ItemJob {
         opts.env = self.env.clone();
         opts.max_cost_usd = self.max_cost_usd.filter(|b| *b > 0.0);
         opts.max_tokens = self.max_tokens.filter(|b| *b > 0);
+        // Only running executions keep progress files (what the live view follows).
+        opts.remove_progress_files_at_end = true;
         match Orchestrator::new(config).run(opts).await {
             Ok(summary) => {
                 let usage = summary.usage;

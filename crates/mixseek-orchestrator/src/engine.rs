@@ -66,6 +66,12 @@ pub struct RunOptions {
     /// Documents attached to the task (extracted text), offered to every prompt and stored
     /// with the execution. A resumed execution uses the ones it stored.
     pub attachments: Vec<mixseek_core::Attachment>,
+    /// Remove the execution's progress files (`logs/{execution_id}.*.progress.json` and
+    /// `logs/{execution_id}.execution.json`) once it ended and its summary is stored, instead of
+    /// leaving them with their final state. An experiment sets it: the live view only needs the
+    /// running executions' files, and 10,000 executions would leave 40,000 files. `exec` keeps
+    /// them, as the original does.
+    pub remove_progress_files_at_end: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -95,6 +101,7 @@ impl RunOptions {
             db_path: None,
             shared_runtimes: None,
             attachments: Vec::new(),
+            remove_progress_files_at_end: false,
         }
     }
 }
@@ -462,7 +469,8 @@ fn event_bus(
     let progress = Arc::new(
         ProgressFiles::new(cfg.workspace.logs_dir(), cfg.orchestrator().max_rounds)
             .with_workflows(workflows)
-            .with_config(cfg.orchestrator_file.clone(), opts.settings.clone()),
+            .with_config(cfg.orchestrator_file.clone(), opts.settings.clone())
+            .removed_at_end(opts.remove_progress_files_at_end),
     );
     let mut bus = EventBus::new()
         .with_primary(Arc::new(writer.clone()))

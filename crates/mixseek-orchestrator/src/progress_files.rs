@@ -6,6 +6,9 @@
 //! (`usage`: tokens, requests, cost), and each execution has one more file,
 //! `{execution_id}.execution.json` (the process id, status, task, configuration file, team
 //! count): what the web UI's live view reads, since a running execution holds the database.
+//! A plain `exec` leaves its files behind when it ends, as the original does; an experiment
+//! asks for them to be removed once its execution ended ([`ProgressFiles::removed_at_end`]),
+//! since an experiment of 10,000 executions would otherwise leave 40,000 files in `logs/`.
 
 use chrono::{SecondsFormat, Utc};
 use mixseek_core::{Event, EventSink, ExecutionId, SinkError, TeamId, TeamStatusKind, Usage};
@@ -35,6 +38,8 @@ pub(crate) struct ProgressFiles {
     settings: Option<serde_json::Value>,
     /// The execution file's fields from `ExecutionStarted`, kept for its last version.
     started: Mutex<serde_json::Value>,
+    /// Remove the execution's files once it ended instead of writing their last version.
+    remove_at_end: bool,
 }
 
 /// What one progress file says about a team.
@@ -61,7 +66,18 @@ impl ProgressFiles {
             config: None,
             settings: None,
             started: Mutex::new(json!({})),
+            remove_at_end: false,
         }
+    }
+
+    /// With `remove`, the execution's files (its execution file and every team's) are removed
+    /// when it ends (`ExecutionFinished`, whatever its status), instead of being left with
+    /// their final state: the store has the rows by then, since the store's sink commits the
+    /// summary before the secondary sinks get the event. An execution that could not record
+    /// its end keeps them (its process is gone, so the live view shows it `stopped`).
+    pub(crate) fn removed_at_end(mut self, remove: bool) -> Self {
+        self.remove_at_end = remove;
+        self
     }
 
     /// Names the orchestrator file in the execution file (the UI resumes with it).
@@ -182,6 +198,28 @@ impl ProgressFiles {
         f(teams.entry(team_id.clone()).or_default());
     }
 
+    /// Removes the files of `execution_id`: its execution file, and the progress file of every
+    /// team it wrote or announced (`ExecutionStarted` names every team, those whose files an
+    /// earlier process of a resumed execution wrote included). A file already gone is fine.
+    fn remove_all(&self, execution_id: &ExecutionId) {
+        let teams: Vec<TeamId> = match self.teams.lock() {
+            Ok(t) => t.keys().cloned().collect(),
+            Err(p) => p.into_inner().keys().cloned().collect(),
+        };
+        let paths = teams
+            .iter()
+            .map(|t| self.path(execution_id, t))
+            .chain(std::iter::once(self.execution_path(execution_id)));
+        for path in paths {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot remove progress file");
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn remember(&self, team_id: &TeamId, team_name: &str, round: Option<u32>) -> TeamProgress {
         let mut teams = match self.teams.lock() {
             Ok(t) => t,
@@ -236,7 +274,15 @@ impl EventSink for ProgressFiles {
                 if let Ok(mut s) = self.started.lock() {
                     *s = started.clone();
                 }
+                // Every team, so that the end removes the files of those that write none in
+                // this process too.
+                for t in teams {
+                    self.remember(&t.team_id, &t.team_name, None);
+                }
                 self.write_execution(execution_id, started);
+            }
+            Event::ExecutionFinished(summary) if self.remove_at_end => {
+                self.remove_all(&summary.execution_id);
             }
             Event::ExecutionFinished(summary) => {
                 let mut fields = self.started.lock().map(|s| s.clone()).unwrap_or_default();
@@ -358,6 +404,7 @@ impl EventSink for ProgressFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mixseek_core::TeamRef;
 
     #[tokio::test]
     async fn files_follow_the_team() {
@@ -529,6 +576,103 @@ mod tests {
         assert_eq!(exec["user_prompt"], "the task");
         assert_eq!(exec["config"], "/ws/orch.toml");
         assert_eq!(exec["settings"]["orchestrator › max_rounds"], 2);
+    }
+
+    /// Plays one execution of teams `a` and `b` to its end on `pf` (team `b` writes no file:
+    /// it never starts), next to another execution's file.
+    async fn play_to_the_end(pf: &ProgressFiles) {
+        let at = mixseek_core::time::now_utc();
+        let team = |id: &str| TeamRef {
+            team_id: id.into(),
+            team_name: id.to_uppercase(),
+        };
+        pf.emit(&Event::ExecutionStarted {
+            execution_id: "e".into(),
+            user_prompt: "p".into(),
+            teams: vec![team("a"), team("b")],
+            config_hash: "h".into(),
+            max_rounds: 1,
+            at,
+        })
+        .await
+        .expect("emit");
+        pf.emit(&Event::RoundStarted {
+            execution_id: "e".into(),
+            team_id: "a".into(),
+            team_name: "A".into(),
+            round_number: 1,
+            at,
+        })
+        .await
+        .expect("emit");
+        pf.emit(&Event::TeamFinished {
+            execution_id: "e".into(),
+            team_id: "a".into(),
+            team_name: "A".into(),
+            status: TeamStatusKind::Completed,
+            best: None,
+            exit_reason: None,
+            rounds_completed: 1,
+            error_message: None,
+            usage: Default::default(),
+            at,
+        })
+        .await
+        .expect("emit");
+        pf.emit(&Event::ExecutionFinished(Box::new(
+            mixseek_core::ExecutionSummary {
+                execution_id: "e".into(),
+                user_prompt: "p".into(),
+                team_results: vec![],
+                best_team_id: None,
+                best_score: None,
+                total_execution_time_seconds: 1.0,
+                failed_teams_info: vec![],
+                created_at: at,
+                status: mixseek_core::ExecutionStatus::Failed,
+                usage: Default::default(),
+                usage_by_role: Default::default(),
+                stop_reason: None,
+                stopped_team_ids: vec![],
+            },
+        )))
+        .await
+        .expect("emit");
+    }
+
+    fn names_in(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn files_removed_at_end_go_when_the_execution_ends_and_are_kept_otherwise() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("other.x.progress.json"), "{}").expect("w");
+        // An earlier process of a resumed execution left team b's file.
+        std::fs::write(dir.path().join("e.b.progress.json"), "{}").expect("w");
+        let pf = ProgressFiles::new(dir.path().to_path_buf(), 1).removed_at_end(true);
+        play_to_the_end(&pf).await;
+        assert_eq!(names_in(dir.path()), ["other.x.progress.json"]);
+
+        // By default (`exec`) they stay, with the final state.
+        let dir = tempfile::tempdir().expect("tmp");
+        let pf = ProgressFiles::new(dir.path().to_path_buf(), 1);
+        play_to_the_end(&pf).await;
+        assert_eq!(
+            names_in(dir.path()),
+            ["e.a.progress.json", "e.execution.json"]
+        );
+        let exec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(pf.execution_path(&"e".into())).expect("file"),
+        )
+        .expect("json");
+        assert_eq!(exec["status"], "failed");
     }
 
     #[test]

@@ -229,38 +229,50 @@ pub(crate) fn insert(conn: &Connection, write: &Write, now: DateTime<Utc>) -> Re
                 "writing item ({}, {}, {}) of experiment {}",
                 i.task_id, i.variant, i.repeat_index, i.experiment_id
             );
-            // An item pointed at another execution (a failed item run again): the old
-            // execution stays in the database, no longer part of the experiment.
-            conn.execute(
-                "DELETE FROM experiment_items WHERE experiment_id = ? AND task_id = ?
-                     AND variant = ? AND repeat_index = ? AND execution_id <> ?",
-                params![
-                    i.experiment_id,
-                    i.task_id,
-                    i.variant,
-                    i.repeat_index,
-                    i.execution_id
-                ],
-            )
-            .map_err(StoreError::db(what.clone()))?;
-            conn.execute(
-                &format!(
-                    "INSERT INTO experiment_items (experiment_id, task_id, variant, repeat_index,
-                         execution_id, task_metadata, created_at)
-                     VALUES (?, ?, ?, ?, ?, ?, {TS})
-                     ON CONFLICT (experiment_id, task_id, variant, repeat_index) DO NOTHING"
-                ),
-                params![
-                    i.experiment_id,
-                    i.task_id,
-                    i.variant,
-                    i.repeat_index,
-                    i.execution_id,
-                    metadata,
-                    micros(&now)
-                ],
-            )
-            .map_err(StoreError::db(what))?;
+            let insert = || {
+                conn.execute(
+                    &format!(
+                        "INSERT INTO experiment_items (experiment_id, task_id, variant, repeat_index,
+                             execution_id, task_metadata, created_at)
+                         VALUES (?, ?, ?, ?, ?, ?, {TS})
+                         ON CONFLICT (experiment_id, task_id, variant, repeat_index) DO NOTHING"
+                    ),
+                    params![
+                        i.experiment_id,
+                        i.task_id,
+                        i.variant,
+                        i.repeat_index,
+                        i.execution_id,
+                        metadata,
+                        micros(&now)
+                    ],
+                )
+                .map_err(StoreError::db(what.clone()))
+            };
+            // A new item (nearly every write) is one insert checked against the key's index;
+            // only an item already recorded costs more.
+            if insert()? > 0 {
+                return Ok(());
+            }
+            // Recorded already: by this execution (nothing to change), or by another one (a
+            // failed item run again), which the item is pointed away from. The old execution
+            // stays in the database, no longer part of the experiment.
+            let replaced = conn
+                .execute(
+                    "DELETE FROM experiment_items WHERE experiment_id = ? AND task_id = ?
+                         AND variant = ? AND repeat_index = ? AND execution_id <> ?",
+                    params![
+                        i.experiment_id,
+                        i.task_id,
+                        i.variant,
+                        i.repeat_index,
+                        i.execution_id
+                    ],
+                )
+                .map_err(StoreError::db(what.clone()))?;
+            if replaced > 0 {
+                insert()?;
+            }
         }
         Write::Attachments {
             execution_id,
@@ -420,6 +432,27 @@ impl Store {
         )
     }
 
+    /// The experiment item `execution_id` plays, if it plays one (an execution plays at most
+    /// one: `execution_id` is UNIQUE). The web UI's results page links back to the experiment
+    /// with it.
+    pub fn experiment_item_of(&self, execution_id: &str) -> Result<Option<ExperimentItem>> {
+        let Some(conn) = self.experiment_connection()? else {
+            return Ok(None);
+        };
+        let rows = query(
+            &conn,
+            "the execution's experiment item",
+            &format!(
+                "SELECT {ITEM_COLUMNS} FROM experiment_items i
+                 LEFT JOIN execution_summary e ON e.execution_id = i.execution_id
+                 WHERE i.execution_id = ?"
+            ),
+            [execution_id],
+            item_of,
+        )?;
+        Ok(rows.into_iter().next().map(|s| s.item))
+    }
+
     /// The attachments stored for an execution, in order.
     pub fn attachments(&self, execution_id: &str) -> Result<Vec<Attachment>> {
         let Some(conn) = self.experiment_connection()? else {
@@ -442,5 +475,70 @@ impl Store {
                 })
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(task: &str, execution: &str, note: &str) -> Write {
+        Write::Item(ExperimentItem {
+            experiment_id: "copper".into(),
+            task_id: task.into(),
+            variant: "base".into(),
+            repeat_index: 0,
+            execution_id: execution.into(),
+            task_metadata: serde_json::json!({ "note": note }),
+        })
+    }
+
+    fn rows(conn: &Connection) -> Vec<(String, String, String)> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT task_id, execution_id, task_metadata FROM experiment_items ORDER BY ALL",
+            )
+            .expect("prepare");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("query")
+            .collect::<duckdb::Result<Vec<_>>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn an_item_is_inserted_kept_when_written_again_and_replaced_for_another_execution() {
+        let conn = Connection::open_in_memory().expect("db");
+        crate::schema::migrate(&conn, std::path::Path::new(":memory:")).expect("schema");
+        let now = Utc::now();
+        let write = |w: &Write| crate::writer::in_transaction(&conn, |c| insert(c, w, now));
+        write(&item("t1", "e1", "first")).expect("new");
+        write(&item("t2", "e2", "first")).expect("new");
+        let row = |t: &str, e: &str, note: &str| {
+            (
+                t.to_string(),
+                e.to_string(),
+                format!("{{\"note\":\"{note}\"}}"),
+            )
+        };
+        assert_eq!(
+            rows(&conn),
+            [row("t1", "e1", "first"), row("t2", "e2", "first")]
+        );
+        // the same execution again (a rerun that records it once more): kept as it was
+        write(&item("t1", "e1", "second")).expect("again");
+        assert_eq!(
+            rows(&conn),
+            [row("t1", "e1", "first"), row("t2", "e2", "first")]
+        );
+        // another execution (a failed item played again): the item points at it
+        write(&item("t1", "e3", "retry")).expect("retry");
+        assert_eq!(
+            rows(&conn),
+            [row("t1", "e3", "retry"), row("t2", "e2", "first")]
+        );
+        // an execution plays one item only
+        let err = write(&item("t9", "e2", "x")).expect_err("e2 plays t2");
+        assert!(err.is_duplicate_key(), "{err}");
+        assert_eq!(rows(&conn).len(), 2);
     }
 }

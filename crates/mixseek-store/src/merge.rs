@@ -135,13 +135,27 @@ pub fn merge(output: &Path, inputs: &[PathBuf]) -> Result<Vec<MergedInput>> {
     if let Err(e) = store.defer_vacuum() {
         tracing::debug!(error = %e, "merging without deferring the vacuum");
     }
+    // One thread: a merge is one statement after the other, and a second DuckDB thread only
+    // spun waiting for tasks (16 × 1,000 executions: 12.4 s with two threads, 10.8 s with one).
+    store.limit_threads(1)?;
     let conn = store.connection()?;
+    // DuckDB's blocks from memory it keeps: each block the copy reads or writes is freed and
+    // allocated again, and the allocator returned the freed pages to the system in between, so
+    // every reuse faulted fresh pages in (a third of the merge's time, docs/benchmarks.md).
+    conn.execute_batch(&format!(
+        "SET block_allocator_memory = '{MERGE_BLOCK_MEMORY}'"
+    ))
+    .map_err(StoreError::db("setting the merge's block memory"))?;
     let mut done = Vec::new();
     for input in inputs {
         done.push(merge_one(&conn, input)?);
     }
     Ok(done)
 }
+
+/// The memory DuckDB's block allocator keeps for the merge's blocks: touched as needed and
+/// not given back while the output is open (the merge closes it at its end).
+const MERGE_BLOCK_MEMORY: &str = "1GB";
 
 /// A file path as a SQL string literal.
 fn literal(path: &Path) -> String {
@@ -290,17 +304,25 @@ fn copy(conn: &Connection, input: &Path) -> Result<MergedInput> {
             )?;
         }
     }
+    // When every execution of the input is taken (a new shard, the usual case) its rows are
+    // taken whole, without a filter to evaluate on every row: an execution's rows all follow its
+    // `execution_summary` row (`ExecutionStarted` writes it first).
+    let only_picked = if picked == total && total > 0 {
+        ""
+    } else {
+        "WHERE execution_id IN (SELECT execution_id FROM merge_pick)"
+    };
     run(
-        "INSERT INTO main.execution_summary SELECT * FROM shard.execution_summary
-         WHERE execution_id IN (SELECT execution_id FROM merge_pick)",
+        &format!(
+            "INSERT INTO main.execution_summary SELECT * FROM shard.execution_summary {only_picked}"
+        ),
         "execution_summary",
     )?;
     for table in EXECUTION_ROW_TABLES {
         let cols = columns(conn, table)?;
         run(
             &format!(
-                "INSERT INTO main.{table} ({cols}) SELECT {cols} FROM shard.{table}
-                 WHERE execution_id IN (SELECT execution_id FROM merge_pick)"
+                "INSERT INTO main.{table} ({cols}) SELECT {cols} FROM shard.{table} {only_picked}"
             ),
             table,
         )?;

@@ -92,6 +92,19 @@ fn query_i64(db: &Path, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).expect(sql)
 }
 
+/// The progress files (`.progress.json`, `.execution.json`) in the workspace's `logs/`.
+fn progress_files(sb: &Sandbox) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(sb.workspace().join("logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".progress.json") || n.ends_with(".execution.json"))
+        .collect();
+    names.sort();
+    names
+}
+
 fn report_json(sb: &Sandbox, db: &Path) -> serde_json::Value {
     let out = sb
         .cmd()
@@ -136,6 +149,9 @@ fn an_experiment_runs_every_item_once_reports_and_a_rerun_skips_them() {
         "{doc}"
     );
     assert_eq!(doc["failed"], 0);
+    // Each execution removed its progress files once it ended: 20 executions of 2 teams
+    // leave none of their 60 files.
+    assert_eq!(progress_files(&sb), Vec::<String>::new());
     let db = sb.workspace().join("mixseek.db");
     assert_eq!(query_i64(&db, "SELECT count(*) FROM experiment_items"), 20);
     assert_eq!(
@@ -207,6 +223,32 @@ fn an_experiment_runs_every_item_once_reports_and_a_rerun_skips_them() {
     );
     assert_eq!(query_i64(&db, "SELECT count(*) FROM execution_summary"), 20);
     assert_eq!(report_json(&sb, &db), report);
+
+    // A plain `exec` keeps its files, as the original does.
+    let out = sb
+        .cmd()
+        .args([
+            "exec",
+            "Name a use of copper.",
+            "-f",
+            "json",
+            "-c",
+            "cfg/orchestrator.toml",
+        ])
+        .output()
+        .expect("exec");
+    let id = json_stdout(&out)["execution_id"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("an execution id: {}", describe(&out)));
+    assert_eq!(
+        progress_files(&sb),
+        [
+            format!("{id}.a.progress.json"),
+            format!("{id}.b.progress.json"),
+            format!("{id}.execution.json")
+        ]
+    );
 }
 
 /// A shard process, killed if the test ends first.
@@ -832,6 +874,10 @@ fn an_arena_of_the_variants_rates_them_over_the_tasks_and_the_report_shows_it() 
         "{text}"
     );
     assert!(text.contains("judges: mock:arena-judge"), "{text}");
+    // the mock judge's verdicts are made up: the report says so, as the arena did
+    let note = "Note: judged by the offline mock: provider; these verdicts are made up.";
+    assert!(text.contains(note), "{text}");
+    assert_eq!(section["mock_judges"], true, "{section}");
     let html = sb.path().join("r.html");
     let out = sb
         .cmd()
@@ -842,6 +888,7 @@ fn an_arena_of_the_variants_rates_them_over_the_tasks_and_the_report_shows_it() 
     assert!(out.status.success(), "{}", describe(&out));
     let page = std::fs::read_to_string(&html).expect("html");
     assert!(page.contains("<h2>Arena of the variants</h2>"), "{page}");
+    assert!(page.contains(note), "{page}");
     // an execution's own view keeps its team arenas only
     let id = {
         let conn = duckdb::Connection::open_with_flags(
@@ -863,6 +910,12 @@ fn an_arena_of_the_variants_rates_them_over_the_tasks_and_the_report_shows_it() 
         "{}",
         describe(&show)
     );
+
+    // the arena's own table ends with the note once (it is the report's section)
+    let out = arena(&[]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches(note).count(), 1, "{stdout}");
 
     // bad input: an unknown experiment, an anchor that is no variant
     let out = sb

@@ -1315,15 +1315,20 @@ fn body_of(page: &str) -> &str {
         .trim()
 }
 
-/// The execution ids of an experiment's items (read with DuckDB while no run holds the file).
-fn item_executions(sb: &Sandbox, name: &str) -> Vec<String> {
-    let conn = duckdb::Connection::open_with_flags(
+/// The workspace's database opened read-only (while no run holds the file).
+fn read_only_db(sb: &Sandbox) -> duckdb::Connection {
+    duckdb::Connection::open_with_flags(
         sb.workspace().join("mixseek.db"),
         duckdb::Config::default()
             .access_mode(duckdb::AccessMode::ReadOnly)
             .expect("config"),
     )
-    .expect("open the database");
+    .expect("open the database")
+}
+
+/// The execution ids of an experiment's items (read with DuckDB while no run holds the file).
+fn item_executions(sb: &Sandbox, name: &str) -> Vec<String> {
+    let conn = read_only_db(sb);
     let mut stmt = conn
         .prepare("SELECT execution_id FROM experiment_items WHERE experiment_id = ? ORDER BY ALL")
         .expect("prepare");
@@ -1331,6 +1336,41 @@ fn item_executions(sb: &Sandbox, name: &str) -> Vec<String> {
         .expect("query")
         .map(|r| r.expect("row"))
         .collect()
+}
+
+/// An experiment's items: (execution id, task, variant, repeat), by execution id.
+fn item_rows(sb: &Sandbox, name: &str) -> Vec<(String, String, String, i64)> {
+    let conn = read_only_db(sb);
+    let mut stmt = conn
+        .prepare(
+            "SELECT execution_id, task_id, variant, repeat_index FROM experiment_items
+             WHERE experiment_id = ? ORDER BY ALL",
+        )
+        .expect("prepare");
+    stmt.query_map([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
+/// HTML text as the pages escape it (written out here so the test does not trust the
+/// server's own function).
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// What an item's results page says under its heading: the way back to its experiment.
+fn item_line(href: &str, name: &str, task: &str, variant: &str, repeat: i64) -> String {
+    format!(
+        "<p id=\"experiment-item\">Experiment <a href=\"{href}\">{}</a> · task {} · variant {} · repeat {repeat}</p>",
+        html_text(name),
+        html_text(task),
+        html_text(variant)
+    )
 }
 
 /// The Experiments page lists what `mixseek experiment list` does; an experiment's page shows
@@ -1431,6 +1471,15 @@ fn experiments_pages_show_the_cli_report_and_link_every_item() {
     }
     let results = http.get(&format!("/executions/{}", ids[0]));
     assert_eq!(results.status, 200, "{}", results.describe());
+    // ... and names its item, linking back to the experiment.
+    let (id, task, variant, repeat) = &item_rows(&sb, "copper")[0];
+    assert_eq!(id, &ids[0]);
+    let line = item_line("/experiments?name=copper", "copper", task, variant, *repeat);
+    assert!(
+        results.text().contains(&line),
+        "{line} in {}",
+        results.text()
+    );
 
     // An unknown name: a 404 naming the nearest, and a clear one for a bad format.
     let r = http.get("/experiments?name=coper");
@@ -1500,10 +1549,35 @@ fn experiments_pages_keep_hostile_names_as_text() {
         cli_json
     );
     assert!(main.contains(body_of(&cli_report(&sb, "..", "html"))));
-    for id in item_executions(&sb, "..") {
+    let items = item_rows(&sb, "..");
+    assert_eq!(items.len(), 6);
+    for (id, task, variant, repeat) in &items {
         let r = http.get(&format!("/executions/{id}"));
         assert_eq!(r.status, 200, "{id}: {}", r.describe());
+        // the item's line keeps every name as text, and `..` in the link's query
+        let text = r.text();
+        let main = main_of(&text);
+        let line = item_line("/experiments?name=..", "..", task, variant, *repeat);
+        assert!(main.contains(&line), "{line} in {main}");
+        assert!(
+            !main.contains("<script") && !main.contains("<b>more"),
+            "{main}"
+        );
     }
+    // A plain execution's page has no such line.
+    let out = sb
+        .cmd()
+        .args(["exec", "Name one use of copper.", "-f", "json", "-c"])
+        .arg(sb.path().join("cfg/orchestrator.toml"))
+        .output()
+        .expect("run mixseek exec");
+    let plain = json_stdout(&out)["execution_id"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("an execution id: {}", describe(&out)));
+    let r = http.get(&format!("/executions/{plain}"));
+    assert_eq!(r.status, 200, "{}", r.describe());
+    assert!(!r.text().contains("id=\"experiment-item\""), "{}", r.text());
 
     // Names it does not have.
     for (path, shown) in [

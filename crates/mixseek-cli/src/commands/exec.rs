@@ -435,6 +435,8 @@ pub(crate) async fn run(args: Args, ctx: &Ctx) -> Result<ExitCode, CliError> {
         db_path: None,
         shared_runtimes: None,
         attachments,
+        // The original leaves them: scripts may read the final state.
+        remove_progress_files_at_end: false,
     };
     let arena = crate::commands::arena::AfterExec::of(&config, args.max_cost_usd, args.max_tokens);
     let summary = match mixseek_orchestrator::Orchestrator::new(config)

@@ -100,10 +100,7 @@ pub(crate) async fn run(
                     outcome.skipped_for_budget
                 ));
             }
-            text.push_str(&super::arena::mock_note(
-                &stored.arena,
-                mixseek_store::report::Format::Table,
-            ));
+            // `arena_text` ends with the note when a judge was `mock:` (the report shows it too).
             text
         }
     };

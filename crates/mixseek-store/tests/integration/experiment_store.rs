@@ -1,7 +1,9 @@
 //! Experiment rows written through the store: an item's task metadata is masked by the
 //! masking handle that writes it; the merge of shard files refuses a shard of another schema
-//! version before it changes anything. (A shard another process is still writing is refused
-//! too: that needs a second process, see workspace-tests' e2e `experiment.rs`.)
+//! version before it changes anything; of an interrupted copy and a finished one of an
+//! execution given to one merge, in either order, the finished one is kept, its rows once.
+//! (A shard another process is still writing is refused too: that needs a second process,
+//! see workspace-tests' e2e `experiment.rs`.)
 
 use crate::common;
 use crate::migration::downgrade_to_v6;
@@ -197,5 +199,57 @@ async fn a_shard_that_is_not_a_database_is_named_and_nothing_is_merged() {
         }
         assert_eq!(err.class(), mixseek_store::ErrorClass::BadInput);
         assert!(!out.exists(), "{name}: nothing was merged");
+    }
+}
+
+fn count(path: &Path, sql: &str) -> i64 {
+    raw(path).query_row(sql, [], |r| r.get(0)).expect(sql)
+}
+
+#[tokio::test]
+async fn an_unfinished_copy_and_a_finished_one_in_one_merge_leave_the_finished_one_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let finished = shard(&dir.path().join("finished")).await;
+    let unfinished = shard(&dir.path().join("unfinished")).await;
+    raw(&unfinished)
+        .execute_batch(&format!(
+            "UPDATE execution_summary SET status = 'running' WHERE execution_id = '{EXEC}'"
+        ))
+        .expect("an interrupted copy");
+    let rounds = format!("SELECT count(*) FROM round_history WHERE execution_id = '{EXEC}'");
+    let expected_rounds = count(&finished, &rounds);
+    assert!(expected_rounds > 0);
+
+    // Both orders, each in one call: the finished copy wins, its rows once.
+    for (name, inputs, outcome) in [
+        (
+            "unfinished-first.db",
+            [unfinished.clone(), finished.clone()],
+            [(2, 0, 0), (0, 1, 1)],
+        ),
+        (
+            "finished-first.db",
+            [finished.clone(), unfinished.clone()],
+            [(2, 0, 0), (0, 0, 2)],
+        ),
+    ] {
+        let out = dir.path().join(name);
+        let merged = merge(&out, &inputs).expect("merge");
+        let got: Vec<_> = merged
+            .iter()
+            .map(|m| (m.added, m.replaced, m.unchanged))
+            .collect();
+        assert_eq!(got, outcome, "{name}");
+        assert_eq!(
+            count(
+                &out,
+                &format!(
+                    "SELECT count(*) FROM execution_summary WHERE execution_id = '{EXEC}' AND status <> 'running'"
+                )
+            ),
+            1,
+            "{name}"
+        );
+        assert_eq!(count(&out, &rounds), expected_rounds, "{name}");
     }
 }

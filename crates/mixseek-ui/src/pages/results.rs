@@ -2,7 +2,8 @@
 //! (`mixseek_store::report::html`): the facts, the task, the leaderboard (a page at a time,
 //! each team linking to its rounds), the failed teams, agreement, arena and themes, the score
 //! chart of the teams shown; a team's page has every round as the report shows it. Downloads:
-//! the HTML report and the exports.
+//! the HTML report and the exports. An execution that plays an experiment item names it under
+//! the heading and links to the experiment's page, the way back from that page's item table.
 
 use crate::configs;
 use crate::data::{self, ReadError};
@@ -15,7 +16,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use mixseek_store::report::html;
 use mixseek_store::{
-    ExecutionOverview, LeaderboardRow, LeaderboardScope, RoundDetail, RoundScore, Store,
+    ExecutionOverview, ExperimentItem, LeaderboardRow, LeaderboardScope, RoundDetail, RoundScore,
+    Store,
 };
 use serde::Deserialize;
 
@@ -41,6 +43,8 @@ struct Loaded {
     overview: ExecutionOverview,
     leaderboard: Vec<LeaderboardRow>,
     scores: Vec<RoundScore>,
+    /// The experiment item the execution plays, if any.
+    item: Option<ExperimentItem>,
 }
 
 /// A read error, or while a run holds the database, a page pointing to its live view.
@@ -77,6 +81,7 @@ pub(crate) async fn page(
                 .leaderboard(&LeaderboardScope::Execution(exec.clone()))?
                 .1,
             scores: st.round_scores(&exec)?,
+            item: st.experiment_item_of(&exec)?,
         })
     })
     .await;
@@ -100,6 +105,7 @@ pub(crate) async fn page(
         esc(&e.status),
         esc(&e.status)
     );
+    h.push_str(&experiment_line(d.item.as_ref()));
     h.push_str(&html::execution_meta(o));
     h.push_str(&format!(
         "<h2>Task</h2>\n<pre class=\"prompt\">{}</pre>\n",
@@ -134,6 +140,23 @@ pub(crate) async fn page(
         .collect();
     h.push_str(&html::chart(&series));
     layout::page(&format!("Execution {}", &id), Nav::Results, &h)
+}
+
+/// "Experiment NAME · task T · variant V · repeat R" for an execution that plays an experiment
+/// item, NAME linking to the experiment's page (the name in the query, as that page's own
+/// links have it); nothing for another execution.
+fn experiment_line(item: Option<&ExperimentItem>) -> String {
+    let Some(i) = item else {
+        return String::new();
+    };
+    format!(
+        "<p id=\"experiment-item\">Experiment <a href=\"{}\">{}</a> · task {} · variant {} · repeat {}</p>\n",
+        esc(&crate::pages::experiments::href(&i.experiment_id)),
+        esc(&i.experiment_id),
+        esc(&i.task_id),
+        esc(&i.variant),
+        i.repeat_index
+    )
 }
 
 fn downloads(base: &str) -> String {
@@ -297,4 +320,49 @@ pub(crate) async fn download(
         bytes,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVIL: &str = "<script>alert(\"x\")</script>'/../é&amp;";
+
+    #[test]
+    fn an_experiment_item_names_its_experiment_and_links_to_it_hostile_names_as_text() {
+        assert_eq!(experiment_line(None), "", "a plain execution has no line");
+        let item = ExperimentItem {
+            experiment_id: EVIL.into(),
+            task_id: format!("task {EVIL}"),
+            variant: format!("v {EVIL}"),
+            repeat_index: 2,
+            execution_id: "e".into(),
+            task_metadata: serde_json::json!({}),
+        };
+        let h = experiment_line(Some(&item));
+        assert!(!h.contains("<script") && !h.contains("\"x\""), "{h}");
+        let name = esc(EVIL);
+        assert!(
+            name.contains("&amp;amp;"),
+            "the name is escaped once: {name}"
+        );
+        assert_eq!(
+            h,
+            format!(
+                "<p id=\"experiment-item\">Experiment <a href=\"{}\">{name}</a> · task task {name} · variant v {name} · repeat 2</p>\n",
+                esc(&crate::pages::experiments::href(EVIL))
+            )
+        );
+        // the link keeps the whole name in one query value, percent-encoded
+        let href = h
+            .split("href=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("a link");
+        assert_eq!(href, format!("/experiments?name={}", url(EVIL)));
+        assert!(
+            !href["/experiments?name=".len()..].contains(['/', '<', '&', '\'', '?', '#']),
+            "{href}"
+        );
+    }
 }
