@@ -171,10 +171,29 @@ function setupLive() {
       if (finishedTicks > 2 && timer) { clearInterval(timer); timer = null; }
     }
   };
+  // Files seen once and gone since: the run ended and its files were removed (an experiment
+  // removes each execution's files when it ends), so the view stops at its last state.
+  let seen = false;
+  const ended = () => {
+    const st = document.getElementById("exec-status");
+    st.textContent = "ended";
+    st.className = "status ended";
+    note.textContent = "This run's progress files are gone: it has ended (an experiment removes each execution's " +
+      "files when it ends). Its results open once no run holds the database.";
+    const link = document.getElementById("results-link");
+    if (link) link.hidden = false;
+    if (cancel) cancel.hidden = true;
+    if (timer) { clearInterval(timer); timer = null; }
+  };
   const tick = async () => {
     try {
       const r = await fetch("/api/live/" + encodeURIComponent(id), { credentials: "same-origin" });
-      if (r.ok) render(await r.json());
+      if (r.ok) {
+        seen = true;
+        render(await r.json());
+      } else if (r.status === 404 && seen) {
+        ended();
+      }
     } catch (_) { /* the next tick tries again */ }
   };
   tick();

@@ -1,8 +1,8 @@
 //! `mixseek ui` driven end to end in a real headless Chromium (`workspace_tests::browser`):
 //! start a run from the Run page and follow it to its results, team rounds, History and
 //! Compare; cancel a slow run and resume it; stored text that looks like markup stays text on
-//! every page; the access token of a UI bound beyond loopback; and the Experiments pages, with
-//! no console error. Each test saves screenshots
+//! every page; the access token of a UI bound beyond loopback; the Experiments pages, with
+//! no console error; and a live view whose run's progress files go away. Each test saves screenshots
 //! of the pages it visits in `screenshot_dir()`; with `MIXSEEK_UPDATE_SCREENSHOTS=1` they are
 //! copied to `docs/images/ui-*.png` too. Skipped (loudly) when Chromium or chromedriver is
 //! missing, unless `MIXSEEK_REQUIRE_BROWSER=1`.
@@ -1087,5 +1087,50 @@ async fn ui_shows_experiments_and_a_report_without_console_errors() {
         Vec::<String>::new(),
         "the item's results"
     );
+    b.quit().await.expect("quit");
+}
+
+/// The live view of an execution whose progress files are removed while it is watched (an
+/// experiment removes each execution's files when it ends) says the run ended, offers its
+/// results and stops polling, instead of staying at `running`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui_live_view_says_a_run_ended_when_its_progress_files_go() {
+    if !browser_available("ui_live_view_says_a_run_ended_when_its_progress_files_go") {
+        return;
+    }
+    let sb = Sandbox::new();
+    init(&sb);
+    let id = "0c1d2e3f-0000-4000-8000-000000000001";
+    let logs = sb.workspace().join("logs");
+    std::fs::create_dir_all(&logs).expect("mkdir logs");
+    let file = logs.join(format!("{id}.execution.json"));
+    // a running execution of this (live) process
+    let state = json!({
+        "execution_id": id,
+        "pid": std::process::id(),
+        "status": "running",
+        "user_prompt": "a task of an experiment",
+        "total_teams": 1,
+        "max_rounds": 2,
+    });
+    std::fs::write(&file, state.to_string()).expect("write the execution file");
+    let ui = UiServer::start(&sb, &[]);
+    let b = Browser::start().await.expect("start the browser");
+    b.goto(&ui.at(&format!("/live/{id}")))
+        .await
+        .expect("open the live view");
+    b.wait_for_text("#exec-status", "running", STEP)
+        .await
+        .expect("the live view shows the run as running");
+    wait_js(&b, &not_shown("results-link"), STEP, "no results link while it runs").await;
+
+    std::fs::remove_file(&file).expect("remove the execution file");
+    b.wait_for_text("#exec-status", "ended", STEP)
+        .await
+        .expect("the live view says the run ended");
+    let note = b.text("#live-note").await.expect("the note");
+    assert!(note.contains("progress files are gone"), "{note}");
+    wait_js(&b, &shown("results-link"), STEP, "the results link").await;
+    wait_js(&b, &not_shown("cancel"), STEP, "no cancel button").await;
     b.quit().await.expect("quit");
 }
