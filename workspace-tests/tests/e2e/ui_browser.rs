@@ -1122,7 +1122,13 @@ async fn ui_live_view_says_a_run_ended_when_its_progress_files_go() {
     b.wait_for_text("#exec-status", "running", STEP)
         .await
         .expect("the live view shows the run as running");
-    wait_js(&b, &not_shown("results-link"), STEP, "no results link while it runs").await;
+    wait_js(
+        &b,
+        &not_shown("results-link"),
+        STEP,
+        "no results link while it runs",
+    )
+    .await;
 
     std::fs::remove_file(&file).expect("remove the execution file");
     b.wait_for_text("#exec-status", "ended", STEP)
