@@ -26,7 +26,8 @@
 //! The program fails (exit 1, `NOT ALL TEAMS COMPLETED`) when a run does not complete every
 //! team with 5 rounds; a missed target is reported as MISS.
 //! `MIXSEEK_BENCH_KEEP=1` keeps each scenario's folder (configs, workspace, database).
-//! `MIXSEEK_BENCH_TEAMS=N` changes the team count of the first scenario;
+//! `MIXSEEK_BENCH_TEAMS=N` changes the team count of the first scenario, and
+//! `MIXSEEK_BENCH_ORIGINAL_TEAMS=N` that of the third (one team shows a run's fixed cost);
 //! `MIXSEEK_BENCH_NO_RANKING=1` replaces the team and judgment prompts by ones without the
 //! ranking table (the original's prompts list every team, so with 1,000 teams each prompt of
 //! rounds 2–5 carries a ≈ 100 kB ranking), to see what that ranking costs.
@@ -341,6 +342,10 @@ fn main() -> Result<(), BoxError> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
+    let original_teams: usize = std::env::var("MIXSEEK_BENCH_ORIGINAL_TEAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
 
     // `MIXSEEK_BENCH_ONLY=1`, `2` or `3` runs one scenario.
     let only = std::env::var("MIXSEEK_BENCH_ONLY").ok();
@@ -395,13 +400,19 @@ fn main() -> Result<(), BoxError> {
     }
     // 3. The original's shape: the CPU one LLM request costs, everything included.
     if run("3") {
-        let (r, n, load_before, load_after) =
-            scenario(&rt, &bin, Duration::ZERO, (50, 50), ORIGINAL, true)?;
+        let (r, n, load_before, load_after) = scenario(
+            &rt,
+            &bin,
+            Duration::ZERO,
+            (original_teams, original_teams),
+            ORIGINAL,
+            true,
+        )?;
         let per_request_ms = r.cpu.as_secs_f64() * 1000.0 / n.max(1) as f64;
         let ok = per_request_ms <= 0.25;
         all_pass &= ok;
         println!(
-            "exec: the original's shape, 50 teams × 5 rounds at 0 ms (leader + 1 member, 3 LLM-judge \
+            "exec: the original's shape, {original_teams} teams × 5 rounds at 0 ms (leader + 1 member, 3 LLM-judge \
              metrics, a judgment every round; log file on): {n} LLM calls, CPU {:.3} s = \
              {per_request_ms:.3} ms per request [{} ≤ 0.25 ms], wall {:.2} s, peak RSS {:.0} MB; \
              load average {load_before} before, {load_after} after",
