@@ -332,20 +332,25 @@ fn scenario(
     Ok((r, calls.load(Ordering::Relaxed), load_before, load_after))
 }
 
+/// The team count the variable `name` asks for (`default` when it is unset).
+fn team_count(name: &str, default: usize) -> Result<usize, BoxError> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{name}={v:?}: give a whole number of teams, at least 1").into()),
+        },
+    }
+}
+
 fn main() -> Result<(), BoxError> {
     let bin = mixseek_bin();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let teams: usize = std::env::var("MIXSEEK_BENCH_TEAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let original_teams: usize = std::env::var("MIXSEEK_BENCH_ORIGINAL_TEAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
+    let teams = team_count("MIXSEEK_BENCH_TEAMS", 1000)?;
+    let original_teams = team_count("MIXSEEK_BENCH_ORIGINAL_TEAMS", 50)?;
 
     // `MIXSEEK_BENCH_ONLY=1`, `2` or `3` runs one scenario.
     let only = std::env::var("MIXSEEK_BENCH_ONLY").ok();
