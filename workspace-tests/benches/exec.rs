@@ -75,7 +75,14 @@ async fn fake_server(latency: Duration, counter: Arc<AtomicUsize>) -> Result<Htt
 /// Whether `MIXSEEK_BENCH_WRAP` runs the binary under a profiler: the times and RSS read are
 /// then the wrapper's, so no target is judged.
 fn wrapped() -> bool {
-    std::env::var_os("MIXSEEK_BENCH_WRAP").is_some_and(|w| !w.is_empty())
+    !wrapper().is_empty()
+}
+
+/// The command prefix `MIXSEEK_BENCH_WRAP` gives (empty when unset).
+fn wrapper() -> Vec<String> {
+    std::env::var("MIXSEEK_BENCH_WRAP")
+        .map(|w| w.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -228,9 +235,7 @@ fn run_exec(
     let start = Instant::now();
     // `MIXSEEK_BENCH_WRAP="heaptrack -o FILE"` (any profiler taking a command line) runs
     // the binary under it; the times and RSS measured are then the wrapper's (not judged).
-    let wrap: Vec<String> = std::env::var("MIXSEEK_BENCH_WRAP")
-        .map(|w| w.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
+    let wrap = wrapper();
     let mut command = match wrap.split_first() {
         Some((program, args)) => {
             let mut c = std::process::Command::new(program);
@@ -344,25 +349,14 @@ fn scenario(
     Ok((r, calls.load(Ordering::Relaxed), load_before, load_after))
 }
 
-/// The team count the variable `name` asks for (`default` when it is unset).
-fn team_count(name: &str, default: usize) -> Result<usize, BoxError> {
-    match std::env::var(name) {
-        Err(_) => Ok(default),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!("{name}={v:?}: give a whole number of teams, at least 1").into()),
-        },
-    }
-}
-
 fn main() -> Result<(), BoxError> {
     let bin = mixseek_bin();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let teams = team_count("MIXSEEK_BENCH_TEAMS", 1000)?;
-    let original_teams = team_count("MIXSEEK_BENCH_ORIGINAL_TEAMS", 50)?;
+    let teams = workspace_tests::bench_count("MIXSEEK_BENCH_TEAMS", 1000)?;
+    let original_teams = workspace_tests::bench_count("MIXSEEK_BENCH_ORIGINAL_TEAMS", 50)?;
 
     // `MIXSEEK_BENCH_ONLY=1`, `2` or `3` runs one scenario.
     let only = std::env::var("MIXSEEK_BENCH_ONLY").ok();

@@ -168,10 +168,7 @@ fn make_shard(source: &Path, path: &Path, s: usize) -> Result<(), BoxError> {
 
 fn main() -> Result<(), BoxError> {
     let bin = workspace_tests::mixseek_bin();
-    let items: usize = std::env::var("MIXSEEK_BENCH_ITEMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+    let items = workspace_tests::bench_count("MIXSEEK_BENCH_ITEMS", 10_000)?;
     let mut dir = tempfile::Builder::new()
         .prefix("mixseek-bench-experiment-")
         .tempdir()?;

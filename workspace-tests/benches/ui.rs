@@ -104,10 +104,7 @@ async fn large_execution(client: &reqwest::Client) -> Result<bool, BoxError> {
     let sb = Sandbox::new();
     let ws = sb.workspace();
     std::fs::create_dir_all(&ws)?;
-    let teams: usize = std::env::var("MIXSEEK_BENCH_TEAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+    let teams = workspace_tests::bench_count("MIXSEEK_BENCH_TEAMS", 1000)?;
     let cfg = write_config(&ws, teams, 0)?;
     println!("== 1. a stored execution of {teams} teams x 5 rounds, opened in the UI");
     let t = Instant::now();

@@ -245,9 +245,26 @@ pub fn write_mock_competition(sb: &Sandbox, teams: &[&str]) -> PathBuf {
     sb.write("cfg/orchestrator.toml", &orch)
 }
 
+/// The count a bench's variable `name` asks for (`default` when it is unset); a value that is
+/// not a whole number ≥ 1 is an error naming the variable, not a silent default.
+pub fn bench_count(name: &str, default: usize) -> Result<usize, String> {
+    count_of(name, std::env::var(name).ok().as_deref(), default)
+}
+
+/// [`bench_count`] on the variable's value.
+fn count_of(name: &str, value: Option<&str>, default: usize) -> Result<usize, String> {
+    match value {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{name}={v:?}: give a whole number, at least 1")),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_fresh;
+    use super::{bench_count, check_fresh, count_of};
     use std::time::{Duration, SystemTime};
 
     fn touch(path: &std::path::Path, at: SystemTime) {
@@ -279,5 +296,16 @@ mod tests {
         let err = check_fresh(&bin, root).expect_err("stale");
         assert!(err.contains("pii.rs"), "{err}");
         assert!(err.contains("cargo build --workspace --bins"), "{err}");
+    }
+
+    #[test]
+    fn bench_counts_are_whole_numbers_from_one() {
+        assert_eq!(count_of("N", None, 7), Ok(7));
+        assert_eq!(count_of("N", Some(" 12 "), 7), Ok(12));
+        for bad in ["0", "-3", "ten", "1.5", ""] {
+            let err = count_of("N", Some(bad), 7).expect_err(bad);
+            assert!(err.starts_with("N=") && err.contains("at least 1"), "{err}");
+        }
+        assert_eq!(bench_count("MIXSEEK_TEST_UNSET_BENCH_COUNT", 3), Ok(3));
     }
 }
