@@ -13,8 +13,10 @@ use std::sync::atomic::AtomicU32;
 pub(crate) struct RawResponse {
     pub(crate) text: Option<String>,
     pub(crate) tool_calls: Vec<ToolCall>,
-    /// `None` when the provider reported no token counts.
+    /// `None` when the provider reported no token counts, or implausible ones …
     pub(crate) usage: Option<TokenCounts>,
+    /// … then what was wrong with them (logged by [`Exchange::parse`]).
+    pub(crate) usage_problem: Option<String>,
     pub(crate) finish_reason: FinishReason,
 }
 
@@ -51,16 +53,21 @@ impl Exchange<'_> {
         )
     }
 
-    /// Runs a wire's answer parser in a span naming the provider and model (its warnings,
-    /// e.g. about implausible usage, carry them); its `Err` becomes a
-    /// [`Parse`](ErrorKind::Parse) error.
-    pub(crate) fn parse<T>(
+    /// Runs a wire's answer parser: its `Err` becomes a [`Parse`](ErrorKind::Parse) error,
+    /// and implausible token usage it found is logged with the provider and model.
+    pub(crate) fn parse(
         &self,
-        parse: impl FnOnce() -> Result<T, String>,
-    ) -> Result<T, LlmError> {
-        tracing::warn_span!("answer", provider = %self.provider, model = %self.model)
-            .in_scope(parse)
-            .map_err(|m| self.error(ErrorKind::Parse, m))
+        parse: impl FnOnce() -> Result<RawResponse, String>,
+    ) -> Result<RawResponse, LlmError> {
+        let raw = parse().map_err(|m| self.error(ErrorKind::Parse, m))?;
+        if let Some(problem) = &raw.usage_problem {
+            tracing::warn!(
+                provider = %self.provider,
+                model = %self.model,
+                "{problem}; the call's usage is recorded as unknown"
+            );
+        }
+        Ok(raw)
     }
 
     /// Maps a reqwest error (connect, timeout, body).

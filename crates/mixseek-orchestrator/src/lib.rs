@@ -25,6 +25,7 @@ mod engine;
 mod error;
 mod halt;
 mod hooks;
+mod open_files;
 mod panics;
 mod progress_files;
 mod ranking;

@@ -266,18 +266,19 @@ pub(crate) fn parse_response(v: &Value, request: &ChatRequest) -> Result<RawResp
         tracing::debug!(server_tool_use = %stu, "Anthropic server tool use");
     }
     // Anthropic's input_tokens exclude cached tokens (read or written); ours include them.
-    let usage = fields::usage(
+    let (usage, usage_problem) = fields::split_usage(fields::usage(
         v.get("usage"),
         "input_tokens",
         "output_tokens",
         &["cache_read_input_tokens", "cache_creation_input_tokens"],
         &[],
         "/cache_read_input_tokens",
-    );
+    ));
     Ok(RawResponse {
         text,
         tool_calls,
         usage,
+        usage_problem,
         finish_reason,
     })
 }

@@ -127,9 +127,10 @@ pub(crate) fn token_count(usage: &Value, key: &str) -> Result<Option<u64>, Strin
 
 /// The counts of a usage object, from the keys of its input and output counts, extra
 /// input and output counts (added, e.g. Gemini's tool-prompt and thinking tokens) and its
-/// cached count (a JSON pointer). `None` (usage unknown) when there is no usage object,
-/// when it has neither main count, or when any count is not a plausible token count (then
-/// logged: the call's usage is recorded as unknown, never as 0).
+/// cached count (a JSON pointer). `Ok(None)` (usage unknown) when there is no usage object
+/// or when it has neither main count; `Err` says which count is not a plausible token count
+/// (the call's usage is then recorded as unknown, never as 0, and the caller logs why: see
+/// [`split_usage`]).
 pub(crate) fn usage(
     usage: Option<&Value>,
     input: &str,
@@ -137,8 +138,10 @@ pub(crate) fn usage(
     extra_input: &[&str],
     extra_output: &[&str],
     cached: &str,
-) -> Option<TokenCounts> {
-    let u = usage.filter(|u| u.is_object())?;
+) -> Result<Option<TokenCounts>, String> {
+    let Some(u) = usage.filter(|u| u.is_object()) else {
+        return Ok(None);
+    };
     let read = || -> Result<Option<TokenCounts>, String> {
         let (i, o) = (token_count(u, input)?, token_count(u, output)?);
         if i.is_none() && o.is_none() {
@@ -164,12 +167,21 @@ pub(crate) fn usage(
             cached_tokens,
         }))
     };
-    match read() {
-        Ok(counts) => counts,
-        Err(why) => {
-            tracing::warn!(usage = %u, "the provider reported token usage that is not a plausible token count ({why}); the call's usage is recorded as unknown");
-            None
-        }
+    read().map_err(|why| {
+        format!(
+            "the provider reported token usage that is not a plausible token count ({why}): {u}"
+        )
+    })
+}
+
+/// The counts [`usage`] read, and why there are none when they were not plausible: what a
+/// wire's parser puts in its [`RawResponse`](crate::backend::RawResponse).
+pub(crate) fn split_usage(
+    usage: Result<Option<TokenCounts>, String>,
+) -> (Option<TokenCounts>, Option<String>) {
+    match usage {
+        Ok(counts) => (counts, None),
+        Err(problem) => (None, Some(problem)),
     }
 }
 
@@ -390,7 +402,7 @@ mod tests {
         for bad in ["neg", "str", "huge", "big", "frac", "list"] {
             assert!(token_count(&u, bad).is_err(), "{bad}");
         }
-        let counts = |v: Value| usage(Some(&v), "i", "o", &["x"], &[], "/d/c");
+        let counts = |v: Value| split_usage(usage(Some(&v), "i", "o", &["x"], &[], "/d/c")).0;
         assert_eq!(
             counts(json!({"i": 3, "o": 4, "x": 1, "d": {"c": 2}})),
             Some(TokenCounts {
@@ -400,6 +412,14 @@ mod tests {
             })
         );
         assert_eq!(counts(json!({"i": 3, "o": "4"})), None, "unknown, not 0");
+        let problem = usage(Some(&json!({"i": 3, "o": -4})), "i", "o", &[], &[], "/c");
+        assert!(
+            problem
+                .as_ref()
+                .is_err_and(|p| p.contains("`o` is -4") && p.contains(r#"{"i":3,"o":-4}"#)),
+            "{problem:?}"
+        );
+        assert_eq!(usage(None, "i", "o", &[], &[], "/c"), Ok(None));
         assert_eq!(counts(json!({"i": 3, "o": 4, "x": -1})), None);
         assert_eq!(counts(json!({"i": 3, "o": 4, "d": {"c": "2"}})), None);
         assert_eq!(counts(json!({"x": 3})), None);

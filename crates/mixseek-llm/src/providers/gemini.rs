@@ -438,18 +438,19 @@ pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
         Some(o) => FinishReason::Other(o.to_string()),
     };
     // Tool-use prompt tokens (search results read) are input, thinking tokens output.
-    let usage = fields::usage(
+    let (usage, usage_problem) = fields::split_usage(fields::usage(
         v.get("usageMetadata"),
         "promptTokenCount",
         "candidatesTokenCount",
         &["toolUsePromptTokenCount"],
         &["thoughtsTokenCount"],
         "/cachedContentTokenCount",
-    );
+    ));
     Ok(RawResponse {
         text: text.finish(),
         tool_calls,
         usage,
+        usage_problem,
         finish_reason,
     })
 }

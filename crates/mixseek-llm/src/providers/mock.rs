@@ -230,6 +230,7 @@ pub(crate) fn answer(model: &str, request: &ChatRequest) -> RawResponse {
         text,
         tool_calls,
         usage,
+        usage_problem: None,
         finish_reason,
     }
 }

@@ -345,7 +345,7 @@ impl HttpCommon {
     }
 
     /// A POST with the extra headers.
-    pub(crate) fn post(&self, url: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn post(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
         let mut b = self.http.post(url);
         for (k, v) in &self.headers {
             b = b.header(k, v);

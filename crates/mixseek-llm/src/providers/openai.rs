@@ -65,11 +65,16 @@ impl StructuredMode {
 
 pub(crate) struct OpenAiBackend {
     c: HttpCommon,
+    /// `{base_url}/chat/completions`, parsed once (not at every request); the text when it
+    /// does not parse, so that the request fails with reqwest's error as before.
+    chat_url: Result<reqwest::Url, String>,
 }
 
 impl OpenAiBackend {
     pub(crate) fn new(c: HttpCommon) -> Self {
-        Self { c }
+        let url = format!("{}/chat/completions", c.base_url);
+        let chat_url = reqwest::Url::parse(&url).map_err(|_| url);
+        Self { c, chat_url }
     }
 
     /// The structured-output mode this provider currently starts with.
@@ -385,18 +390,19 @@ pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
         Some("content_filter") => FinishReason::ContentFilter,
         Some(o) => FinishReason::Other(o.to_string()),
     };
-    let usage = fields::usage(
+    let (usage, usage_problem) = fields::split_usage(fields::usage(
         v.get("usage"),
         "prompt_tokens",
         "completion_tokens",
         &[],
         &[],
         "/prompt_tokens_details/cached_tokens",
-    );
+    ));
     Ok(RawResponse {
         text,
         tool_calls,
         usage,
+        usage_problem,
         finish_reason,
     })
 }
@@ -430,10 +436,12 @@ impl Backend for OpenAiBackend {
             // Chat Completions has no native tools: the Responses API has.
             return crate::providers::responses::send(&self.c, &ex, model, request).await;
         }
-        let url = format!("{}/chat/completions", self.c.base_url);
         let mut mode = self.structured_mode();
         loop {
-            let mut builder = self.c.post(&url);
+            let mut builder = match &self.chat_url {
+                Ok(url) => self.c.post(url.clone()),
+                Err(text) => self.c.post(text.as_str()),
+            };
             if let Some(k) = &self.c.api_key {
                 builder = builder.bearer_auth(k);
             }
@@ -600,8 +608,25 @@ mod tests {
         )
         .expect("ok");
         assert_eq!(
-            (no_usage.usage, no_usage.finish_reason),
-            (None, FinishReason::Length)
+            (
+                no_usage.usage,
+                no_usage.usage_problem,
+                no_usage.finish_reason
+            ),
+            (None, None, FinishReason::Length)
+        );
+        // implausible counts: usage unknown, and why (logged by the exchange)
+        let bad_usage = parse_response(&json!({"choices": [{"message": {"content": "hi"}}],
+            "usage": {"prompt_tokens": -5, "completion_tokens": 3}}))
+        .expect("ok");
+        assert_eq!(bad_usage.usage, None);
+        assert!(
+            bad_usage
+                .usage_problem
+                .as_deref()
+                .is_some_and(|p| p.contains("`prompt_tokens` is -5")),
+            "{:?}",
+            bad_usage.usage_problem
         );
         assert!(parse_response(&json!({"id": "x"})).is_err());
     }

@@ -251,18 +251,19 @@ pub(crate) fn parse_response(v: &Value) -> Result<RawResponse, String> {
     } else {
         FinishReason::Stop
     };
-    let usage = fields::usage(
+    let (usage, usage_problem) = fields::split_usage(fields::usage(
         v.get("usage"),
         "input_tokens",
         "output_tokens",
         &[],
         &[],
         "/input_tokens_details/cached_tokens",
-    );
+    ));
     Ok(RawResponse {
         text: text.finish(),
         tool_calls,
         usage,
+        usage_problem,
         finish_reason,
     })
 }
