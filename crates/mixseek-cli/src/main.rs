@@ -215,6 +215,7 @@ fn main() -> ExitCode {
         std::env::var(n).ok()
     }) {
         Ok(mode) => mode.and_then(|m| {
+            mixseek_llm::set_genai_attributes(true);
             mixseek_llm::set_trace_texts(m == otel::Mode::Full);
             otel::install(m, otel::Target::from_env(|n| std::env::var(n).ok()))
         }),

@@ -52,7 +52,7 @@ pub use direct::{DirectOutcome, DirectRequest, run_direct};
 pub use env::Env;
 pub use error::{ErrorKind, LlmError};
 pub use model::ChatModel;
-pub use observed::set_trace_texts;
+pub use observed::{set_genai_attributes, set_trace_texts};
 pub use observer::{CallObserver, LedgerEntry, LedgerKey, UsageLedger};
 pub use passthrough::{apply_model_settings, merged_model_settings};
 pub use providers::anthropic::CODE_EXECUTION_BETA;

@@ -4,7 +4,7 @@
 use crate::error::LlmError;
 use crate::model::ChatModel;
 use crate::observer::Observers;
-use crate::types::{ChatRequest, ChatResponse, Message};
+use crate::types::{ChatRequest, ChatResponse, GenerationParams, Message};
 use mixseek_core::{LlmCallRecord, Usage};
 use std::sync::Arc;
 use std::time::Instant;
@@ -118,6 +118,26 @@ pub fn set_trace_texts(on: bool) {
     TRACE_TEXTS.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether the `llm_call` spans carry the OpenTelemetry GenAI attributes (`gen_ai.*`, the
+/// call's outcome). Off by default: a log line shows the span's model, role, team and round,
+/// and formatting the other ten fields for every call was a third of the spans' cost.
+static GENAI_ATTRIBUTES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Puts the GenAI attributes on every `llm_call` span from now on (an exporter reads them:
+/// `mixseek --logfire`).
+pub fn set_genai_attributes(on: bool) {
+    GENAI_ATTRIBUTES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The request's GenAI attributes on `span`.
+fn record_request(span: &tracing::Span, provider: &str, model: &str, p: &GenerationParams) {
+    span.record("gen_ai.operation.name", "chat");
+    span.record("gen_ai.provider.name", provider);
+    span.record("gen_ai.request.model", model);
+    span.record("gen_ai.request.temperature", p.temperature);
+    span.record("gen_ai.request.max_tokens", p.max_tokens);
+}
+
 /// The call's outcome on its span: token counts, the error kind, and, when texts are traced,
 /// the messages in and out (the GenAI conventions' `role` / `parts` shape).
 fn record_on_span(
@@ -190,11 +210,11 @@ impl ChatModel for ObservedModel {
             role = %c.role,
             team = c.team_id.as_deref().unwrap_or(""),
             round = c.round_number.unwrap_or(0),
-            "gen_ai.operation.name" = "chat",
-            "gen_ai.provider.name" = provider,
-            "gen_ai.request.model" = model,
-            "gen_ai.request.temperature" = p.temperature,
-            "gen_ai.request.max_tokens" = p.max_tokens,
+            "gen_ai.operation.name" = tracing::field::Empty,
+            "gen_ai.provider.name" = tracing::field::Empty,
+            "gen_ai.request.model" = tracing::field::Empty,
+            "gen_ai.request.temperature" = tracing::field::Empty,
+            "gen_ai.request.max_tokens" = tracing::field::Empty,
             "gen_ai.usage.input_tokens" = tracing::field::Empty,
             "gen_ai.usage.output_tokens" = tracing::field::Empty,
             "gen_ai.input.messages" = tracing::field::Empty,
@@ -202,8 +222,14 @@ impl ChatModel for ObservedModel {
             "error.type" = tracing::field::Empty,
             "otel.status_code" = tracing::field::Empty,
         );
+        let exported = GENAI_ATTRIBUTES.load(std::sync::atomic::Ordering::Relaxed);
+        if exported {
+            record_request(&span, provider, model, p);
+        }
         let result = self.inner.chat(request).instrument(span.clone()).await;
-        record_on_span(&span, request, &result);
+        if exported {
+            record_on_span(&span, request, &result);
+        }
         let (usage, attempts, cache_hit, error, latency) = match &result {
             Ok(r) => (r.usage, r.attempts, r.cache_hit, None, r.latency),
             Err(e) => (
@@ -347,5 +373,72 @@ mod tests {
             .expect_err("no time left");
         assert_eq!((err.model.as_str(), err.attempts), ("p:a", 2));
         assert!(b.seen().is_empty(), "the fallback must not be called");
+    }
+
+    /// The names of the fields the `llm_call` spans got, at creation and recorded later.
+    #[derive(Clone, Default)]
+    struct SpanFields(Arc<Mutex<Vec<String>>>);
+
+    impl tracing::field::Visit for SpanFields {
+        fn record_debug(&mut self, field: &tracing::field::Field, _: &dyn std::fmt::Debug) {
+            if let Ok(mut names) = self.0.lock() {
+                names.push(field.name().to_string());
+            }
+        }
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for SpanFields {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if attrs.metadata().name() == "llm_call" {
+                attrs.record(&mut self.clone());
+            }
+        }
+        fn on_record(
+            &self,
+            _: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            values.record(&mut self.clone());
+        }
+    }
+
+    #[tokio::test]
+    async fn genai_attributes_go_on_the_span_only_for_an_exporter() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let fields = SpanFields::default();
+        let _guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(fields.clone()));
+        let model = ObservedModel::new(
+            Timed::new("mock:a", 0, None, false),
+            Arc::new(Observers {
+                ledger: Arc::default(),
+                extra: Vec::new(),
+            }),
+        );
+        let names = |f: &SpanFields| f.0.lock().map(|n| n.clone()).unwrap_or_default();
+        model.chat(&ChatRequest::user("x")).await.expect("answer");
+        let plain = names(&fields);
+        assert!(plain.iter().any(|n| n == "model"), "{plain:?}");
+        assert!(!plain.iter().any(|n| n.starts_with("gen_ai.")), "{plain:?}");
+
+        set_genai_attributes(true);
+        model.chat(&ChatRequest::user("x")).await.expect("answer");
+        set_genai_attributes(false);
+        let exported = names(&fields);
+        for attr in [
+            "gen_ai.operation.name",
+            "gen_ai.provider.name",
+            "gen_ai.request.model",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+        ] {
+            assert!(exported.iter().any(|n| n == attr), "{attr}: {exported:?}");
+        }
     }
 }
