@@ -111,7 +111,7 @@ pub async fn generate_structured<T: JsonSchema + DeserializeOwned + 'static>(
     let name = sanitize_name(&T::schema_name());
     let StructuredOptions { max_repairs, check } = options;
     let json_check = move |v: &serde_json::Value| -> Result<(), (ErrorKind, String)> {
-        let t: T = serde_json::from_value(v.clone()).map_err(|e| {
+        let t = T::deserialize(v).map_err(|e| {
             (
                 ErrorKind::Schema,
                 format!("does not match the expected type: {e}"),
@@ -130,7 +130,7 @@ pub async fn generate_structured<T: JsonSchema + DeserializeOwned + 'static>(
         &json_check,
     )
     .await?;
-    let value: T = serde_json::from_value(out.json.clone()).map_err(|e| {
+    let value = T::deserialize(&out.json).map_err(|e| {
         LlmError::new(
             ErrorKind::Schema,
             model.provider(),
@@ -219,7 +219,8 @@ async fn run(
         )
     })?;
     request.response_schema = Some(schema);
-    let base_messages = request.messages.clone();
+    // a repair goes after the request's own messages (not after the earlier repairs)
+    let base_messages = request.messages.len();
     let mut usage = Usage::default();
     let mut attempts = 0u32;
     let mut repairs = 0u32;
@@ -289,10 +290,11 @@ async fn run(
                 }
                 repairs += 1;
                 tracing::debug!(model = model.id(), kind = %kind, repair = repairs, "structured output invalid, asking for a repair");
-                let mut messages = base_messages.clone();
-                messages.push(Message::assistant(raw));
-                messages.push(Message::user(repair_instruction(kind, &message)));
-                request.messages = messages;
+                request.messages.truncate(base_messages);
+                request.messages.push(Message::assistant(raw));
+                request
+                    .messages
+                    .push(Message::user(repair_instruction(kind, &message)));
             }
         }
     }
