@@ -168,7 +168,7 @@ pub(crate) fn init(
     let filter_for = |lvl: &str, audit: &str| -> LayerFilter {
         // MIXSEEK_LOG may hold any of EnvFilter's directives (span names, fields); ours are
         // plain targets and levels, for which `Targets` decides once per callsite, where
-        // EnvFilter takes a lock at every span enter and exit (7 % of a 50-team run's CPU).
+        // EnvFilter takes a lock at every span enter and exit (docs/benchmarks.md).
         if let Some(f) = std::env::var("MIXSEEK_LOG")
             .ok()
             .and_then(|d| EnvFilter::try_new(format!("{d},{AUDIT}={audit}")).ok())

@@ -120,7 +120,7 @@ pub fn set_trace_texts(on: bool) {
 
 /// Whether the `llm_call` spans carry the OpenTelemetry GenAI attributes (`gen_ai.*`, the
 /// call's outcome). Off by default: a log line shows the span's model, role, team and round,
-/// and formatting the other ten fields for every call was a third of the spans' cost.
+/// and formatting the other ten fields at every call would be a third of the spans' cost.
 static GENAI_ATTRIBUTES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Puts the GenAI attributes on every `llm_call` span from now on (an exporter reads them:

@@ -1,12 +1,12 @@
 //! Files rewritten whole many times (each team's progress file, at every step of its run),
-//! kept open between rewrites: opening one again by its path cost more than the rewrite
-//! itself (`openat` and `close` were 2.3 % of a 50-team run's CPU, `ftruncate` 0.7 %).
+//! kept open between rewrites: opening one again by its path costs more than the rewrite
+//! itself (the measurements are in docs/benchmarks.md).
 //!
 //! A rewrite writes over the old content in place and cuts the file only when the new content
 //! is shorter. Opening with `O_TRUNC` instead frees the file's block and allocates it again at
 //! every write, which on ext4 costs ≈ 18 times as much (≈ 180 µs against 10 µs).
 //! A kept file that was removed behind our back (its last link gone) is opened again by its
-//! path, so the file comes back as it did when every write opened it.
+//! path, so the file comes back.
 
 use std::collections::HashMap;
 use std::fs::File;
