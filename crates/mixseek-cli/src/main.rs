@@ -10,6 +10,7 @@
 mod commands;
 mod context;
 mod error;
+mod huge_pages;
 mod logging;
 mod otel;
 mod output;
@@ -159,6 +160,7 @@ impl Command {
 }
 
 fn main() -> ExitCode {
+    let huge_pages = huge_pages::disable_unless_asked();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -227,6 +229,9 @@ fn main() -> ExitCode {
     // The log file is opened at the first event once the workspace exists (the commands that
     // write create it), so nothing is created here.
     logging::init(&log, cli.quiet, cli.verbose, Some(&workspace.root), otel);
+    if let Some(e) = huge_pages {
+        tracing::debug!(error = %e, "transparent huge pages stay as the system has them");
+    }
     // The built-in providers' keys are hidden from the first line on; a command that loads a
     // configuration adds its providers' keys and its `[privacy]` masking.
     redact::install(
