@@ -369,8 +369,8 @@ type BestRound<'a> = (&'a LeaderboardEntry, Option<&'a str>);
 /// Ends teams: clears the flags of their rounds, then marks each one's best round
 /// `final_submission = TRUE` with the exit reason: the teams are staged
 /// ([`STAGE_FINISHED`]) and both are one `UPDATE … FROM` whatever the number of teams
-/// (`RETURNING` tells which best rounds were found; a missing one is stored from its
-/// leaderboard entry). Of a team finished twice the last event counts.
+/// (a best round the marking found no row for is then stored from its leaderboard entry).
+/// Of a team finished twice the last event counts.
 pub(crate) fn finish_teams(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -437,25 +437,37 @@ pub(crate) fn finish_teams(
         return Ok(());
     }
     let now_us = micros(&now);
-    let mut stmt = conn
-        .prepare(&format!(
+    // No `RETURNING` here: with it DuckDB reads every column of the rows, key columns
+    // included, and so turns the update into a delete and an insert, index upkeep and all.
+    execute_once(
+        conn,
+        &format!(
             "UPDATE leader_board AS t
              SET final_submission = TRUE, exit_reason = s.exit_reason,
                  updated_at = make_timestamp({now_us}::BIGINT)::TIMESTAMPTZ
              FROM stage_finished AS s
              WHERE t.id >= {lowest} AND t.execution_id = s.execution_id AND t.team_id = s.team_id
-                 AND t.round_number = s.round_number
-             RETURNING t.execution_id, t.team_id"
+                 AND t.round_number = s.round_number"
+        ),
+    )
+    .map_err(StoreError::db("marking the final submissions"))?;
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT s.execution_id, s.team_id FROM stage_finished AS s
+             WHERE s.round_number IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM leader_board AS t
+                 WHERE t.id >= {lowest} AND t.execution_id = s.execution_id
+                     AND t.team_id = s.team_id AND t.round_number = s.round_number)"
         ))
-        .map_err(StoreError::db("marking the final submissions"))?;
-    let marked: std::collections::HashSet<(String, String)> = stmt
+        .map_err(StoreError::db("finding the unmarked final submissions"))?;
+    let unmarked: std::collections::HashSet<(String, String)> = stmt
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-        .map_err(StoreError::db("marking the final submissions"))?
+        .map_err(StoreError::db("finding the unmarked final submissions"))?
         .collect::<duckdb::Result<_>>()
-        .map_err(StoreError::db("marking the final submissions"))?;
+        .map_err(StoreError::db("finding the unmarked final submissions"))?;
     for (j, best) in finished {
         if let Some((b, reason)) = best
-            && !marked.contains(&(j.execution_id.to_string(), j.team_id.to_string()))
+            && unmarked.contains(&(j.execution_id.to_string(), j.team_id.to_string()))
         {
             store_final_round(conn, keys, j, b, reason, now)?;
         }
