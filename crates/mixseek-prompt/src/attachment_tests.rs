@@ -73,7 +73,8 @@ fn ctx(attachments: Vec<Attachment>) -> PromptContext {
             submission_content: "First submission".into(),
             evaluation_score: 75.5,
             score_details: serde_json::json!({}),
-        }],
+        }]
+        .into(),
         submission: Some("The analysis.".into()),
         ..Default::default()
     }

@@ -101,6 +101,26 @@ mod shared_ranking {
     }
 }
 
+/// `Arc<[HistoryRound]>` (de)serialized as a list of rounds.
+mod shared_history {
+    use super::HistoryRound;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub(crate) fn serialize<S: Serializer>(
+        h: &Arc<[HistoryRound]>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        h.as_ref().serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<[HistoryRound]>, D::Error> {
+        Ok(Vec::<HistoryRound>::deserialize(d)?.into())
+    }
+}
+
 /// `Arc<[Attachment]>` (de)serialized as a list of attachments.
 mod shared_attachments {
     use mixseek_core::Attachment;
@@ -149,8 +169,10 @@ pub struct PromptContext {
     /// The execution the round belongs to, when known.
     pub execution_id: Option<String>,
     /// The team's completed rounds, in order (team prompt of round N: rounds 1..N-1;
-    /// judgment after round N: rounds 1..N).
-    pub round_history: Vec<HistoryRound>,
+    /// judgment after round N: rounds 1..N). Shared: the judgment after round N and the
+    /// team prompt of round N+1 show the same rounds.
+    #[serde(with = "shared_history")]
+    pub round_history: Arc<[HistoryRound]>,
     /// The execution's ranking; `None` = no store (persistence off). Only used from round 2.
     /// Shared: every prompt of an execution's round may show the same 1,000-line ranking.
     #[serde(with = "shared_ranking")]
@@ -189,6 +211,12 @@ impl PromptContext {
     /// Sets the history from the store's rounds.
     pub fn with_rounds<'a>(mut self, rounds: impl IntoIterator<Item = &'a RoundState>) -> Self {
         self.round_history = rounds.into_iter().map(HistoryRound::from).collect();
+        self
+    }
+
+    /// Sets the history (a `Vec<HistoryRound>` or an already shared `Arc<[HistoryRound]>`).
+    pub fn with_history(mut self, history: impl Into<Arc<[HistoryRound]>>) -> Self {
+        self.round_history = history.into();
         self
     }
 

@@ -46,13 +46,14 @@ fn ctx(prompt: &str, round: u32) -> PromptContext {
     }
 }
 
-fn first_submission(score: f64) -> Vec<HistoryRound> {
+fn first_submission(score: f64) -> std::sync::Arc<[HistoryRound]> {
     vec![HistoryRound {
         round_number: 1,
         submission_content: "First submission".into(),
         evaluation_score: score,
         score_details: json!({}),
     }]
+    .into()
 }
 
 fn entry(id: &str, name: &str, score: f64) -> RankingEntry {
@@ -204,7 +205,8 @@ fn d_judgment_round_2_no_store() {
             submission_content: "Initial submission".into(),
             evaluation_score: 75.5,
             score_details: json!({"accuracy": 80.0, "completeness": 71.0}),
-        }],
+        }]
+        .into(),
         ..ctx("Test task", 2)
     };
     let out = builder().render_judgment(&c).expect("render");

@@ -34,7 +34,9 @@ use mixseek_core::{
     MemberSubmissionsRecord, NullSink, Role, RoundRecord, RoundState, SinkError, SubmittedRound,
     TeamId, TeamStatusKind, Usage, UsageByRole, best_round,
 };
-use mixseek_prompt::{PromptBuilder, PromptContext, Ranking, RankingEntry, TemplateKind};
+use mixseek_prompt::{
+    HistoryRound, PromptBuilder, PromptContext, Ranking, RankingEntry, TemplateKind,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
@@ -167,9 +169,33 @@ struct Run {
     usage: UsageByRole,
     /// The round being evaluated, until its record is committed.
     unevaluated: Option<Box<SubmittedRound>>,
+    /// `rounds` as the prompts show them, built once for the two prompts that show the same
+    /// rounds (the judgment after round N, the team prompt of round N+1).
+    history: Option<Arc<[HistoryRound]>>,
 }
 
 impl Run {
+    /// The submission history of the prompts: `rounds` in the prompts' shape.
+    fn history(&mut self) -> Arc<[HistoryRound]> {
+        // rounds are only appended (a round whose commit fails is removed, and the run ends),
+        // so a history of the same length and last round is the rounds' own
+        let current = self.history.as_ref().filter(|h| {
+            h.len() == self.rounds.len()
+                && h.last().map(|r| r.round_number)
+                    == self.rounds.last().map(|r| r.state.round_number)
+        });
+        if let Some(h) = current {
+            return h.clone();
+        }
+        let built: Arc<[HistoryRound]> = self
+            .rounds
+            .iter()
+            .map(|r| HistoryRound::from(&r.state))
+            .collect();
+        self.history = Some(built.clone());
+        built
+    }
+
     fn fail(self, error: RoundError) -> TeamFailure {
         TeamFailure {
             error,
@@ -285,7 +311,7 @@ impl RoundController {
         execution_id: &ExecutionId,
         user_prompt: &str,
         round_number: u32,
-        rounds: &[CompletedRound],
+        history: Arc<[HistoryRound]>,
         ranking: Option<Ranking>,
     ) -> PromptContext {
         let unit = &self.agents;
@@ -305,9 +331,9 @@ impl RoundController {
                 .map(str::to_string)
                 .or_else(|| self.language.clone()),
             attachments: self.attachments.clone(),
+            round_history: history,
             ..PromptContext::default()
         }
-        .with_rounds(rounds.iter().map(|r| &r.state))
     }
 
     async fn ranking_for(
@@ -369,6 +395,7 @@ impl RoundController {
             records: Vec::new(),
             usage: UsageByRole::default(),
             unevaluated: None,
+            history: None,
         };
         let pending = run
             .rounds
@@ -448,7 +475,7 @@ impl RoundController {
         let started_at = Utc::now();
         let prepared = match self.ranking_for(execution_id, n).await {
             Ok(ranking) => {
-                let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
+                let ctx = self.context(execution_id, user_prompt, n, run.history(), ranking);
                 self.prompts
                     .render_with_injections(TemplateKind::Team, &ctx)
                     .map(|rendered| (ctx, rendered))
@@ -781,7 +808,7 @@ impl RoundController {
                         return Err(e);
                     }
                 };
-                let ctx = self.context(execution_id, user_prompt, n, &run.rounds, ranking);
+                let ctx = self.context(execution_id, user_prompt, n, run.history(), ranking);
                 let judged = self
                     .judgment
                     .judge(&ctx, s.judgment_timeout)
