@@ -7,7 +7,8 @@
 //! that round's `round_history` row only (in order with the other events: its `Evaluated`
 //! updates it, without rewriting the transcript when it is the submitted one); consecutive
 //! rounds of both kinds share one bulk upsert.
-//! Whatever is queued when the thread wakes up is written in one transaction: between two
+//! Whatever is queued when the thread wakes up, and whatever keeps coming right after it (up
+//! to `GATHER_GAP` apart, `GATHER_MAX` in all), is written in one transaction: between two
 //! other events (an execution's start or end) its rounds with one bulk upsert, then its LLM
 //! calls, then its decisions with one set-based update, then its team ends (see [`apply`]);
 //! if that batch fails, each job is retried alone, in order, so an error reaches only the
@@ -45,7 +46,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// `write_all` stages its rounds in chunks of this size (the emitter stages the next chunk
@@ -56,6 +57,14 @@ const STAGE_CHUNK: usize = 16_384;
 const ROW_GROUP: usize = 122_880;
 /// Most rounds (or other events) written in one transaction: two row groups.
 pub const MAX_TX_ROUNDS: usize = 2 * ROW_GROUP;
+/// A transaction takes the jobs queued when it starts, then waits for more while they keep
+/// coming: up to `GATHER_GAP` for each next one, `GATHER_MAX` in all. Teams that play in step
+/// send their events in waves, and a wave written in one transaction pays DuckDB's cost per
+/// transaction (planning each statement, the keys' index buffers, the commit) once instead of
+/// two or three times. The price is latency: a lone event is committed `GATHER_GAP` later,
+/// and any event at most `GATHER_MAX` later (docs/benchmarks.md).
+const GATHER_GAP: Duration = Duration::from_micros(300);
+const GATHER_MAX: Duration = Duration::from_millis(5);
 /// Sleeps between the attempts of a transient failure (3 attempts in all).
 const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
 
@@ -641,7 +650,8 @@ fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault, sh
     tracing::debug!("database writer stopped");
 }
 
-/// One transaction: `first` and whatever is queued with it, written as they come. While the
+/// One transaction: `first` and whatever is queued with it or keeps coming right after it
+/// (`GATHER_GAP`), written as they come. While the
 /// last job received says its bulk write has more rounds coming (and the transaction holds
 /// fewer than [`MAX_TX_ROUNDS`]), the thread waits for them inside the transaction, so it
 /// writes one chunk while the emitter stages the next. Every job received is pushed to
@@ -661,13 +671,17 @@ fn stream_transaction(
         .map_err(StoreError::db("beginning a transaction"));
     let mut next = Some(first);
     let mut size = 0;
+    let gather_until = Instant::now() + GATHER_MAX;
     while let Some(job) = next.take() {
         let start = batch.len();
         size += job.size();
         batch.push(job);
-        // what is queued right now joins this slice (consecutive rounds: one bulk upsert)
+        // what is queued joins this slice (consecutive rounds: one bulk upsert), and what
+        // keeps coming right after it (see `GATHER_GAP`)
         while size < MAX_TX_ROUNDS {
-            let Ok(job) = rx.try_recv() else { break };
+            let Some(job) = gathered(rx, gather_until, GATHER_GAP) else {
+                break;
+            };
             size += job.size();
             batch.push(job);
         }
@@ -697,6 +711,19 @@ fn stream_transaction(
         keys.clear();
     }
     result
+}
+
+/// The next job of a transaction being gathered: one already queued, else one that comes
+/// within `gap` (and before `until`). `None` ends the gathering.
+fn gathered<T>(rx: &mpsc::Receiver<T>, until: Instant, gap: Duration) -> Option<T> {
+    match rx.try_recv() {
+        Ok(job) => Some(job),
+        Err(mpsc::TryRecvError::Disconnected) => None,
+        Err(mpsc::TryRecvError::Empty) => {
+            let left = until.saturating_duration_since(Instant::now());
+            rx.recv_timeout(left.min(gap)).ok()
+        }
+    }
 }
 
 /// One transaction over `jobs`; on failure what the writer knew of the stored keys is
@@ -993,6 +1020,59 @@ fn apply_event(
 mod tests {
     use super::*;
     use crate::rounds::tests::{record, submission};
+
+    /// Jobs sent `every` apart by another thread, `n` of them, then the sender is dropped.
+    fn sent(every: Duration, n: u32) -> mpsc::Receiver<u32> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for i in 0..n {
+                std::thread::sleep(every);
+                if tx.send(i).is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+
+    #[test]
+    fn a_transaction_gathers_the_jobs_that_keep_coming() {
+        // (the durations are far apart, so a busy machine does not change the outcome)
+        let rx = sent(Duration::from_millis(20), 3);
+        let until = Instant::now() + Duration::from_secs(30);
+        let got: Vec<u32> =
+            std::iter::from_fn(|| gathered(&rx, until, Duration::from_secs(5))).collect();
+        assert_eq!(
+            got,
+            vec![0, 1, 2],
+            "each came within the gap; the end of the sender ends it"
+        );
+    }
+
+    #[test]
+    fn a_gap_longer_than_the_wait_ends_the_gathering_and_the_job_waits_for_the_next() {
+        let rx = sent(Duration::from_millis(500), 1);
+        let until = Instant::now() + Duration::from_secs(30);
+        assert_eq!(gathered(&rx, until, Duration::from_millis(20)), None);
+        assert_eq!(
+            rx.recv().ok(),
+            Some(0),
+            "not lost: the next transaction takes it"
+        );
+    }
+
+    #[test]
+    fn jobs_that_keep_coming_are_gathered_until_the_deadline_only() {
+        let rx = sent(Duration::from_millis(20), 1000);
+        let started = Instant::now();
+        let until = started + Duration::from_millis(200);
+        let got = std::iter::from_fn(|| gathered(&rx, until, Duration::from_secs(5))).count();
+        assert!(got < 1000, "the deadline ends it: {got} gathered");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "ended at the deadline, not a gap"
+        );
+    }
 
     #[tokio::test]
     async fn a_key_written_behind_the_writers_back_is_not_duplicated() {
