@@ -214,12 +214,6 @@ impl PromptContext {
         self
     }
 
-    /// Sets the history (a `Vec<HistoryRound>` or an already shared `Arc<[HistoryRound]>`).
-    pub fn with_history(mut self, history: impl Into<Arc<[HistoryRound]>>) -> Self {
-        self.round_history = history.into();
-        self
-    }
-
     /// The original's checks for the round prompts (team, judgment), first failure wins.
     pub(crate) fn validate_round(&self) -> Result<(), PromptError> {
         if is_blank(&self.user_prompt) {

@@ -651,10 +651,10 @@ fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault, sh
 }
 
 /// One transaction: `first` and whatever is queued with it or keeps coming right after it
-/// (`GATHER_GAP`), written as they come. While the
-/// last job received says its bulk write has more rounds coming (and the transaction holds
-/// fewer than [`MAX_TX_ROUNDS`]), the thread waits for them inside the transaction, so it
-/// writes one chunk while the emitter stages the next. Every job received is pushed to
+/// (`GATHER_GAP`), written as they come. While the last job received says its bulk write has
+/// more rounds coming (and the transaction holds fewer than [`MAX_TX_ROUNDS`]), the thread
+/// waits for them inside the transaction, so it writes one chunk while the emitter stages
+/// the next. Every job received is pushed to
 /// `batch`; after an error the rest of the group is only received (and retried by
 /// [`process`]).
 fn stream_transaction(
