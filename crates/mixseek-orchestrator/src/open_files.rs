@@ -4,7 +4,7 @@
 //!
 //! A rewrite writes over the old content in place and cuts the file only when the new content
 //! is shorter. Opening with `O_TRUNC` instead frees the file's block and allocates it again at
-//! every write, which on ext4 costs ≈ 18 times as much (≈ 180 µs against 10 µs).
+//! every write, which on ext4 costs many times as much (docs/benchmarks.md).
 //! A kept file that was removed behind our back (its last link gone) is opened again by its
 //! path, so the file comes back.
 
