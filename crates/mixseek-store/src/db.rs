@@ -166,6 +166,12 @@ fn check_not_a_directory(path: &Path) -> Result<()> {
 /// empty log. Commits are durable either way (the log is synced on every commit).
 const CHECKPOINT_THRESHOLD: &str = "16MB";
 
+/// DuckDB's storage format for the files mixseek creates; a file keeps the format it was
+/// created with. From this format on DuckDB compresses long strings (transcripts, member
+/// records, score details) with zstd: files several times smaller, and merging shards is
+/// bound by the bytes it writes. DuckDB 1.2 and later read it (the original's 1.4 included).
+const STORAGE_VERSION: &str = "v1.2.0";
+
 /// DuckDB's buffer memory for a live run ([`Store::limit_memory`], which `mixseek exec`
 /// calls): what it caches of the tables and keeps of the logged rows until a checkpoint.
 /// DuckDB's default (80 % of RAM) let a 1,000-team run's process grow past 1 GB, and a run
@@ -208,6 +214,8 @@ fn config(mode: AccessMode, path: &Path) -> Result<Config> {
         .with("checkpoint_threshold", CHECKPOINT_THRESHOLD)
         .map_err(wrap)?
         .with("vacuum_rebuild_indexes", VACUUM_REBUILD_INDEXES)
+        .map_err(wrap)?
+        .with("storage_compatibility_version", STORAGE_VERSION)
         .map_err(wrap)
 }
 
@@ -544,6 +552,50 @@ mod tests {
             .select("SELECT count(*) FROM schema_version", [], |r| r.get(0))
             .expect("count");
         assert_eq!(n, vec![1], "nothing was written");
+    }
+
+    /// The compressions DuckDB chose for a column of long texts written to `store` and
+    /// checkpointed.
+    fn long_text_compressions(store: &Store) -> Vec<String> {
+        store
+            .connection()
+            .expect("connection")
+            .execute_batch(
+                "CREATE TABLE long_texts (t VARCHAR);
+                 INSERT INTO long_texts SELECT repeat('transcript ' || i, 800) FROM range(50) r(i);
+                 CHECKPOINT",
+            )
+            .expect("write");
+        store
+            .select(
+                "SELECT DISTINCT compression FROM pragma_storage_info('long_texts')
+                 WHERE column_name = 't' ORDER BY 1",
+                [],
+                |r| r.get(0),
+            )
+            .expect("storage info")
+    }
+
+    #[test]
+    fn new_files_compress_long_texts_and_older_files_keep_their_format() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let new = Store::open(dir.path().join("new.db")).expect("open");
+        let found = long_text_compressions(&new);
+        assert!(found.iter().any(|c| c == "ZSTD"), "{found:?}");
+
+        // A file created in DuckDB's older format (as mixseek created them before) stays
+        // readable by the DuckDB versions that wrote it.
+        let old_path = dir.path().join("old.db");
+        Connection::open_in_memory()
+            .expect("memory")
+            .execute_batch(&format!(
+                "ATTACH '{}' AS old (STORAGE_VERSION 'v1.0.0'); DETACH old",
+                old_path.display()
+            ))
+            .expect("an old-format file");
+        let old = Store::open(&old_path).expect("open the old file");
+        let found = long_text_compressions(&old);
+        assert!(!found.iter().any(|c| c == "ZSTD"), "{found:?}");
     }
 
     #[test]
