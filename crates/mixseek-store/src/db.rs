@@ -583,8 +583,8 @@ mod tests {
         let found = long_text_compressions(&new);
         assert!(found.iter().any(|c| c == "ZSTD"), "{found:?}");
 
-        // A file created in DuckDB's older format (as mixseek created them before) stays
-        // readable by the DuckDB versions that wrote it.
+        // A file in DuckDB's older default format (an earlier mixseek's) keeps it, so the
+        // DuckDB versions that read it still do.
         let old_path = dir.path().join("old.db");
         Connection::open_in_memory()
             .expect("memory")
