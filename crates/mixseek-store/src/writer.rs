@@ -8,9 +8,10 @@
 //! updates it, without rewriting the transcript when it is the submitted one); consecutive
 //! rounds of both kinds share one bulk upsert.
 //! Whatever is queued when the thread wakes up, and whatever keeps coming right after it (up
-//! to `GATHER_GAP` apart, `GATHER_MAX` in all), is written in one transaction: between two
-//! other events (an execution's start or end) its rounds with one bulk upsert, then its LLM
-//! calls, then its decisions with one set-based update, then its team ends (see [`apply`]);
+//! to 0.3 ms apart and 5 ms in all, or 3 ms and 30 ms once the writer is busy: `Gathering`), is
+//! written in one transaction: between two other events (an execution's start or end) its
+//! rounds with one bulk upsert, then its LLM calls, then its decisions with one set-based
+//! update, then its team ends (see [`apply`]);
 //! if that batch fails, each job is retried alone, in order, so an error reaches only the
 //! emitter it belongs to.
 //!
@@ -57,14 +58,42 @@ const STAGE_CHUNK: usize = 16_384;
 const ROW_GROUP: usize = 122_880;
 /// Most rounds (or other events) written in one transaction: two row groups.
 pub const MAX_TX_ROUNDS: usize = 2 * ROW_GROUP;
-/// A transaction takes the jobs queued when it starts, then waits for more while they keep
-/// coming: up to `GATHER_GAP` for each next one, `GATHER_MAX` in all. Teams that play in step
-/// send their events in waves, and a wave written in one transaction pays DuckDB's cost per
-/// transaction (planning each statement, the keys' index buffers, the commit) once instead of
-/// two or three times. The price is latency: a lone event is committed `GATHER_GAP` later,
-/// and any event at most `GATHER_MAX` later (docs/benchmarks.md).
-const GATHER_GAP: Duration = Duration::from_micros(300);
-const GATHER_MAX: Duration = Duration::from_millis(5);
+/// How long a transaction waits for more jobs after those queued when it starts: up to `gap`
+/// for each next one, `max` in all. Teams that play in step send their events in waves, and a
+/// wave written in one transaction pays DuckDB's cost per transaction (planning each statement,
+/// the keys' index buffers, the commit) once instead of two or three times. The price is
+/// latency: a lone event is committed `gap` later, and any event at most `max` later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Gathering {
+    gap: Duration,
+    max: Duration,
+}
+
+/// The window of a lightly fed writer: a lone event waits 0.3 ms.
+const QUIET: Gathering = Gathering {
+    gap: Duration::from_micros(300),
+    max: Duration::from_millis(5),
+};
+/// The window after a transaction of [`BUSY_JOBS`] jobs or more: many teams are playing at once,
+/// so waiting costs each of them little while every transaction saved is CPU saved (the teams'
+/// steps are a few hundred microseconds to milliseconds apart; docs/benchmarks.md).
+const BUSY: Gathering = Gathering {
+    gap: Duration::from_millis(3),
+    max: Duration::from_millis(30),
+};
+const BUSY_JOBS: usize = 64;
+/// How often a transaction being gathered looks for the next job (see [`gathered`]).
+const POLL: Duration = Duration::from_micros(500);
+// a busy window is longer, and polled several times per gap
+const _: () = assert!(BUSY.gap.as_nanos() > QUIET.gap.as_nanos());
+const _: () = assert!(BUSY.max.as_nanos() > QUIET.max.as_nanos());
+const _: () = assert!(POLL.as_nanos() < BUSY.gap.as_nanos());
+
+/// The window of the next transaction, after one of `jobs` jobs.
+fn window_after(jobs: usize) -> Gathering {
+    if jobs >= BUSY_JOBS { BUSY } else { QUIET }
+}
+
 /// Sleeps between the attempts of a transient failure (3 attempts in all).
 const RETRY_SLEEPS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
 
@@ -638,10 +667,13 @@ impl EventSink for StoreWriter {
 
 fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault, shared: &Shared) {
     let mut keys = RoundKeys::default();
+    let mut window = QUIET;
     while let Ok(first) = rx.recv() {
         let now = clock();
         let mut batch = Vec::new();
-        let result = stream_transaction(&conn, &mut keys, now, &rx, first, &mut batch, &fault);
+        let feed = Feed { rx: &rx, window };
+        let result = stream_transaction(&conn, &mut keys, now, feed, first, &mut batch, &fault);
+        window = window_after(batch.len());
         let finished = process(&conn, &mut keys, now, batch, result, &fault);
         if finished && shared.checkpoint_each_execution.load(Ordering::Relaxed) {
             checkpoint(&conn);
@@ -650,8 +682,14 @@ fn run(conn: Connection, clock: Clock, rx: mpsc::Receiver<Job>, fault: Fault, sh
     tracing::debug!("database writer stopped");
 }
 
+/// Where a transaction's jobs come from, and how long it waits for them.
+struct Feed<'a> {
+    rx: &'a mpsc::Receiver<Job>,
+    window: Gathering,
+}
+
 /// One transaction: `first` and whatever is queued with it or keeps coming right after it
-/// (`GATHER_GAP`), written as they come. While the last job received says its bulk write has
+/// (within the feed's window), written as they come. While the last job received says its bulk write has
 /// more rounds coming (and the transaction holds fewer than [`MAX_TX_ROUNDS`]), the thread
 /// waits for them inside the transaction, so it writes one chunk while the emitter stages
 /// the next. Every job received is pushed to
@@ -661,25 +699,26 @@ fn stream_transaction(
     conn: &Connection,
     keys: &mut RoundKeys,
     now: DateTime<Utc>,
-    rx: &mpsc::Receiver<Job>,
+    feed: Feed<'_>,
     first: Job,
     batch: &mut Vec<Job>,
     fault: &Fault,
 ) -> Result<()> {
+    let Feed { rx, window } = feed;
     let mut result = conn
         .execute_batch("BEGIN TRANSACTION")
         .map_err(StoreError::db("beginning a transaction"));
     let mut next = Some(first);
     let mut size = 0;
-    let gather_until = Instant::now() + GATHER_MAX;
+    let gather_until = Instant::now() + window.max;
     while let Some(job) = next.take() {
         let start = batch.len();
         size += job.size();
         batch.push(job);
         // what is queued joins this slice (consecutive rounds: one bulk upsert), and what
-        // keeps coming right after it (see `GATHER_GAP`)
+        // keeps coming right after it (see `Gathering`)
         while size < MAX_TX_ROUNDS {
-            let Some(job) = gathered(rx, gather_until, GATHER_GAP) else {
+            let Some(job) = gathered(rx, gather_until, window.gap) else {
                 break;
             };
             size += job.size();
@@ -715,13 +754,23 @@ fn stream_transaction(
 
 /// The next job of a transaction being gathered: one already queued, else one that comes
 /// within `gap` (and before `until`). `None` ends the gathering.
+///
+/// The thread looks at the queue every [`POLL`] instead of waiting on it: a thread waiting on
+/// the channel is woken by every send (a system call for the sender and a context switch for
+/// both), and while teams play at once jobs come tens of times per millisecond.
 fn gathered<T>(rx: &mpsc::Receiver<T>, until: Instant, gap: Duration) -> Option<T> {
-    match rx.try_recv() {
-        Ok(job) => Some(job),
-        Err(mpsc::TryRecvError::Disconnected) => None,
-        Err(mpsc::TryRecvError::Empty) => {
-            let left = until.saturating_duration_since(Instant::now());
-            rx.recv_timeout(left.min(gap)).ok()
+    let silent_until = until.min(Instant::now() + gap);
+    loop {
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) => {
+                let left = silent_until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return None;
+                }
+                std::thread::sleep(left.min(POLL));
+            }
         }
     }
 }
@@ -1072,6 +1121,24 @@ mod tests {
             started.elapsed() < Duration::from_secs(5),
             "ended at the deadline, not a gap"
         );
+    }
+
+    #[test]
+    fn a_writer_gathers_longer_after_a_busy_transaction_only() {
+        assert_eq!(window_after(1), QUIET, "a lone event is committed at once");
+        assert_eq!(window_after(BUSY_JOBS - 1), QUIET);
+        assert_eq!(window_after(BUSY_JOBS), BUSY);
+        assert_eq!(window_after(10 * BUSY_JOBS), BUSY);
+    }
+
+    #[test]
+    fn a_job_sent_while_the_thread_sleeps_between_looks_is_gathered() {
+        // (sent well inside the gap, well after the first look)
+        let rx = sent(Duration::from_millis(30), 2);
+        let until = Instant::now() + Duration::from_secs(30);
+        let got: Vec<u32> =
+            std::iter::from_fn(|| gathered(&rx, until, Duration::from_secs(2))).collect();
+        assert_eq!(got, vec![0, 1]);
     }
 
     #[tokio::test]
