@@ -24,6 +24,12 @@ real-server-tests:
 original-tests:
     scripts/original-tests
 
+# The CPU of one competition (TEAMS teams × 5 rounds) run by the original Python MixSeek and by
+# mixseek, side by side against the same fake server (docs/benchmarks.md)
+compare-original teams="50":
+    cargo build --workspace --bins
+    scripts/compare-original {{teams}}
+
 # Lints as CI runs them
 lint:
     cargo clippy --workspace --all-targets -- -D warnings

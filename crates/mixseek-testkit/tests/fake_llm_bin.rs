@@ -6,14 +6,32 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 struct Server {
-    child: Child,
+    /// `None` once [`Server::interrupt`] took it.
+    child: Option<Child>,
     url: String,
+}
+
+impl Server {
+    /// Ctrl-C (SIGINT), then what the server printed on stderr as it stopped.
+    fn interrupt(mut self) -> String {
+        let child = self.child.take().expect("running");
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success(), "{:?}", out.status);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -21,6 +39,7 @@ fn start(args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mixseek-fake-llm"))
         .args(args)
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
     let stdout = child.stdout.take().expect("stdout");
@@ -29,7 +48,7 @@ fn start(args: &[&str]) -> Server {
         .read_line(&mut line)
         .expect("address line");
     Server {
-        child,
+        child: Some(child),
         url: line.trim().to_string(),
     }
 }
@@ -95,6 +114,60 @@ async fn prints_its_url_and_answers_text_schemas_and_tools() {
             .as_str()
             .is_some_and(|t| t.starts_with("fake answer"))
     );
+}
+
+/// A continuation judgment's schema, as the original's output tool and our `response_format`
+/// carry it.
+fn judgment_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "should_continue": {"type": "boolean"},
+        "reasoning": {"type": "string"},
+        "confidence_score": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["should_continue", "reasoning", "confidence_score"]})
+}
+
+fn structured(schema: Value) -> Value {
+    json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}})
+}
+
+fn content_json(v: &Value) -> Value {
+    serde_json::from_str(
+        v["choices"][0]["message"]["content"]
+            .as_str()
+            .expect("text"),
+    )
+    .expect("json")
+}
+
+#[tokio::test]
+async fn continue_answers_every_judgment_with_continue_and_the_count_is_printed_at_the_end() {
+    // without the flag, the schema sample says stop
+    let plain = start(&[]);
+    let (_, v) = post(&plain.url, structured(judgment_schema())).await;
+    assert_eq!(content_json(&v)["should_continue"], false);
+
+    let s = start(&["--continue"]);
+    let (_, v) = post(&s.url, structured(judgment_schema())).await;
+    assert_eq!(content_json(&v)["should_continue"], true);
+    // an output tool (the original's framework asks for structured output that way)
+    let tools = json!([{"type": "function", "function": {"name": "final_result", "parameters": judgment_schema()}}]);
+    let (_, v) = post(
+        &s.url,
+        json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}),
+    )
+    .await;
+    let call = &v["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "final_result");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().expect("arguments"))
+        .expect("json arguments");
+    assert_eq!(args["should_continue"], true);
+    // anything else is answered as without the flag
+    let schema = json!({"type": "object", "properties": {"score": {"type": "number", "minimum": 0, "maximum": 100}}, "required": ["score"]});
+    let (_, v) = post(&s.url, structured(schema)).await;
+    assert_eq!(content_json(&v), json!({"score": 50.0}));
+
+    assert_eq!(s.interrupt().trim(), "3 requests");
 }
 
 #[tokio::test]

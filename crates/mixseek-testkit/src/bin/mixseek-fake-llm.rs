@@ -1,14 +1,20 @@
 //! `mixseek-fake-llm`: a fake LLM server on 127.0.0.1 for benchmarks and end-to-end tests.
 //!
 //! ```text
-//! mixseek-fake-llm [--port N] [--latency-ms N] [--fault-rate F] [--wire openai|anthropic|gemini]
+//! mixseek-fake-llm [--port N] [--latency-ms N] [--fault-rate F] [--continue]
+//!                  [--wire openai|anthropic|gemini]
 //! ```
 //!
 //! Prints its base URL (`http://127.0.0.1:PORT/v1` for OpenAI — use it as
-//! `OPENAI_BASE_URL`) as the first line on stdout, then serves until killed. Every answer
+//! `OPENAI_BASE_URL`) as the first line on stdout, then serves until killed; on Ctrl-C
+//! (SIGINT) it prints `N requests` on stderr, the requests it answered. Every answer
 //! is automatic: a schema-valid sample for a structured request, one call of each tool not
 //! yet called, else `fake answer N`. `--fault-rate 0.3` answers 30 % of requests with HTTP
-//! 503; `--latency-ms` delays every answer.
+//! 503; `--latency-ms` delays every answer. `--continue` answers every continuation judgment
+//! (a structured request, or an output tool, whose schema has `should_continue`; OpenAI wire)
+//! with "continue", so runs play all their rounds: the automatic sample's `false` would stop
+//! every team after its first. `scripts/compare-original` uses it to run the Python original
+//! and mixseek on the same competition.
 
 use mixseek_testkit::{HttpServer, Reply, Wire, error_response, respond};
 use std::io::Write;
@@ -21,6 +27,7 @@ struct Options {
     latency: Duration,
     fault_rate: f64,
     wire: Wire,
+    keep_going: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -29,6 +36,7 @@ fn parse_args() -> Result<Options, String> {
         latency: Duration::ZERO,
         fault_rate: 0.0,
         wire: Wire::OpenAi,
+        keep_going: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -66,13 +74,41 @@ fn parse_args() -> Result<Options, String> {
                     }
                 }
             }
+            "--continue" => o.keep_going = true,
             "-h" | "--help" => {
-                return Err("usage: mixseek-fake-llm [--port N] [--latency-ms N] [--fault-rate F] [--wire openai|anthropic|gemini]".into());
+                return Err("usage: mixseek-fake-llm [--port N] [--latency-ms N] [--fault-rate F] [--continue] [--wire openai|anthropic|gemini]".into());
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     Ok(o)
+}
+
+/// The answer a continuation judgment gets with `--continue`.
+fn continue_judgments(body: &serde_json::Value) -> Reply {
+    let verdict = serde_json::json!({
+        "should_continue": true,
+        "reasoning": "The answer can still improve.",
+        "confidence_score": 0.8,
+    });
+    let judges = |schema: Option<&serde_json::Value>| {
+        schema.is_some_and(|s| s.pointer("/properties/should_continue").is_some())
+    };
+    if judges(body.pointer("/response_format/json_schema/schema")) {
+        return Reply::Json(verdict);
+    }
+    let output_tool = body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .find(|t| judges(t.pointer("/function/parameters")))
+        .and_then(|t| t.pointer("/function/name"))
+        .and_then(|n| n.as_str());
+    match output_tool {
+        Some(name) => Reply::ToolCalls(vec![(name.to_string(), verdict)]),
+        None => Reply::Auto,
+    }
 }
 
 #[tokio::main]
@@ -85,7 +121,8 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let counter = Arc::new(AtomicUsize::new(0));
-    let (latency, fault_rate, wire) = (o.latency, o.fault_rate, o.wire);
+    let answered = counter.clone();
+    let (latency, fault_rate, wire, keep_going) = (o.latency, o.fault_rate, o.wire, o.keep_going);
     let server = HttpServer::start(o.port, move |req| {
         let counter = counter.clone();
         async move {
@@ -103,7 +140,11 @@ async fn main() -> std::process::ExitCode {
                     &[],
                 );
             }
-            respond(wire, Reply::Auto, &body, n, true).await
+            let reply = match keep_going {
+                true => continue_judgments(&body),
+                false => Reply::Auto,
+            };
+            respond(wire, reply, &body, n, true).await
         }
     })
     .await;
@@ -122,5 +163,10 @@ async fn main() -> std::process::ExitCode {
     let _ = writeln!(out, "{url}");
     let _ = out.flush();
     let _ = tokio::signal::ctrl_c().await;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{} requests",
+        answered.load(Ordering::Relaxed)
+    );
     std::process::ExitCode::SUCCESS
 }
