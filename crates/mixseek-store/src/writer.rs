@@ -81,6 +81,7 @@ const BUSY: Gathering = Gathering {
     gap: Duration::from_millis(3),
     max: Duration::from_millis(30),
 };
+/// A transaction of this many jobs or more makes the next one gather with [`BUSY`].
 const BUSY_JOBS: usize = 64;
 /// How often a transaction being gathered looks for the next job (see [`gathered`]).
 const POLL: Duration = Duration::from_micros(500);
@@ -689,12 +690,11 @@ struct Feed<'a> {
 }
 
 /// One transaction: `first` and whatever is queued with it or keeps coming right after it
-/// (within the feed's window), written as they come. While the last job received says its bulk write has
-/// more rounds coming (and the transaction holds fewer than [`MAX_TX_ROUNDS`]), the thread
-/// waits for them inside the transaction, so it writes one chunk while the emitter stages
-/// the next. Every job received is pushed to
-/// `batch`; after an error the rest of the group is only received (and retried by
-/// [`process`]).
+/// (within the feed's window), written as they come. While the last job received says its
+/// bulk write has more rounds coming (and the transaction holds fewer than [`MAX_TX_ROUNDS`]),
+/// the thread waits for them inside the transaction, so it writes one chunk while the emitter
+/// stages the next. Every job received is pushed to `batch`; after an error the rest of the
+/// group is only received (and retried by [`process`]).
 fn stream_transaction(
     conn: &Connection,
     keys: &mut RoundKeys,
@@ -1125,7 +1125,11 @@ mod tests {
 
     #[test]
     fn a_writer_gathers_longer_after_a_busy_transaction_only() {
-        assert_eq!(window_after(1), QUIET, "a lone event is committed at once");
+        assert_eq!(
+            window_after(1),
+            QUIET,
+            "a lone event waits the short gap only"
+        );
         assert_eq!(window_after(BUSY_JOBS - 1), QUIET);
         assert_eq!(window_after(BUSY_JOBS), BUSY);
         assert_eq!(window_after(10 * BUSY_JOBS), BUSY);
