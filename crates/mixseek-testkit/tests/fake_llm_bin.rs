@@ -189,4 +189,11 @@ fn bad_arguments_exit_2() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
+    // a flag that would do nothing on that wire is refused, not ignored
+    let out = Command::new(env!("CARGO_BIN_EXE_mixseek-fake-llm"))
+        .args(["--continue", "--wire", "gemini"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--continue"));
 }

@@ -81,6 +81,9 @@ fn parse_args() -> Result<Options, String> {
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
+    if o.keep_going && !matches!(o.wire, Wire::OpenAi) {
+        return Err("--continue answers OpenAI-format judgments only: leave out --wire".into());
+    }
     Ok(o)
 }
 
